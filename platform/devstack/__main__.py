@@ -1,0 +1,117 @@
+"""`python -m devstack run`: the whole platform on embedded services (what `make run` does).
+
+Starts Postgres, Redis and S3 (unless the environment points at external ones),
+prepares them (migrations, buckets, an admin account), then runs gunicorn and a
+Celery worker until Ctrl-C, which stops every process it started.
+
+`python -m devstack services` starts only the services and prints their variables.
+"""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .ports import is_free
+from .stack import Stack
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stop_process(process: subprocess.Popen, name: str, timeout: float = 20) -> None:
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        print(f"{name} did not stop within {timeout:.0f}s; killing it", flush=True)
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def _wait_for_signal(processes: dict[str, subprocess.Popen]) -> int:
+    """Sleep until Ctrl-C/SIGTERM (exit 0) or until a child dies on its own (exit 1)."""
+    stopping = []
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, frame: stopping.append(signum))
+    while not stopping:
+        for name, process in processes.items():
+            if process.poll() is not None:
+                print(f"{name} exited with code {process.returncode}; stopping", flush=True)
+                return 1
+        time.sleep(0.3)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    port = int(os.environ.get("PORT", "8000"))
+    host = os.environ.get("HOST", "127.0.0.1")
+    if not is_free(port):
+        print(f"Port {port} is already in use. Stop what holds it or choose another: "
+              f"PORT=8001 make run", file=sys.stderr)
+        return 2
+
+    stack = Stack(Path(args.var_dir))
+    processes: dict[str, subprocess.Popen] = {}
+    try:
+        env = {**os.environ, **stack.start(), "PYTHONUNBUFFERED": "1"}
+        env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+        subprocess.run(
+            [sys.executable, str(REPO_ROOT / "manage.py"), "bootstrap"], env=env, check=True
+        )
+        # Own sessions: Ctrl-C reaches only us, and we stop the children in order.
+        processes["web"] = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "config.wsgi:application",
+             "--bind", f"{host}:{port}", "--workers", os.environ.get("WEB_CONCURRENCY", "2"),
+             "--timeout", "120", "--access-logfile", "-"],
+            env=env, cwd=REPO_ROOT, start_new_session=True,
+        )
+        processes["worker"] = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "ingest,train",
+             "--concurrency", os.environ.get("WORKER_CONCURRENCY", "2"), "-n", "worker@%h",
+             "-l", "INFO"],
+            env=env, cwd=REPO_ROOT, start_new_session=True,
+        )
+        print(f"\nSleuth is running at http://{host}:{port}/  (health: /healthz, admin: /admin/)"
+              "\nPress Ctrl-C to stop.\n", flush=True)
+        return _wait_for_signal(processes)
+    except subprocess.CalledProcessError as error:
+        print(f"set-up failed: {error}", file=sys.stderr)
+        return 1
+    finally:
+        print("stopping…", flush=True)
+        for name, process in reversed(processes.items()):
+            _stop_process(process, name)
+        stack.stop()
+        print("stopped.", flush=True)
+
+
+def services(args: argparse.Namespace) -> int:
+    stack = Stack(Path(args.var_dir))
+    try:
+        for key, value in stack.start().items():
+            print(f"export {key}='{value}'", flush=True)
+        print("# services running; Ctrl-C stops them", flush=True)
+        return _wait_for_signal({})
+    finally:
+        stack.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m devstack", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--var-dir", default=os.environ.get("SLEUTH_VAR_DIR", REPO_ROOT / "var"),
+                        help="where the embedded services keep their data (default: var/)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("run", help="services + web + worker until Ctrl-C").set_defaults(func=run)
+    commands.add_parser("services", help="only the services").set_defaults(func=services)
+    args = parser.parse_args()
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
