@@ -43,11 +43,25 @@ class EmbeddedPostgres:
                 "--clear-groups",
                 *command,
             ]
-        return subprocess.run(command, check=check, capture_output=True, text=True)
+        result = subprocess.run(command, capture_output=True, text=True)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed ({result.returncode}): {result.stderr.strip()}")
+        return result
+
+    def _check_reachable(self) -> None:
+        """As root we hand the data folder to `nobody`, who must be able to walk down to it."""
+        for folder in reversed(self.root.resolve().parents):
+            if not os.stat(folder).st_mode & 0o001:
+                raise RuntimeError(
+                    f"Postgres runs as the unprivileged user 'nobody' (initdb refuses root), "
+                    f"which cannot enter {folder}. Keep the data folder under a path others "
+                    f"may traverse (chmod o+x {folder}) or run as a non-root user."
+                )
 
     def _own(self) -> None:
         if os.geteuid() != 0:
             return
+        self._check_reachable()
         for path in [self.root, *self.root.rglob("*")]:
             os.chown(path, UNPRIVILEGED_UID, UNPRIVILEGED_UID, follow_symlinks=False)
 

@@ -1,6 +1,7 @@
 """Settings shared by every environment; every deployment-specific value comes from the environment."""
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 
@@ -111,7 +112,10 @@ STORAGES = {
 # `train` on GPU workers (the development worker serves both).
 REDIS_URL = env("REDIS_URL")
 CELERY_BROKER_URL = REDIS_URL
-CELERY_RESULT_BACKEND = env("CELERY_RESULT_BACKEND", default=REDIS_URL)
+# Results in their own Redis database (1), next to the broker's.
+CELERY_RESULT_BACKEND = env(
+    "CELERY_RESULT_BACKEND", default=urlsplit(REDIS_URL)._replace(path="/1").geturl()
+)
 CELERY_TASK_DEFAULT_QUEUE = "ingest"
 CELERY_TASK_ROUTES = {"workers.tasks.train_*": {"queue": "train"}}
 CELERY_TASK_ACKS_LATE = True

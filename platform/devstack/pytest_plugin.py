@@ -1,0 +1,54 @@
+"""Pytest plugin: one real Postgres, Redis and S3 for the whole test session, torn down after.
+
+Loaded with `-p devstack.pytest_plugin` (see pyproject.toml). It runs before pytest-django
+reads the settings, so `DATABASE_URL` and friends point at the servers started here.
+External services set in the environment are used as they are. `SLEUTH_TEST_STACK=0`
+starts nothing (for engine-only test runs, which need no services).
+"""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from .stack import Stack
+
+_PLACEHOLDERS = {
+    # Lets settings import when no services were started; a test that touches them fails.
+    "DATABASE_URL": "postgres://postgres@127.0.0.1:1/unstarted",
+    "REDIS_URL": "redis://127.0.0.1:1/0",
+    "S3_ENDPOINT_URL": "http://127.0.0.1:1",
+    "S3_ACCESS_KEY_ID": "unstarted",
+    "S3_SECRET_ACCESS_KEY": "unstarted",
+}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    if os.environ.get("SLEUTH_TEST_STACK", "1") == "0":
+        for key, value in _PLACEHOLDERS.items():
+            os.environ.setdefault(key, value)
+        return
+    var_dir = Path(tempfile.mkdtemp(prefix="sleuth-test-"))
+    var_dir.chmod(0o755)  # Postgres runs as an unprivileged user and must reach its folder
+    stack = Stack(var_dir, log=lambda message: None)
+    try:
+        os.environ.update(stack.start())
+    except BaseException:
+        shutil.rmtree(var_dir, ignore_errors=True)
+        raise
+    early_config.stash[_STACK] = (stack, var_dir)
+
+
+_STACK = pytest.StashKey[tuple]()
+
+
+def pytest_unconfigure(config):
+    entry = config.stash.get(_STACK, None)
+    if entry is None:
+        return
+    stack, var_dir = entry
+    stack.stop()
+    shutil.rmtree(var_dir, ignore_errors=True)

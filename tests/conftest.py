@@ -1,0 +1,94 @@
+"""Fixtures shared by the whole suite. The services themselves come from devstack.pytest_plugin."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = REPO_ROOT.parent / "shared" / "datasets"
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+
+# Playwright's sync API runs an event loop in the test thread; Django would then refuse ORM
+# calls made by the test itself. Tests only: the server side is unaffected.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    """A real Celery worker process on the real broker, using the test database."""
+    from django.db import connection
+
+    with django_db_blocker.unblock():
+        database_name = connection.settings_dict["NAME"]
+    database_url = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + database_name
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "PYTHONUNBUFFERED": "1",
+    }
+    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"sleuth-test-worker-{os.getpid()}.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "ingest,train",
+         "--pool", "solo", "-n", f"test-worker-{os.getpid()}@%h", "-l", "INFO"],
+        env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    from config.celery import app
+
+    deadline = time.monotonic() + 60
+    while not app.control.ping(timeout=0.5):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            raise RuntimeError(f"Celery worker did not start:\n{log_path.read_text()[-3000:]}")
+    yield process
+    process.terminate()
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Debian's chromium: Playwright cannot download its own browsers here."""
+    executable = "/usr/bin/chromium"
+    if not Path(executable).exists():
+        if os.environ.get("CI"):
+            pytest.fail("chromium is missing in CI: `make test` should have installed it")
+        pytest.skip("chromium is not installed (apt-get install chromium, or run `make test`)")
+    return {
+        **browser_type_launch_args,
+        "executable_path": executable,
+        "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"],
+    }
+
+
+@pytest.fixture
+def screenshot(page, request):
+    """Save a full-page screenshot as a test artifact: screenshot("name")."""
+
+    def take(name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take
+
+
+@pytest.fixture(scope="session", autouse=True)
+def s3_buckets():
+    """The platform's buckets, created once on the session's real S3 store."""
+    if os.environ.get("SLEUTH_TEST_STACK") == "0":
+        return
+    from core.s3 import buckets_ensure
+
+    buckets_ensure()

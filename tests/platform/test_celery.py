@@ -1,0 +1,16 @@
+"""A task goes through the real Redis broker to a real worker process and comes back."""
+
+import socket
+
+from config.celery import app
+
+
+def test_task_round_trip_through_the_real_broker_and_worker(celery_worker):
+    result = app.send_task("workers.tasks.ping", args=["hello"])
+
+    assert result.get(timeout=30) == {"payload": "hello", "worker": socket.gethostname()}
+
+
+def test_tasks_are_routed_to_the_ingest_queue_by_default():
+    assert app.conf.task_default_queue == "ingest"
+    assert app.amqp.router.route({}, "workers.tasks.train_run")["queue"].name == "train"

@@ -1,0 +1,125 @@
+"""The embedded services behind `make run`: data survives restarts, busy ports do not break it."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import psutil
+import psycopg
+import pytest
+
+from devstack.stack import Stack
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def open_tmp():
+    """A temporary folder that Postgres, run as `nobody` when we are root, can reach."""
+    folder = Path(tempfile.mkdtemp(prefix="sleuth-devstack-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def var_dir(open_tmp):
+    return open_tmp / "var"
+
+
+def test_postgres_data_survives_a_restart_of_the_stack(var_dir):
+    env = {"REDIS_URL": "redis://unused", "S3_ENDPOINT_URL": "http://unused"}
+    stack = Stack(var_dir, environ=env, log=lambda message: None)
+    url = stack.start()["DATABASE_URL"]
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE notes (body text)")
+            conn.execute("INSERT INTO notes VALUES ('kept')")
+    finally:
+        stack.stop()
+
+    stack = Stack(var_dir, environ=env, log=lambda message: None)
+    url = stack.start()["DATABASE_URL"]
+    try:
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT body FROM notes").fetchall() == [("kept",)]
+    finally:
+        stack.stop()
+
+
+def test_a_busy_preferred_port_is_replaced_by_a_free_one(var_dir):
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        busy = squatter.getsockname()[1]
+        var_dir.mkdir()
+        (var_dir / "stack.json").write_text(f'{{"ports": {{"redis": {busy}}}}}')
+        env = {"DATABASE_URL": "postgres://unused", "S3_ENDPOINT_URL": "http://unused"}
+        stack = Stack(var_dir, environ=env, log=lambda message: None)
+        try:
+            url = stack.start()["REDIS_URL"]
+        finally:
+            stack.stop()
+    assert f":{busy}/" not in url
+
+
+def test_external_services_from_the_environment_start_nothing(var_dir):
+    env = {"DATABASE_URL": "postgres://db", "REDIS_URL": "redis://r", "S3_ENDPOINT_URL": "http://s3"}
+    stack = Stack(var_dir, environ=env, log=lambda message: None)
+
+    assert stack.start() == {}
+    assert stack.services == []
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.slow
+def test_make_run_serves_green_health_and_ctrl_c_leaves_no_process(open_tmp):
+    tmp_path = open_tmp
+    port = _free_port()
+    env = {
+        k: v for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "REDIS_URL", "S3_ENDPOINT_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env.update(PORT=str(port), SLEUTH_VAR_DIR=str(tmp_path / "var"), WEB_CONCURRENCY="1",
+               WORKER_CONCURRENCY="1")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "devstack", "run"], cwd=REPO_ROOT, env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        health, status = None, None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and status != 200:
+            assert process.poll() is None, process.stdout.read().decode()
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+                    status, health = r.status, r.read()
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200, health
+        children = psutil.Process(process.pid).children(recursive=True)
+        assert len(children) >= 4  # web, worker, S3 and their forks
+
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+    time.sleep(1)
+    alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
+    assert alive == []
+    pids = [p.pid for p in psutil.process_iter(["cmdline"])
+            if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+    assert pids == []  # postgres and redis (daemons) stopped too
