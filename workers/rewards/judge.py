@@ -1,0 +1,302 @@
+"""Answer judges: is this answer the ground truth, said another way?
+
+Two implementations behind one protocol. `OpenAIJudge` asks any OpenAI-compatible endpoint
+(a hosted model, an sglang or vLLM server), sampling one of several equivalent prompts per
+call. `OfflineJudge` needs nothing: it compares numbers with their scales and units,
+percentages, yes/no, and otherwise the overlap of content words. `build_judge` picks the
+API judge when an endpoint is configured and the offline one when not.
+"""
+
+import hashlib
+import json
+import os
+import random
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any, Protocol
+
+from workers.rewards import quantities, text
+from workers.rewards.prompts import JUDGE_PROMPTS, JudgePrompt
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's decision on one answer. `score` is in [0, 1]; `prompt_id` names the wording."""
+
+    correct: bool
+    score: float
+    reason: str
+    prompt_id: str
+
+
+class JudgeError(RuntimeError):
+    """The judge could not reach a verdict (endpoint down, timeouts, unreadable replies)."""
+
+
+class Judge(Protocol):
+    def judge(self, question: str, ground_truth: str, answer: str) -> Verdict: ...
+
+
+@dataclass
+class JudgeConfig:
+    """Where the API judge lives. Stored per run as JSON, so the key itself is never in it:
+    only the name of the environment variable that holds it."""
+
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "SLEUTH_JUDGE_API_KEY"
+    timeout: float = 30.0
+    retries: int = 2
+    concurrency: int = 8
+    cache_path: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "JudgeConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown judge settings {unknown}; known: {sorted(known)}")
+        return cls(**data)
+
+
+# --- offline ---------------------------------------------------------------------------
+
+# Share of the ground truth's content words an answer must contain to count as correct.
+TEXT_RECALL_NEEDED = 0.6
+
+
+class OfflineJudge:
+    """A deterministic judge for financial answers; no model, no network."""
+
+    prompt_id = "offline"
+
+    def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
+        answer = (answer or "").strip()
+        if not answer:
+            return self._verdict(False, 0.0, "no answer")
+        if text.is_refusal(answer) and not text.is_refusal(ground_truth):
+            return self._verdict(False, 0.0, "declines to answer")
+        if text.echoes(answer, question) and not text.echoes(ground_truth, question):
+            return self._verdict(False, 0.0, "repeats the question")
+
+        hint = quantities.scale_hint(question)
+        truth_numbers = quantities.extract_quantities(ground_truth, hint)
+        answer_numbers = quantities.extract_quantities(answer, hint)
+
+        truth_polarity, answer_polarity = text.polarity(ground_truth), text.polarity(answer)
+        if truth_polarity and answer_polarity:
+            if truth_polarity != answer_polarity:
+                return self._verdict(
+                    False, 0.0, f"says {answer_polarity!r} where the truth says {truth_polarity!r}"
+                )
+            if truth_numbers and answer_numbers and not _any_match(answer_numbers, truth_numbers):
+                return self._verdict(False, 0.5, f"right {answer_polarity!r}, wrong figures")
+            return self._verdict(True, 1.0, f"same {answer_polarity!r}")
+
+        if truth_numbers and answer_numbers:
+            return self._judge_numbers(truth_numbers, answer_numbers)
+        return self._judge_text(question, ground_truth, answer, has_numbers=bool(truth_numbers))
+
+    def _judge_numbers(
+        self, truth: list[quantities.Quantity], answer: list[quantities.Quantity]
+    ) -> Verdict:
+        # Fishing: more numbers than the truth could need, hoping one of them hits.
+        if len(answer) > 2 * len(truth) + 1:
+            return self._verdict(
+                False, 0.0, f"lists {len(answer)} numbers where {len(truth)} are needed"
+            )
+        found = [any(quantities.same_quantity(a, t) for a in answer) for t in truth]
+        recall = sum(found) / len(truth)
+        # The first figure of a ground truth is its headline; the rest often explain it.
+        correct = found[0] and recall >= 0.5
+        missing = [t.text for t, ok in zip(truth, found, strict=True) if not ok]
+        if correct:
+            reason = "figures match" if not missing else f"headline matches; missing {missing}"
+        else:
+            reason = f"figures do not match the truth's {missing}"
+        return self._verdict(correct, recall if correct else recall * 0.5, reason)
+
+    def _judge_text(self, question: str, ground_truth: str, answer: str, has_numbers: bool):
+        truth_terms = text.content_terms(ground_truth) - text.content_terms(question)
+        if not truth_terms:
+            truth_terms = text.content_terms(ground_truth)
+        if not truth_terms:
+            reason = "the truth is a figure and the answer has none" if has_numbers else "no text"
+            return self._verdict(False, 0.0, reason)
+        answer_terms = text.content_terms(answer)
+        recall = len(truth_terms & answer_terms) / len(truth_terms)
+        # A long answer covers many words by chance; it must not win by volume.
+        if len(answer_terms) > 4 * len(truth_terms) + 10:
+            return self._verdict(False, recall * 0.5, "too long to credit a word overlap")
+        correct = recall >= TEXT_RECALL_NEEDED
+        return self._verdict(correct, recall, f"{recall:.0%} of the truth's key words")
+
+    def _verdict(self, correct: bool, score: float, reason: str) -> Verdict:
+        return Verdict(correct=correct, score=round(score, 4), reason=reason, prompt_id="offline")
+
+
+def _any_match(answer: list[quantities.Quantity], truth: list[quantities.Quantity]) -> bool:
+    return any(quantities.same_quantity(a, t) for a in answer for t in truth)
+
+
+# --- API judge -------------------------------------------------------------------------
+
+
+class JudgeCache:
+    """Verdicts keyed by (model, prompt, question, ground truth, answer), in memory and,
+    with a path, in a SQLite file so that a resumed run does not pay for them twice."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self._memory: dict[str, Verdict] = {}
+        self._lock = threading.Lock()
+        self._db = None
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, v TEXT)")
+        self.hits = 0
+
+    @staticmethod
+    def key(model: str, prompt_id: str, question: str, ground_truth: str, answer: str) -> str:
+        raw = json.dumps([model, prompt_id, question, ground_truth, answer])
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    def get(self, key: str) -> Verdict | None:
+        with self._lock:
+            verdict = self._memory.get(key)
+            if verdict is None and self._db is not None:
+                row = self._db.execute("SELECT v FROM verdicts WHERE key = ?", (key,)).fetchone()
+                if row:
+                    verdict = Verdict(**json.loads(row[0]))
+                    self._memory[key] = verdict
+            if verdict is not None:
+                self.hits += 1
+            return verdict
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        with self._lock:
+            self._memory[key] = verdict
+            if self._db is not None:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO verdicts VALUES (?, ?)",
+                    (key, json.dumps(asdict(verdict))),
+                )
+                self._db.commit()
+
+    def __len__(self) -> int:
+        return len(self._memory)
+
+
+class OpenAIJudge:
+    """A judge on any OpenAI-compatible chat endpoint, with prompt sampling, a JSON verdict,
+    per-call timeouts, retries with backoff, and a verdict cache."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout: float = 30.0,
+        retries: int = 2,
+        cache: JudgeCache | None = None,
+        *,
+        prompts: tuple[JudgePrompt, ...] = JUDGE_PROMPTS,
+        seed: int | None = None,
+        backoff: float = 0.5,
+    ) -> None:
+        import openai  # imported here: the offline path must not need the client
+
+        self._openai = openai
+        # Our own retry loop (max_retries=0) so that unreadable replies are retried too.
+        self.client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0
+        )
+        self.base_url, self.model = base_url, model
+        self.retries, self.backoff = retries, backoff
+        self.prompts = prompts
+        self.cache = cache if cache is not None else JudgeCache()
+        self._rng = random.Random(seed)
+        self._rng_lock = threading.Lock()
+
+    def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
+        with self._rng_lock:
+            prompt = self._rng.choice(self.prompts)
+        key = JudgeCache.key(self.model, prompt.id, question, ground_truth, answer)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        verdict = self._ask(prompt, question, ground_truth, answer)
+        self.cache.put(key, verdict)
+        return verdict
+
+    def _ask(self, prompt: JudgePrompt, question: str, ground_truth: str, answer: str) -> Verdict:
+        errors = []
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            try:
+                reply = self.client.chat.completions.create(
+                    model=self.model,
+                    messages=prompt.messages(question, ground_truth, answer),
+                    temperature=0.0,
+                    max_tokens=200,
+                    response_format={"type": "json_object"},
+                )
+                return parse_verdict(reply.choices[0].message.content or "", prompt.id)
+            except (self._openai.AuthenticationError, self._openai.NotFoundError) as error:
+                # Retrying a wrong key or model name only wastes time.
+                raise JudgeError(f"judge at {self.base_url} refused: {error}") from error
+            except (self._openai.OpenAIError, ValueError) as error:
+                errors.append(f"{type(error).__name__}: {error}")
+        raise JudgeError(
+            f"judge at {self.base_url} (model {self.model!r}) failed after "
+            f"{self.retries + 1} attempts; last error: {errors[-1]}"
+        )
+
+
+def parse_verdict(content: str, prompt_id: str) -> Verdict:
+    """A Verdict from a judge's JSON reply; tolerates prose or code fences around the JSON."""
+    match = re.search(r"\{.*\}", content, re.S)
+    if not match:
+        raise ValueError(f"no JSON object in the judge's reply: {content[:200]!r}")
+    data = json.loads(match.group(0))
+    correct = data.get("correct")
+    if isinstance(correct, str):
+        correct = {"true": True, "yes": True, "false": False, "no": False}.get(correct.lower())
+    if not isinstance(correct, bool):
+        raise ValueError(f"the judge's reply has no true/false 'correct': {content[:200]!r}")
+    try:
+        score = float(data.get("score", 1.0 if correct else 0.0))
+    except (TypeError, ValueError):
+        score = 1.0 if correct else 0.0
+    return Verdict(
+        correct=correct,
+        score=min(max(score, 0.0), 1.0),
+        reason=str(data.get("reason", ""))[:500],
+        prompt_id=prompt_id,
+    )
+
+
+def build_judge(config: Any = None) -> Judge:
+    """The API judge when `config` (a JudgeConfig, or a RewardConfig holding one) names an
+    endpoint; the offline judge otherwise."""
+    judge_config = getattr(config, "judge", config)
+    if not isinstance(judge_config, JudgeConfig) or not judge_config.base_url:
+        return OfflineJudge()
+    if not judge_config.model:
+        raise ValueError("the judge has a base_url but no model; set judge.model")
+    return OpenAIJudge(
+        base_url=judge_config.base_url,
+        api_key=os.environ.get(judge_config.api_key_env, ""),
+        model=judge_config.model,
+        timeout=judge_config.timeout,
+        retries=judge_config.retries,
+        cache=JudgeCache(judge_config.cache_path),
+    )
