@@ -34,9 +34,27 @@ def celery_worker(django_db_setup, django_db_blocker):
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"sleuth-test-worker-{os.getpid()}.log"
     log = open(log_path, "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "ingest,train",
-         "--pool", "solo", "-n", f"test-worker-{os.getpid()}@%h", "-l", "INFO"],
-        env=env, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            "ingest,train",
+            "--pool",
+            "solo",
+            "-n",
+            f"test-worker-{os.getpid()}@%h",
+            "-l",
+            "INFO",
+        ],
+        env=env,
+        cwd=REPO_ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     from config.celery import app
 
@@ -65,9 +83,15 @@ def browser_type_launch_args(browser_type_launch_args):
     return {
         **browser_type_launch_args,
         "executable_path": executable,
-        "args": ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"],
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ],
     }
 
 

@@ -1,4 +1,4 @@
-"""Celery tasks: thin glue. Each takes ids, calls one service or engine function, records the result.
+"""Celery tasks: thin glue. Each takes ids, calls one service, records the result.
 
 The web side enqueues these by name (`celery_app.send_task("workers.tasks.…")`), so it
 never imports this module.

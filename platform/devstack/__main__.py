@@ -51,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
     port = int(os.environ.get("PORT", "8000"))
     host = os.environ.get("HOST", "127.0.0.1")
     if not is_free(port):
-        print(f"Port {port} is already in use. Stop what holds it or choose another: "
-              f"PORT=8001 make run", file=sys.stderr)
+        print(
+            f"Port {port} is already in use. Stop what holds it or choose another: "
+            f"PORT=8001 make run",
+            file=sys.stderr,
+        )
         return 2
 
     stack = Stack(Path(args.var_dir))
@@ -65,19 +68,50 @@ def run(args: argparse.Namespace) -> int:
         )
         # Own sessions: Ctrl-C reaches only us, and we stop the children in order.
         processes["web"] = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "config.wsgi:application",
-             "--bind", f"{host}:{port}", "--workers", os.environ.get("WEB_CONCURRENCY", "2"),
-             "--timeout", "120", "--access-logfile", "-"],
-            env=env, cwd=REPO_ROOT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "config.wsgi:application",
+                "--bind",
+                f"{host}:{port}",
+                "--workers",
+                os.environ.get("WEB_CONCURRENCY", "2"),
+                "--timeout",
+                "120",
+                "--access-logfile",
+                "-",
+            ],
+            env=env,
+            cwd=REPO_ROOT,
+            start_new_session=True,
         )
         processes["worker"] = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "ingest,train",
-             "--concurrency", os.environ.get("WORKER_CONCURRENCY", "2"), "-n", "worker@%h",
-             "-l", "INFO"],
-            env=env, cwd=REPO_ROOT, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                "ingest,train",
+                "--concurrency",
+                os.environ.get("WORKER_CONCURRENCY", "2"),
+                "-n",
+                "worker@%h",
+                "-l",
+                "INFO",
+            ],
+            env=env,
+            cwd=REPO_ROOT,
+            start_new_session=True,
         )
-        print(f"\nSleuth is running at http://{host}:{port}/  (health: /healthz, admin: /admin/)"
-              "\nPress Ctrl-C to stop.\n", flush=True)
+        print(
+            f"\nSleuth is running at http://{host}:{port}/  (health: /healthz, admin: /admin/)"
+            "\nPress Ctrl-C to stop.\n",
+            flush=True,
+        )
         return _wait_for_signal(processes)
     except subprocess.CalledProcessError as error:
         print(f"set-up failed: {error}", file=sys.stderr)
@@ -102,10 +136,16 @@ def services(args: argparse.Namespace) -> int:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m devstack", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--var-dir", default=os.environ.get("SLEUTH_VAR_DIR", REPO_ROOT / "var"),
-                        help="where the embedded services keep their data (default: var/)")
+    parser = argparse.ArgumentParser(
+        prog="python -m devstack",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--var-dir",
+        default=os.environ.get("SLEUTH_VAR_DIR", REPO_ROOT / "var"),
+        help="where the embedded services keep their data (default: var/)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("run", help="services + web + worker until Ctrl-C").set_defaults(func=run)
     commands.add_parser("services", help="only the services").set_defaults(func=services)

@@ -33,7 +33,9 @@ def wait_for_port(port: int, timeout: float, process=None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
-            raise RuntimeError(f"process exited with code {process.returncode} before port {port} opened")
+            raise RuntimeError(
+                f"process exited with code {process.returncode} before port {port} opened"
+            )
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
                 return

@@ -72,19 +72,36 @@ class EmbeddedPostgres:
             self.data.mkdir(exist_ok=True)
             self._own()
             self._run(
-                "initdb", "-D", str(self.data), "-U", "postgres", "--auth=trust",
-                "--encoding=UTF8", "--no-locale",
+                "initdb",
+                "-D",
+                str(self.data),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=UTF8",
+                "--no-locale",
             )
         self._own()
         # A previous run killed with SIGKILL leaves a stale pid file; pg_ctl copes with it.
         result = self._run(
-            "pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-            "-o", f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir}",
-            "start", check=False,
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            f"-h 127.0.0.1 -p {self.port} -k {self.socket_dir}",
+            "start",
+            check=False,
         )
         if result.returncode != 0:
             tail = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-            raise RuntimeError(f"Postgres did not start on port {self.port}:\n{result.stderr}\n{tail}")
+            raise RuntimeError(
+                f"Postgres did not start on port {self.port}:\n{result.stderr}\n{tail}"
+            )
         self._ensure_database()
 
     def _ensure_database(self) -> None:

@@ -53,13 +53,26 @@ class EmbeddedS3:
         }
         command = [
             # -logdir is a global flag: it goes before the subcommand.
-            _binary(), f"-logdir={self.dir / 'log'}", "mini", f"-dir={self.dir}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
-            f"-s3.port={self.port}", f"-s3.port.grpc={self.port + 10000}",
-            f"-master.port={master}", f"-master.port.grpc={master + 10000}",
-            f"-volume.port={volume}", f"-volume.port.grpc={volume + 10000}",
-            f"-filer.port={filer}", f"-filer.port.grpc={filer + 10000}",
-            "-webdav=false", "-admin.ui=false", "-master.telemetry=false",
-            "-s3.port.iceberg=0", "-s3.port.lance=0", f"-admin.port={admin}",
+            _binary(),
+            f"-logdir={self.dir / 'log'}",
+            "mini",
+            f"-dir={self.dir}",
+            "-ip=127.0.0.1",
+            "-ip.bind=127.0.0.1",
+            f"-s3.port={self.port}",
+            f"-s3.port.grpc={self.port + 10000}",
+            f"-master.port={master}",
+            f"-master.port.grpc={master + 10000}",
+            f"-volume.port={volume}",
+            f"-volume.port.grpc={volume + 10000}",
+            f"-filer.port={filer}",
+            f"-filer.port.grpc={filer + 10000}",
+            "-webdav=false",
+            "-admin.ui=false",
+            "-master.telemetry=false",
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+            f"-admin.port={admin}",
             f"-admin.port.grpc={admin + 10000}",
         ]
         log = open(self.dir / "weed.log", "ab")  # noqa: SIM115 - lives as long as the process
@@ -76,8 +89,11 @@ class EmbeddedS3:
         from botocore.config import Config
 
         client = boto3.client(
-            "s3", endpoint_url=self.url, aws_access_key_id=self.access_key,
-            aws_secret_access_key=self.secret_key, region_name="us-east-1",
+            "s3",
+            endpoint_url=self.url,
+            aws_access_key_id=self.access_key,
+            aws_secret_access_key=self.secret_key,
+            region_name="us-east-1",
             config=Config(s3={"addressing_style": "path"}, retries={"max_attempts": 1}),
         )
         deadline = time.monotonic() + timeout

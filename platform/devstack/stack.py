@@ -74,8 +74,10 @@ class Stack:
                 self.log("s3: using S3_ENDPOINT_URL")
             else:
                 s3 = EmbeddedS3(
-                    self.var_dir / "s3", port_for("s3"),
-                    access_key=state["s3_access_key"], secret_key=state["s3_secret_key"],
+                    self.var_dir / "s3",
+                    port_for("s3"),
+                    access_key=state["s3_access_key"],
+                    secret_key=state["s3_secret_key"],
                 )
                 self._start("s3", s3)
                 env["S3_ENDPOINT_URL"] = s3.url

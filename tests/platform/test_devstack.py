@@ -71,7 +71,11 @@ def test_a_busy_preferred_port_is_replaced_by_a_free_one(var_dir):
 
 
 def test_external_services_from_the_environment_start_nothing(var_dir):
-    env = {"DATABASE_URL": "postgres://db", "REDIS_URL": "redis://r", "S3_ENDPOINT_URL": "http://s3"}
+    env = {
+        "DATABASE_URL": "postgres://db",
+        "REDIS_URL": "redis://r",
+        "S3_ENDPOINT_URL": "http://s3",
+    }
     stack = Stack(var_dir, environ=env, log=lambda message: None)
 
     assert stack.start() == {}
@@ -89,14 +93,23 @@ def test_make_run_serves_green_health_and_ctrl_c_leaves_no_process(open_tmp):
     tmp_path = open_tmp
     port = _free_port()
     env = {
-        k: v for k, v in os.environ.items()
+        k: v
+        for k, v in os.environ.items()
         if k not in {"DATABASE_URL", "REDIS_URL", "S3_ENDPOINT_URL", "DJANGO_SETTINGS_MODULE"}
     }
-    env.update(PORT=str(port), SLEUTH_VAR_DIR=str(tmp_path / "var"), WEB_CONCURRENCY="1",
-               WORKER_CONCURRENCY="1")
+    env.update(
+        PORT=str(port),
+        SLEUTH_VAR_DIR=str(tmp_path / "var"),
+        WEB_CONCURRENCY="1",
+        WORKER_CONCURRENCY="1",
+    )
     process = subprocess.Popen(
-        [sys.executable, "-m", "devstack", "run"], cwd=REPO_ROOT, env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+        [sys.executable, "-m", "devstack", "run"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         health, status = None, None
@@ -120,6 +133,9 @@ def test_make_run_serves_green_health_and_ctrl_c_leaves_no_process(open_tmp):
     time.sleep(1)
     alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     assert alive == []
-    pids = [p.pid for p in psutil.process_iter(["cmdline"])
-            if str(tmp_path) in " ".join(p.info["cmdline"] or [])]
+    pids = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if str(tmp_path) in " ".join(p.info["cmdline"] or [])
+    ]
     assert pids == []  # postgres and redis (daemons) stopped too

@@ -1,1 +1,1 @@
-"""RL training of the search agent: cold-start SFT, group-relative advantages, policy losses, the loop."""
+"""RL training of the search agent: cold-start SFT, group advantages, policy losses, the loop."""

@@ -1,4 +1,4 @@
-"""Settings shared by every environment; every deployment-specific value comes from the environment."""
+"""Settings shared by every environment; deployment-specific values come from the environment."""
 
 from pathlib import Path
 from urllib.parse import urlsplit

@@ -17,7 +17,9 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database: migrated")
         created = buckets_ensure()
-        self.stdout.write(f"s3: buckets ready{' (created ' + ', '.join(created) + ')' if created else ''}")
+        self.stdout.write(
+            f"s3: buckets ready{' (created ' + ', '.join(created) + ')' if created else ''}"
+        )
         self._ensure_admin()
 
     def _ensure_admin(self) -> None:
@@ -40,7 +42,9 @@ class Command(BaseCommand):
         password = secrets.token_urlsafe(12)
         User.objects.create_superuser(email=email, password=password)
         # Printed once: the next start finds the account and prints nothing.
-        self.stdout.write(self.style.WARNING(
-            f"admin: created {email} with password {password}  (shown once; "
-            "set ADMIN_EMAIL and ADMIN_PASSWORD to choose your own)"
-        ))
+        self.stdout.write(
+            self.style.WARNING(
+                f"admin: created {email} with password {password}  (shown once; "
+                "set ADMIN_EMAIL and ADMIN_PASSWORD to choose your own)"
+            )
+        )
