@@ -65,9 +65,16 @@ def test_conciseness_decays_past_the_allowance():
 
 
 def test_padding_the_truth_does_not_use_costs_conciseness():
+    assert score(trajectory(answer="$1,577 million 🚀")).components["conciseness"] == 0.5
     result = score(trajectory(answer="**$1,577 million** 🚀"))
-    assert result.components["conciseness"] == 0.5
+    assert result.components["conciseness"] == 0.0
     assert result.details["padding"] == ["emoji", "emphasis"]
+
+
+def test_padding_the_truth_itself_uses_is_not_penalized():
+    truth = "Acquisitions:\n- **Czech** flexibles plant"
+    answer = "- **Czech** flexibles plant"
+    assert score(trajectory(ground_truth=truth, answer=answer)).details["conciseness_raw"] == 1.0
 
 
 def test_golden_recall_is_the_share_of_golden_chunks_seen():

@@ -62,7 +62,7 @@ class RewardConfig:
     # words + length_slack) before its conciseness decays as allowance / words.
     length_ratio: float = 2.0
     length_slack: int = 10
-    decoration_penalty: float = 0.25  # per kind of padding
+    decoration_penalty: float = 0.5  # per kind of padding
     malformed_penalty: float = 0.25  # per malformed tool call or stray tag
 
     def __post_init__(self) -> None:
