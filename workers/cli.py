@@ -8,7 +8,9 @@ import argparse
 import importlib
 import sys
 
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "workers.rewards.cli",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:
