@@ -1,0 +1,50 @@
+"""Chunking: page-aware, token-bounded, overlapping, readable tables, stable ids."""
+
+from workers.documents.chunking import Section, chunk_sections, count_tokens, tidy_text
+from workers.documents.corpus import infer_entity
+
+PROSE = "\n".join(f"Line {i} says something about revenue and margins." for i in range(60))
+
+
+def test_chunks_never_cross_pages_and_keep_their_page():
+    chunks = chunk_sections(
+        "doc", [Section(PROSE, page=1), Section(PROSE, page=2)], max_tokens=64, overlap_tokens=8
+    )
+    assert {c.page for c in chunks} == {1, 2}
+    assert all(c.text.startswith("Line") for c in chunks)
+    assert chunks[0].id == "doc:p1:c0"
+
+
+def test_chunks_stay_within_the_token_budget_and_overlap():
+    chunks = chunk_sections("doc", [Section(PROSE, page=1)], max_tokens=64, overlap_tokens=16)
+    assert len(chunks) > 3
+    assert all(count_tokens(c.text) <= 64 for c in chunks)
+    first_lines = chunks[0].text.splitlines()
+    assert chunks[1].text.splitlines()[0] in first_lines
+
+
+def test_same_input_gives_the_same_chunk_ids():
+    run = lambda: [c.id for c in chunk_sections("My Report.pdf", [Section(PROSE, page=4)])]  # noqa: E731
+    assert run() == run()
+    assert run()[0] == "My_Report.pdf:p4:c0"
+
+
+def test_number_cells_are_joined_onto_their_table_row():
+    extracted = "Net income\n \n$\n5,363 \n$\n4,869 \nDepreciation and amortization\n1,488\n(370)\n"
+    assert tidy_text(extracted).splitlines() == [
+        "Net income $5,363 $4,869",
+        "Depreciation and amortization 1,488 (370)",
+    ]
+
+
+def test_a_line_longer_than_the_budget_is_cut():
+    long_line = " ".join(["word"] * 500)
+    chunks = chunk_sections("doc", [Section(long_line)], max_tokens=100, overlap_tokens=0)
+    assert len(chunks) == 5
+    assert chunks[0].page is None and chunks[0].id == "doc:s0:c0"
+
+
+def test_entity_is_inferred_from_the_file_name():
+    assert infer_entity("3M_2018_10K") == "3M"
+    assert infer_entity("AMCOR_2023Q4_EARNINGS.pdf") == "AMCOR"
+    assert infer_entity("Foot Locker 10-K 2022.pdf") == "Foot Locker"

@@ -1,0 +1,78 @@
+"""The BM25 index: ranking, determinism, filters, persistence, and the tool text."""
+
+import pytest
+
+from workers.documents.chunking import Chunk
+from workers.search.index import SearchIndex, tokenize
+from workers.search.tool import format_hits_for_model
+
+
+def chunk(cid, text, doc="d1", page=1, entity="Acme"):
+    return Chunk(id=cid, doc=doc, page=page, entity=entity, text=text)
+
+
+CHUNKS = [
+    chunk("d1:p1:c0", "Revenue grew because of strong widget sales."),
+    chunk(
+        "d1:p2:c0", "Capital expenditures were purchases of property, plant and equipment.", page=2
+    ),
+    chunk("d2:p1:c0", "The weather was pleasant.", doc="d2", entity="Beta"),
+    chunk("d2:p2:c0", "Widget revenue rose.", doc="d2", page=2, entity="Beta"),
+]
+
+
+@pytest.fixture(scope="module")
+def index():
+    return SearchIndex.build(CHUNKS)
+
+
+def test_tokenize_stems_and_drops_stopwords():
+    assert tokenize("The purchases of equipment") == ["purchas", "equip"]
+
+
+def test_best_matching_chunk_comes_first(index):
+    hits = index.search("purchasing equipment", k=3)
+    assert hits[0].chunk_id == "d1:p2:c0"
+    assert (hits[0].doc, hits[0].page, hits[0].entity) == ("d1", 2, "Acme")
+
+
+def test_chunks_sharing_no_word_with_the_query_are_not_returned(index):
+    assert [h.chunk_id for h in index.search("weather", k=10)] == ["d2:p1:c0"]
+    assert index.search("zeppelin", k=10) == []
+
+
+def test_equal_scores_are_ordered_by_chunk_id():
+    twins = [chunk(f"c{i}", "identical text about widgets") for i in (3, 1, 2)]
+    hits = SearchIndex.build(twins).search("widgets", k=3)
+    assert [h.chunk_id for h in hits] == ["c1", "c2", "c3"]
+
+
+def test_filters_restrict_results(index):
+    assert {h.entity for h in index.search("widget revenue", k=5, filters={"entity": "Beta"})} == {
+        "Beta"
+    }
+    hits = index.search("widget revenue", k=5, filters={"doc": ["d1"], "page": 1})
+    assert [h.chunk_id for h in hits] == ["d1:p1:c0"]
+
+
+def test_unknown_filter_is_an_error(index):
+    with pytest.raises(ValueError, match="unknown filter"):
+        index.search("widget", filters={"color": "red"})
+
+
+def test_saved_index_loads_and_searches_the_same(index, tmp_path):
+    index.save(tmp_path / "idx")
+    loaded = SearchIndex.load(tmp_path / "idx")
+    assert len(loaded) == len(index) == 4
+    assert loaded.search("widget revenue", k=4) == index.search("widget revenue", k=4)
+    assert loaded.chunk("d2:p2:c0") == CHUNKS[3]
+
+
+def test_tool_text_shows_chunk_id_document_page_and_text(index):
+    text = format_hits_for_model(index.search("capital expenditures", k=1), max_chars_per_hit=20)
+    assert text.startswith("[d1:p2:c0] d1 | page 2\nCapital expenditures")
+    assert text.endswith("…")
+
+
+def test_tool_text_for_no_hits_says_so():
+    assert "No results" in format_hits_for_model([])

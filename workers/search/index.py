@@ -1,0 +1,173 @@
+"""The BM25 index the agent searches (bm25s, English stemming and stopwords).
+
+Search is deterministic: ties are broken by chunk id, because chunks are stored in
+chunk-id order and equal scores keep index order. Scores are computed for every chunk
+(a sparse sum, well under a millisecond on tens of thousands of chunks), so filters are
+exact masks rather than post-filtering a truncated top-k.
+
+An index folder holds `bm25/` (bm25s's own files), `chunks.jsonl` and `index.json`
+(format version and build parameters).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import bm25s
+import numpy as np
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN
+
+from workers.documents.chunking import Chunk
+
+FORMAT_VERSION = 1
+FILTER_FIELDS = ("doc", "entity", "page")
+
+# Words are runs of letters/digits; "_" and punctuation separate them, so a file name
+# like "3M_2018_10K" yields the words a question uses ("3m", "2018", "10k").
+_WORD = re.compile(r"[^\W_]+")
+_STOPWORDS = frozenset(STOPWORDS_EN)
+_stemmer = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _stemmer.stemWord(word)
+
+
+def tokenize(text: str) -> list[str]:
+    """The words BM25 sees: lowercased, stopwords dropped, Snowball-stemmed."""
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+
+
+def indexed_text(chunk: Chunk) -> str:
+    """What BM25 matches against: the chunk plus the names that locate it (entity and
+    document), which questions mention but pages often do not."""
+    return f"{chunk.entity or ''} {chunk.doc}\n{chunk.text}"
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: str
+    score: float
+    doc: str
+    page: int | None
+    entity: str | None
+    text: str
+
+
+class SearchIndex:
+    def __init__(self, chunks: list[Chunk], retriever: bm25s.BM25, params: dict):
+        self._chunks = chunks
+        self._retriever = retriever
+        self._vocab: dict[str, int] = retriever.vocab_dict
+        self._by_id = {c.id: i for i, c in enumerate(chunks)}
+        self.params = params
+        self._columns = {
+            name: np.array([_key(getattr(c, name)) for c in chunks], dtype=object)
+            for name in FILTER_FIELDS
+        }
+        self._mask_cache: dict[tuple, np.ndarray] = {}
+
+    @classmethod
+    def build(cls, chunks: list[Chunk], k1: float = 1.5, b: float = 0.75) -> SearchIndex:
+        if not chunks:
+            raise ValueError("cannot build an index from zero chunks")
+        ordered = sorted(chunks, key=lambda c: c.id)
+        for a, b_ in zip(ordered, ordered[1:], strict=False):
+            if a.id == b_.id:
+                raise ValueError(f"duplicate chunk id {a.id!r}")
+        retriever = bm25s.BM25(k1=k1, b=b)
+        retriever.index([tokenize(indexed_text(c)) for c in ordered], show_progress=False)
+        params = {"format_version": FORMAT_VERSION, "k1": k1, "b": b, "stemmer": "english"}
+        return cls(ordered, retriever, params)
+
+    def __len__(self) -> int:
+        return len(self._chunks)
+
+    @property
+    def chunks(self) -> list[Chunk]:
+        return list(self._chunks)
+
+    def chunk(self, chunk_id: str) -> Chunk:
+        return self._chunks[self._by_id[chunk_id]]
+
+    def search(self, query: str, k: int = 5, filters: dict | None = None) -> list[SearchHit]:
+        """The top k chunks for a query; `filters` maps doc/entity/page to a value or a
+        list of accepted values. Chunks that share no word with the query never appear."""
+        ids = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
+        if not ids or k <= 0:
+            return []
+        scores = self._retriever.get_scores_from_ids(ids)
+        if filters:
+            scores = scores * self._mask(filters)
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > k:
+            # Everything scoring at least the k-th best score, ties included, then an exact
+            # sort on (-score, position) so equal scores come out in chunk-id order.
+            kth = np.partition(scores[candidates], len(candidates) - k)[len(candidates) - k]
+            candidates = candidates[scores[candidates] >= kth]
+        order = np.lexsort((candidates, -scores[candidates]))[:k]
+        return [self._hit(int(i), float(scores[i])) for i in candidates[order]]
+
+    def _hit(self, i: int, score: float) -> SearchHit:
+        c = self._chunks[i]
+        return SearchHit(c.id, round(score, 4), c.doc, c.page, c.entity, c.text)
+
+    def _mask(self, filters: dict) -> np.ndarray:
+        key = tuple(sorted((name, _key_tuple(v)) for name, v in filters.items()))
+        mask = self._mask_cache.get(key)
+        if mask is None:
+            mask = np.ones(len(self._chunks), dtype=bool)
+            for name, value in filters.items():
+                if name not in self._columns:
+                    raise ValueError(f"unknown filter {name!r}; use one of {FILTER_FIELDS}")
+                accepted = list(_key_tuple(value))
+                mask &= np.isin(self._columns[name], accepted)
+            if len(self._mask_cache) > 256:
+                self._mask_cache.clear()
+            self._mask_cache[key] = mask
+        return mask
+
+    def save(self, directory: str | Path) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        self._retriever.save(str(directory / "bm25"))
+        with open(directory / "chunks.jsonl", "w", encoding="utf-8") as out:
+            for c in self._chunks:
+                out.write(json.dumps(asdict(c), ensure_ascii=False) + "\n")
+        meta = self.params | {"chunk_count": len(self._chunks)}
+        (directory / "index.json").write_text(json.dumps(meta, indent=2) + "\n")
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> SearchIndex:
+        directory = Path(directory)
+        meta_path = directory / "index.json"
+        if not meta_path.is_file():
+            raise FileNotFoundError(f"{directory} is not a search index (no index.json)")
+        params = json.loads(meta_path.read_text())
+        if params.get("format_version") != FORMAT_VERSION:
+            raise ValueError(
+                f"{directory}: index format {params.get('format_version')} is "
+                f"not {FORMAT_VERSION}; rebuild it with `sleuth index`"
+            )
+        with open(directory / "chunks.jsonl", encoding="utf-8") as f:
+            chunks = [Chunk(**json.loads(line)) for line in f]
+        retriever = bm25s.BM25.load(str(directory / "bm25"))
+        params.pop("chunk_count", None)
+        return cls(chunks, retriever, params)
+
+
+def _key(value) -> str:
+    return "" if value is None else str(value)
+
+
+def _key_tuple(value) -> tuple[str, ...]:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return tuple(sorted(_key(v) for v in value))
+    return (_key(value),)
