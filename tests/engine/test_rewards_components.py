@@ -160,6 +160,20 @@ def test_config_rejects_unknown_components_and_settings():
         RewardConfig(weights={"format": -1.0})
 
 
+def test_breakdown_flattens_to_metrics_for_trajectories_and_dashboards():
+    metrics = score(trajectory()).to_metrics()
+    assert metrics == {
+        "total": 1.0,
+        "correctness": 1.0,
+        "conciseness": 1.0,
+        "golden_recall": 1.0,
+        "format": 1.0,
+        "judge_failed": 0.0,
+    }
+    failed = compute_rewards([trajectory()], RewardConfig(), BrokenJudge())[0]
+    assert failed.to_metrics()["judge_failed"] == 1.0
+
+
 def test_breakdown_serializes_for_trajectories():
     data = score(trajectory()).to_dict()
     assert set(data) == {"total", "components", "details", "errors"}

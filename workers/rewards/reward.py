@@ -107,6 +107,12 @@ class RewardBreakdown:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def to_metrics(self) -> dict[str, float]:
+        """Flat numbers for a trajectory's `reward` field and the per-step metrics: the
+        total, each component, and judge_failed (1.0 when the judge could not decide)."""
+        failed = 1.0 if self.details.get("judge_failed") else 0.0
+        return {"total": self.total, **self.components, "judge_failed": failed}
+
 
 def compute_reward(inp: RewardInput, config: RewardConfig, judge: Judge) -> RewardBreakdown:
     """Score one trajectory. A failing judge is recorded (correctness 0, `errors`), not raised."""
