@@ -9,6 +9,7 @@ import importlib
 import sys
 
 COMMAND_MODULES: list[str] = [
+    "workers.search.cli",
     "workers.rewards.cli",
 ]
 
