@@ -1,10 +1,12 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from core import views as core_views
 
 urlpatterns = [
-    path("", core_views.home, name="home"),
+    path("", include("waitlist.urls")),
+    path("", include("corpora.urls")),
+    path("accounts/", include("accounts.urls")),
     path("healthz", core_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
 ]

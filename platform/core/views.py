@@ -1,12 +1,7 @@
 from django.http import JsonResponse
-from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 
 from .health import health_report
-
-
-def home(request):
-    return render(request, "home.html")
 
 
 @never_cache

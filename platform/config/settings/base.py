@@ -26,6 +26,8 @@ INSTALLED_APPS = [
     "storages",
     "accounts",
     "core",
+    "waitlist",
+    "corpora",
 ]
 
 MIDDLEWARE = [
@@ -123,6 +125,26 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 3, "socket_timeout": 10}
 CELERY_RESULT_EXPIRES = 24 * 3600
+
+# Django's cache (rate limits) on Redis database 2, apart from Celery's broker (0) and results (1).
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env("CACHE_URL", default=urlsplit(REDIS_URL)._replace(path="/2").geturl()),
+    }
+}
+
+LOGIN_URL = "accounts:login"
+LOGIN_REDIRECT_URL = "corpora:project_list"
+LOGOUT_REDIRECT_URL = "home"
+
+# The public waitlist form: at most this many posts per client address per window (seconds).
+WAITLIST_RATE_LIMIT = (env.int("WAITLIST_RATE_LIMIT", default=5), 600)
+INVITE_TTL_DAYS = env.int("INVITE_TTL_DAYS", default=14)
+# Uploads: per file, per account (all its projects' documents together), question files.
+DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=50 * 1024 * 1024)
+ACCOUNT_QUOTA_BYTES = env.int("ACCOUNT_QUOTA_BYTES", default=1024 * 1024 * 1024)
+QUESTION_FILE_MAX_BYTES = env.int("QUESTION_FILE_MAX_BYTES", default=10 * 1024 * 1024)
 
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Sleuth <noreply@localhost>")

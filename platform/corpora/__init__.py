@@ -1,0 +1,1 @@
+"""Projects and what they hold: documents (the corpus) and question sets."""

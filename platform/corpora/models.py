@@ -1,0 +1,97 @@
+"""A project holds a customer's documents, question sets and (later) runs."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Project(models.Model):
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="projects"
+    )
+    name = models.CharField(max_length=120)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    """One uploaded file. Parsing and indexing move it from uploaded to parsed to indexed,
+    or to failed with an error written for the customer."""
+
+    class Status(models.TextChoices):
+        UPLOADED = "uploaded"
+        PARSED = "parsed"
+        INDEXED = "indexed"
+        FAILED = "failed"
+
+    class Kind(models.TextChoices):
+        """What the content is, sniffed from its bytes (never trusted from the name)."""
+
+        PDF = "pdf", "PDF"
+        DOCX = "docx", "Word (.docx)"
+        HTML = "html", "HTML"
+        MARKDOWN = "markdown", "Markdown"
+        TEXT = "text", "Plain text"
+        PAGES_JSONL = "pages_jsonl", "Pages (JSONL)"
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="documents")
+    name = models.CharField(max_length=255)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    content_type = models.CharField(max_length=100)
+    size = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    s3_key = models.CharField(max_length=500, unique=True)
+    entity = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.UPLOADED)
+    error = models.TextField(blank=True)
+    pages = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "sha256"], name="one_copy_per_project"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QuestionSet(models.Model):
+    """Questions with answers (and optionally golden evidence and an entity), imported whole."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="question_sets")
+    name = models.CharField(max_length=255)
+    s3_key = models.CharField(max_length=500, unique=True)
+    size = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Question(models.Model):
+    question_set = models.ForeignKey(
+        QuestionSet, on_delete=models.CASCADE, related_name="questions"
+    )
+    line = models.PositiveIntegerField(help_text="line in the uploaded file")
+    external_id = models.CharField(max_length=200, blank=True)
+    question = models.TextField()
+    answer = models.TextField()
+    entity = models.CharField(max_length=200, blank=True)
+    # [{"text": ..., "doc": ..., "page": 1-based}]
+    evidence = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["line"]
+
+    def __str__(self) -> str:
+        return self.question[:80]

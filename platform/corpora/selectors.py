@@ -1,0 +1,43 @@
+"""Reads for projects, documents and question sets. Every lookup by id is scoped to its
+owner and fails closed: another customer's object (or a staff member asking for it)
+gets a 404, exactly like an object that does not exist."""
+
+from django.db.models import Count, QuerySet, Sum
+from django.shortcuts import get_object_or_404
+
+from .models import Document, Project, QuestionSet
+
+
+def projects_for_user(*, user) -> QuerySet[Project]:
+    return Project.objects.filter(owner=user).annotate(
+        document_count=Count("documents", distinct=True),
+        question_set_count=Count("question_sets", distinct=True),
+    )
+
+
+def project_get_for_user(*, user, project_id: int) -> Project:
+    return get_object_or_404(Project, pk=project_id, owner=user)
+
+
+def document_get_for_user(*, user, document_id: int) -> Document:
+    return get_object_or_404(
+        Document.objects.select_related("project"), pk=document_id, project__owner=user
+    )
+
+
+def question_set_get_for_user(*, user, question_set_id: int) -> QuestionSet:
+    return get_object_or_404(
+        QuestionSet.objects.select_related("project"), pk=question_set_id, project__owner=user
+    )
+
+
+def account_storage_used(*, user) -> int:
+    """Bytes of documents this account holds, counted against its quota."""
+    return Document.objects.filter(project__owner=user).aggregate(total=Sum("size"))["total"] or 0
+
+
+def documents_in_progress(*, project: Project) -> bool:
+    """Whether any document still waits for parsing or indexing (the page keeps polling)."""
+    return project.documents.exclude(
+        status__in=[Document.Status.INDEXED, Document.Status.FAILED]
+    ).exists()

@@ -1,0 +1,33 @@
+from django.urls import path
+
+from . import views
+
+app_name = "corpora"
+
+urlpatterns = [
+    path("projects/", views.project_list, name="project_list"),
+    path("projects/<int:project_id>/", views.project_detail, name="project_detail"),
+    path("projects/<int:project_id>/documents/", views.document_table, name="document_table"),
+    path(
+        "projects/<int:project_id>/documents/upload/",
+        views.document_upload_view,
+        name="document_upload",
+    ),
+    path(
+        "projects/<int:project_id>/question-sets/upload/",
+        views.question_set_upload,
+        name="question_set_upload",
+    ),
+    path("documents/<int:document_id>/entity/", views.document_entity, name="document_entity"),
+    path("documents/<int:document_id>/delete/", views.document_delete_view, name="document_delete"),
+    path(
+        "question-sets/<int:question_set_id>/",
+        views.question_set_detail,
+        name="question_set_detail",
+    ),
+    path(
+        "question-sets/<int:question_set_id>/delete/",
+        views.question_set_delete_view,
+        name="question_set_delete",
+    ),
+]

@@ -1,0 +1,174 @@
+"""Projects, document uploads, question sets. Thin: lookups go through the selectors'
+owner-scoped helpers, writes through services."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from .forms import EntityForm, ProjectForm
+from .selectors import (
+    account_storage_used,
+    document_get_for_user,
+    documents_in_progress,
+    project_get_for_user,
+    projects_for_user,
+    question_set_get_for_user,
+)
+from .services import (
+    QuestionImportRejected,
+    UploadRejected,
+    document_delete,
+    document_set_entity,
+    document_upload,
+    project_create,
+    question_set_delete,
+    question_set_import,
+)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_list(request):
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        project = project_create(owner=request.user, name=form.cleaned_data["name"])
+        return redirect("corpora:project_detail", project_id=project.pk)
+    return render(
+        request,
+        "corpora/project_list.html",
+        {
+            "projects": projects_for_user(user=request.user),
+            "form": form,
+        },
+    )
+
+
+def _project_context(request, project, **extra):
+    return {
+        "project": project,
+        "documents": project.documents.all(),
+        "polling": documents_in_progress(project=project),
+        "question_sets": project.question_sets.all(),
+        "storage_used": account_storage_used(user=request.user),
+        "quota": settings.ACCOUNT_QUOTA_BYTES,
+        "max_file_bytes": settings.DOCUMENT_MAX_BYTES,
+        **extra,
+    }
+
+
+@login_required
+@require_GET
+def project_detail(request, project_id: int):
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    return render(request, "corpora/project_detail.html", _project_context(request, project))
+
+
+@login_required
+@require_GET
+def document_table(request, project_id: int):
+    """The documents table alone, polled by htmx while documents are being processed."""
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    return render(request, "corpora/_document_table.html", _project_context(request, project))
+
+
+@login_required
+@require_POST
+def document_upload_view(request, project_id: int):
+    """One or more files. The page's script sends one file per request (for per-file
+    progress) and reads JSON; without JavaScript the form posts all files and comes back."""
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    results = []
+    for file in request.FILES.getlist("files"):
+        try:
+            document = document_upload(project=project, file=file)
+        except UploadRejected as error:
+            results.append({"name": file.name, "ok": False, "error": str(error)})
+        else:
+            results.append(
+                {"name": file.name, "ok": True, "id": document.pk, "status": document.status}
+            )
+    if not results:
+        results.append({"name": "", "ok": False, "error": "Choose at least one file to upload."})
+    if request.headers.get("Accept") == "application/json":
+        status = 200 if all(r["ok"] for r in results) else 400
+        return JsonResponse({"files": results}, status=status)
+    for result in results:
+        if result["ok"]:
+            messages.success(request, f"Uploaded {result['name']}.")
+        else:
+            messages.error(request, result["error"])
+    return redirect("corpora:project_detail", project_id=project.pk)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def document_entity(request, document_id: int):
+    """Show or edit a document's entity (htmx swaps the table cell)."""
+    document = document_get_for_user(user=request.user, document_id=document_id)
+    editing = request.method == "GET" and request.GET.get("edit") == "1"
+    if request.method == "POST":
+        form = EntityForm(request.POST)
+        if form.is_valid():
+            document_set_entity(document=document, entity=form.cleaned_data["entity"])
+        else:
+            editing = True
+    if not request.headers.get("HX-Request"):
+        return redirect("corpora:project_detail", project_id=document.project_id)
+    return render(request, "corpora/_entity_cell.html", {"document": document, "editing": editing})
+
+
+@login_required
+@require_POST
+def document_delete_view(request, document_id: int):
+    document = document_get_for_user(user=request.user, document_id=document_id)
+    project_id, name = document.project_id, document.name
+    document_delete(document=document)
+    messages.success(request, f"Deleted {name}.")
+    return redirect("corpora:project_detail", project_id=project_id)
+
+
+@login_required
+@require_POST
+def question_set_upload(request, project_id: int):
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    file = request.FILES.get("file")
+    if file is None:
+        messages.error(request, "Choose a .jsonl or .csv question file to upload.")
+        return redirect("corpora:project_detail", project_id=project.pk)
+    try:
+        question_set = question_set_import(project=project, file=file)
+    except QuestionImportRejected as error:
+        context = _project_context(request, project, question_error=error)
+        return render(request, "corpora/project_detail.html", context, status=400)
+    messages.success(
+        request, f"Imported {question_set.questions.count()} questions from {question_set.name}."
+    )
+    return redirect("corpora:project_detail", project_id=project.pk)
+
+
+@login_required
+@require_GET
+def question_set_detail(request, question_set_id: int):
+    question_set = question_set_get_for_user(user=request.user, question_set_id=question_set_id)
+    return render(
+        request,
+        "corpora/question_set_detail.html",
+        {
+            "question_set": question_set,
+            "project": question_set.project,
+            "questions": question_set.questions.all(),
+        },
+    )
+
+
+@login_required
+@require_POST
+def question_set_delete_view(request, question_set_id: int):
+    question_set = question_set_get_for_user(user=request.user, question_set_id=question_set_id)
+    project_id, name = question_set.project_id, question_set.name
+    question_set_delete(question_set=question_set)
+    messages.success(request, f"Deleted {name}.")
+    return redirect("corpora:project_detail", project_id=project_id)

@@ -1,0 +1,56 @@
+"""Login, logout and password reset by email."""
+
+import re
+
+import pytest
+from django.core import mail
+
+pytestmark = pytest.mark.django_db
+
+
+def test_login_with_email_and_password_opens_the_projects(client, alice):
+    response = client.post(
+        "/accounts/login/", {"username": "alice@example.com", "password": "pw-alice-1"}
+    )
+
+    assert response.status_code == 302 and response["Location"] == "/projects/"
+
+
+def test_a_wrong_password_is_told_in_plain_words(client, alice):
+    response = client.post("/accounts/login/", {"username": "alice@example.com", "password": "x"})
+
+    assert "did not match" in response.content.decode()
+
+
+def test_logout_ends_the_session(client, alice):
+    client.force_login(alice)
+
+    client.post("/accounts/logout/")
+
+    assert client.get("/projects/")["Location"].startswith("/accounts/login/")
+
+
+def test_password_reset_by_email_sets_a_new_password(client, alice):
+    client.post("/accounts/password-reset/", {"email": "alice@example.com"})
+    link = re.search(r"http://testserver(/accounts/password-reset/\S+/)", mail.outbox[0].body)[1]
+
+    form_page = client.get(link, follow=True)
+    client.post(
+        form_page.redirect_chain[-1][0],
+        {
+            "new_password1": "brand-new-passphrase-4",
+            "new_password2": "brand-new-passphrase-4",
+        },
+    )
+
+    alice.refresh_from_db()
+    assert alice.check_password("brand-new-passphrase-4")
+
+
+def test_password_reset_does_not_say_whether_an_account_exists(client):
+    response = client.post(
+        "/accounts/password-reset/", {"email": "nobody@example.com"}, follow=True
+    )
+
+    assert "Check your email" in response.content.decode()
+    assert mail.outbox == []
