@@ -1,10 +1,13 @@
 """`sleuth reward preview`: every component per answer, in the answers' order."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from workers.cli import main
+
+DATASETS = Path(__file__).parents[2].parent / "shared" / "datasets"
 
 QUESTION = {
     "id": "q-capex",
@@ -119,3 +122,23 @@ def test_a_malformed_answers_file_is_a_clear_error(tmp_path, questions, capsys):
     code, _, err = preview(capsys, "--questions", questions, "--answers", answers)
     assert code == 2
     assert "line 2" in err
+
+
+def test_a_bad_question_file_is_a_clear_error(tmp_path, capsys):
+    questions = write_jsonl(tmp_path / "q.jsonl", [{"id": "q1", "question": "What?"}])
+    answers = write_jsonl(tmp_path / "a.jsonl", [{"id": "q1", "answer": "1"}])
+    code, _, err = preview(capsys, "--questions", questions, "--answers", answers)
+    assert code == 2
+    assert "no answer" in err and "line 1" in err
+
+
+def test_the_financebench_question_file_is_read(capsys, tmp_path):
+    path = DATASETS / "financebench-dev" / "questions.jsonl"
+    if not path.exists():
+        pytest.skip("shared datasets are not beside the clone")
+    answers = write_jsonl(
+        tmp_path / "a.jsonl", [{"id": "financebench_id_03029", "answer": "$1.577 billion"}]
+    )
+    code, out, _ = preview(capsys, "--questions", path, "--answers", answers, "--json")
+    assert code == 0
+    assert json.loads(out)[0]["components"]["correctness"] == 1.0

@@ -5,11 +5,12 @@ import argparse
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
 
+from workers.documents.questions import Question, QuestionFileError, load_questions
 from workers.rewards.judge import OfflineJudge, build_judge
 from workers.rewards.reward import (
     FINISH_REASONS,
@@ -22,14 +23,6 @@ from workers.rewards.reward import (
 
 class UsageError(Exception):
     """A problem with the user's files or options; printed without a traceback, exit 2."""
-
-
-@dataclass
-class PreviewQuestion:
-    id: str
-    question: str
-    answer: str
-    golden_chunk_ids: list[str]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -111,22 +104,14 @@ def _load_config(path: Path | None) -> RewardConfig:
         raise UsageError(f"{path} is not a valid reward configuration: {error}") from None
 
 
-def _load_questions(path: Path) -> dict[str, PreviewQuestion]:
-    """A minimal reader for question files in the financebench-dev JSONL format (id, question,
-    answer, optional golden_chunk_ids). The shared question loader of workers.documents had
-    not landed when this was written."""
-    questions = {}
-    for line_no, record in _jsonl(path):
-        missing = [k for k in ("id", "question", "answer") if not str(record.get(k, "")).strip()]
-        if missing:
-            raise UsageError(f"{path} line {line_no}: missing {', '.join(missing)}")
-        questions[str(record["id"])] = PreviewQuestion(
-            id=str(record["id"]),
-            question=str(record["question"]),
-            answer=str(record["answer"]),
-            golden_chunk_ids=[str(c) for c in record.get("golden_chunk_ids") or []],
-        )
-    return questions
+def _load_questions(path: Path) -> dict[str, Question]:
+    try:
+        questions = load_questions(path)
+    except FileNotFoundError:
+        raise UsageError(f"no file at {path}") from None
+    except QuestionFileError as error:
+        raise UsageError(str(error)) from None
+    return {q.id: q for q in questions}
 
 
 def _load_answers(path: Path) -> list[dict]:
@@ -171,7 +156,7 @@ def _jsonl(path: Path):
         raise UsageError(f"{path} is empty")
 
 
-def _job(answer: dict, question: PreviewQuestion, config: RewardConfig):
+def _job(answer: dict, question: Question, config: RewardConfig):
     text = answer.get("answer")
     text = None if text is None else str(text)
     finish = answer.get("finish_reason") or ("answer" if (text or "").strip() else "no_answer")
@@ -180,7 +165,7 @@ def _job(answer: dict, question: PreviewQuestion, config: RewardConfig):
         ground_truth=question.answer,
         answer=text,
         retrieved_chunk_ids=[str(c) for c in answer.get("retrieved_chunk_ids") or []],
-        golden_chunk_ids=question.golden_chunk_ids,
+        golden_chunk_ids=_golden_chunk_ids(question),
         searches=answer.get("searches", 0),
         finish_reason=finish,
         malformed_calls=answer.get("malformed_calls", 0),
@@ -190,6 +175,12 @@ def _job(answer: dict, question: PreviewQuestion, config: RewardConfig):
         # No trajectory behind this answer: the evidence requirement cannot be checked.
         config = replace(config, require_evidence=False)
     return inp, config
+
+
+def _golden_chunk_ids(question: Question) -> list[str]:
+    """The question's golden chunks, or those its evidence passages were mapped to."""
+    mapped = [c for evidence in question.evidence for c in evidence.chunk_ids]
+    return list(dict.fromkeys([*question.golden_chunk_ids, *mapped]))
 
 
 def _row(answer: dict, inp: RewardInput, result: RewardBreakdown, config: RewardConfig) -> dict:
@@ -207,7 +198,7 @@ def _row(answer: dict, inp: RewardInput, result: RewardBreakdown, config: Reward
 
 
 def _evidence_notes(
-    answers: list[dict], questions: dict[str, PreviewQuestion], config: RewardConfig
+    answers: list[dict], questions: dict[str, Question], config: RewardConfig
 ) -> list[str]:
     notes = []
     weight = config.weights["golden_recall"]
@@ -217,7 +208,7 @@ def _evidence_notes(
             f"{len(no_chunks)} answer(s) carry no retrieved_chunk_ids: golden_recall is not "
             f"computed for them (shown as n/a; its weight {weight:g} adds nothing to their total)"
         )
-    no_golden = sorted({a["id"] for a in answers if not questions[a["id"]].golden_chunk_ids})
+    no_golden = sorted({a["id"] for a in answers if not _golden_chunk_ids(questions[a["id"]])})
     if no_golden:
         notes.append(
             f"{len(no_golden)} question(s) have no golden_chunk_ids ({', '.join(no_golden)}): "
