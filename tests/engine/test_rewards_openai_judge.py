@@ -33,11 +33,14 @@ class FakeModel:
         self.requests: list[dict] = []
         self.script: list[str] = []  # "stall", "error500", "babble", "prose"; then normal
         self.lock = threading.Lock()
+        self.rejects_json_mode = False
 
     def reply(self, body: dict) -> tuple[int, str, float]:
         with self.lock:
             self.requests.append(body)
             action = self.script.pop(0) if self.script else "normal"
+            if self.rejects_json_mode and "response_format" in body:
+                return 400, json.dumps({"error": {"message": "response_format unsupported"}}), 0.0
         user = body["messages"][-1]["content"]
         correct = "1,577" in user.split("1577.00", 1)[-1]  # the answer, after the truth
         verdict = json.dumps({"correct": correct, "score": 1.0 if correct else 0.0, "reason": "ok"})
@@ -141,6 +144,15 @@ def test_server_errors_and_unreadable_replies_are_retried(fake_model):
     fake_model.script = ["error500", "babble"]
     assert make_judge(fake_model).judge(QUESTION, "$1577.00", "$1,577 million").correct
     assert len(fake_model.requests) == 3
+
+
+def test_a_server_without_json_mode_is_asked_again_without_it(fake_model):
+    fake_model.rejects_json_mode = True
+    judge = make_judge(fake_model, retries=1)
+    assert judge.judge(QUESTION, "$1577.00", "$1,577 million").correct
+    assert judge.judge(QUESTION, "$1577.00", "USD 1,577 million").correct
+    assert "response_format" not in fake_model.requests[-1]
+    assert len(fake_model.requests) == 3  # one rejection, then plain requests only
 
 
 def test_giving_up_raises_a_judge_error_that_names_the_endpoint(fake_model):

@@ -222,6 +222,7 @@ class OpenAIJudge:
         self.retries, self.backoff = retries, backoff
         self.prompts = prompts
         self.cache = cache if cache is not None else JudgeCache()
+        self.json_mode = True  # dropped if the server rejects response_format
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
 
@@ -241,15 +242,24 @@ class OpenAIJudge:
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
+            json_mode = self.json_mode
+            extra = {"response_format": {"type": "json_object"}} if json_mode else {}
             try:
                 reply = self.client.chat.completions.create(
                     model=self.model,
                     messages=prompt.messages(question, ground_truth, answer),
                     temperature=0.0,
                     max_tokens=200,
-                    response_format={"type": "json_object"},
+                    **extra,
                 )
                 return parse_verdict(reply.choices[0].message.content or "", prompt.id)
+            except self._openai.BadRequestError as error:
+                errors.append(f"BadRequestError: {error}")
+                if json_mode:
+                    # Not every OpenAI-compatible server knows JSON mode; the prompts ask
+                    # for JSON anyway, so carry on without it.
+                    self.json_mode = False
+                    continue
             except (self._openai.AuthenticationError, self._openai.NotFoundError) as error:
                 # Retrying a wrong key or model name only wastes time.
                 raise JudgeError(f"judge at {self.base_url} refused: {error}") from error
