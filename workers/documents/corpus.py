@@ -133,7 +133,7 @@ def build_corpus(
         else:
             to_parse.append(path)
     if to_parse:
-        from workers.documents.parsing import parse_files
+        from workers.documents.sandbox import parse_files
 
         for parsed in parse_files(to_parse, progress=progress):
             if parsed.error:
