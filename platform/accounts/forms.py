@@ -14,6 +14,7 @@ class SignupForm(forms.Form):
     )
 
     def __init__(self, *args, email: str, **kwargs):
+        kwargs.setdefault("label_suffix", "")
         super().__init__(*args, **kwargs)
         self.email = email
 

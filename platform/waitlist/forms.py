@@ -12,3 +12,7 @@ class WaitlistForm(forms.Form):
             attrs={"rows": 3, "placeholder": "e.g. our 10-K filings and contracts"}
         ),
     )
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
