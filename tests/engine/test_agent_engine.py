@@ -1,0 +1,280 @@
+"""The batched hf rollout engine, driven by a tiny model that memorized a few scripts.
+
+The model (2 layers, hidden 64, a word-level tokenizer built here) is trained for a few
+seconds on the exact token sequences the engine builds for each scripted question, so
+greedy decoding replays the script: search, read results, answer, or break a rule.
+"""
+
+from dataclasses import dataclass
+
+import pytest
+import torch
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from workers.agent.hf_engine import HFRolloutEngine
+from workers.agent.protocol import SEARCH_CLOSE
+from workers.agent.trajectory import MODEL, PROMPT, TOOL, Limits, SamplingParams, Trajectory
+
+# question -> model segments, in order ([EOS] ends a segment at end-of-sequence)
+SCRIPTS = {
+    "what is alpha": ["<search> alpha beta </search>", "<answer> forty two </answer>"],
+    "bad call": ["alpha </search>", "<answer> one </answer>"],
+    "keep looking": [
+        "<search> alpha </search>",
+        "<search> beta </search>",
+        "<search> gamma </search>",
+        "<answer> two </answer>",
+    ],
+    "just talk": ["forty two is it [EOS]"],
+    "ramble": ["alpha beta gamma delta " * 6 + "<answer> three </answer>"],
+}
+ECHO_QUESTION, ECHO_ANSWER = "what is alpha", "forty two </answer>"
+GREEDY = SamplingParams(temperature=0.0)
+SYSTEM = "search then answer"  # short: the tiny model learns faster
+
+
+@dataclass
+class Hit:
+    chunk_id: str
+    text: str
+    doc: str = "doc"
+    page: int | None = 1
+    entity: str = "acme"
+    score: float = 1.0
+
+
+class FakeIndex:
+    """Returns chunks whose ids name the query, so tests can see what was searched."""
+
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        word = query.split()[0]
+        return [Hit(f"{word}-{i}", f"{word} beta gamma delta") for i in range(k)]
+
+
+def build_tokenizer() -> PreTrainedTokenizerFast:
+    words = " ".join(list(SCRIPTS) + [s for v in SCRIPTS.values() for s in v])
+    words += f" {SYSTEM} [ ] | page 1 doc error : . write query <results> </results> no results try"
+    words += " other the documents may name it differently alpha-0 alpha-1 beta-0 beta-1"
+    words += " gamma-0 gamma-1 what-0 what-1 question"
+    pieces = ["[PAD]", "[UNK]", "[EOS]"] + sorted(set(words.replace("[EOS]", "").split()))
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(pieces)}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.Split(Regex(r"</?\w+>|\[EOS\]|[\w-]+|[^\w\s]"), behavior="isolated"),
+        ]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
+    )
+
+
+def scripted_trajectory(engine: HFRolloutEngine, question: str, echo: bool) -> Trajectory:
+    """The token sequence the engine builds when the model follows the script."""
+    trajectory = Trajectory(question=question)
+    trajectory.append(engine.prompt_ids(question), PROMPT)
+    if echo:
+        engine._echo_search(trajectory, 2)
+        segments = [ECHO_ANSWER]
+    else:
+        segments = SCRIPTS[question]
+    for text in segments:
+        eos = text.endswith("[EOS]")
+        ids = engine._encode(text.replace("[EOS]", "")) + ([engine.pad_id + 2] if eos else [])
+        engine._after_segment(trajectory, ids, [0.0] * len(ids), ended_by_eos=eos)
+    return trajectory
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """Tiny tensors: thread start-up costs more than it saves, worst on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def engine(one_thread) -> HFRolloutEngine:
+    torch.manual_seed(0)
+    tokenizer = build_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
+    model = LlamaForCausalLM(config)
+    engine = HFRolloutEngine(
+        model,
+        tokenizer,
+        FakeIndex(),
+        system_prompt=SYSTEM,
+        limits=Limits(max_turns=4, max_new_tokens=64, results_per_search=2),
+    )
+    sequences = [scripted_trajectory(engine, q, echo=False).token_ids for q in SCRIPTS]
+    sequences.append(scripted_trajectory(engine, ECHO_QUESTION, echo=True).token_ids)
+    width = max(map(len, sequences))
+    ids = torch.full((len(sequences), width), tokenizer.pad_token_id)
+    labels = torch.full((len(sequences), width), -100)
+    for row, seq in enumerate(sequences):
+        ids[row, : len(seq)] = labels[row, : len(seq)] = torch.tensor(seq)
+    optimizer = torch.optim.Adam(model.parameters(), lr=2e-2)
+    for _ in range(400):
+        loss = model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss
+        if loss.item() < 0.01:
+            break
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert loss.item() < 0.05, "the tiny model failed to memorize its scripts"
+    return engine
+
+
+def run(engine, question, **kwargs):
+    return engine.rollout([question], GREEDY, **kwargs)[0]
+
+
+def test_generation_stops_at_search_and_the_results_follow_as_tool_tokens(engine):
+    trajectory = run(engine, "what is alpha")
+    first_model = [i for i, p in enumerate(trajectory.producers) if p == MODEL]
+    segment_end = next(
+        i
+        for i in first_model
+        if i + 1 < len(trajectory.producers) and trajectory.producers[i + 1] == TOOL
+    )
+    written = engine.tokenizer.decode(trajectory.token_ids[first_model[0] : segment_end + 1])
+    assert written.endswith(SEARCH_CLOSE)
+    assert trajectory.searches[0].query == "alpha beta"
+    assert trajectory.searches[0].chunk_ids == ["alpha-0", "alpha-1"]
+
+
+def test_a_trajectory_that_searched_then_answered_finishes_with_the_answer(engine):
+    trajectory = run(engine, "what is alpha")
+    assert (trajectory.finish_reason, trajectory.answer) == ("answer", "forty two")
+
+
+def test_only_model_tokens_are_in_the_loss_mask(engine):
+    trajectory = run(engine, "what is alpha")
+    assert trajectory.loss_mask == [int(p == MODEL) for p in trajectory.producers]
+    assert {PROMPT, MODEL, TOOL} <= set(trajectory.producers)
+
+
+def test_model_tokens_carry_the_log_probs_they_were_sampled_with(engine):
+    trajectory = engine.rollout(["what is alpha"], SamplingParams(temperature=1.0, seed=3))[0]
+    ids = torch.tensor([trajectory.token_ids])
+    with torch.no_grad():
+        logprobs = torch.log_softmax(engine.model(input_ids=ids).logits[0, :-1].float(), -1)
+    recomputed = logprobs.gather(1, ids[0, 1:, None])[:, 0]
+    for i, producer in enumerate(trajectory.producers):
+        if producer == MODEL:
+            assert trajectory.logprobs[i] == pytest.approx(recomputed[i - 1].item(), abs=1e-3)
+        else:
+            assert trajectory.logprobs[i] == 0.0
+
+
+def test_tool_output_is_appended_as_tokens_not_retokenized(engine):
+    trajectory = run(engine, "what is alpha")
+    expected = scripted_trajectory(engine, "what is alpha", echo=False)
+    assert trajectory.token_ids == expected.token_ids
+
+
+def test_batched_rollouts_equal_rollouts_run_alone(engine):
+    questions = list(SCRIPTS)
+    together = engine.rollout(questions, GREEDY)
+    alone = [run(engine, q) for q in questions]
+    assert [t.token_ids for t in together] == [t.token_ids for t in alone]
+
+
+def test_the_same_seed_gives_the_same_trajectories(engine):
+    sampling = SamplingParams(temperature=1.5, top_p=0.9, seed=7)
+    first = engine.rollout(list(SCRIPTS), sampling)
+    second = engine.rollout(list(SCRIPTS), sampling)
+    assert [t.token_ids for t in first] == [t.token_ids for t in second]
+
+
+def test_too_many_searches_end_the_trajectory_with_max_turns(engine):
+    limited = HFRolloutEngine(
+        engine.model,
+        engine.tokenizer,
+        FakeIndex(),
+        system_prompt=SYSTEM,
+        limits=Limits(max_turns=2, results_per_search=2),
+    )
+    trajectory = run(limited, "keep looking")
+    assert trajectory.finish_reason == "max_turns"
+    assert [s.query for s in trajectory.searches] == ["alpha", "beta"]
+
+
+def test_running_out_of_new_tokens_ends_with_max_tokens(engine):
+    limited = HFRolloutEngine(
+        engine.model,
+        engine.tokenizer,
+        FakeIndex(),
+        system_prompt=SYSTEM,
+        limits=Limits(max_new_tokens=10, results_per_search=2),
+    )
+    trajectory = run(limited, "ramble")
+    assert trajectory.finish_reason == "max_tokens"
+    assert trajectory.model_tokens == 10
+
+
+def test_results_longer_than_the_limit_are_cut(engine):
+    limited = HFRolloutEngine(
+        engine.model,
+        engine.tokenizer,
+        FakeIndex(),
+        system_prompt=SYSTEM,
+        limits=Limits(max_result_tokens=8, results_per_search=2),
+    )
+    trajectory = run(limited, "what is alpha")
+    tool_run = []
+    for producer in trajectory.producers[trajectory.prompt_length :]:
+        if producer != TOOL and tool_run:
+            break
+        if producer == TOOL:
+            tool_run.append(producer)
+    assert len(tool_run) == 8
+    assert trajectory.searches[0].truncated
+
+
+def test_a_malformed_call_is_reported_to_the_model_which_goes_on(engine):
+    trajectory = run(engine, "bad call")
+    assert trajectory.malformed_calls == 1
+    assert "error" in trajectory.text
+    assert (trajectory.finish_reason, trajectory.answer) == ("answer", "one")
+
+
+def test_ending_without_an_answer_is_recorded_as_no_answer(engine):
+    trajectory = run(engine, "just talk")
+    assert (trajectory.finish_reason, trajectory.answer) == ("no_answer", None)
+
+
+def test_echo_searches_the_question_and_the_model_only_answers(engine):
+    trajectory = run(engine, ECHO_QUESTION, echo_k=2)
+    assert trajectory.searches[0].query == ECHO_QUESTION
+    assert (trajectory.finish_reason, trajectory.answer) == ("answer", "forty two")
+    written = [t for t, p in zip(trajectory.token_ids, trajectory.producers) if p == MODEL]
+    assert engine.tokenizer.decode(written) == ECHO_ANSWER
+
+
+def test_a_trajectory_converts_to_the_rewards_input(engine):
+    trajectory = run(engine, "what is alpha")
+
+    @dataclass
+    class Question:
+        question: str = "what is alpha"
+        answer: str = "42"
+        golden_chunk_ids: tuple = ("alpha-1",)
+
+    inp = trajectory.to_reward_input(Question())
+    assert (inp.answer, inp.searches, inp.finish_reason) == ("forty two", 1, "answer")
+    assert inp.retrieved_chunk_ids == ["alpha-0", "alpha-1"]
+    assert inp.golden_chunk_ids == ["alpha-1"]

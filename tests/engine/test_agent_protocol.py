@@ -1,0 +1,52 @@
+"""The agent protocol parser: what one model segment asks for."""
+
+from workers.agent.protocol import normalize_query, parse_segment
+
+
+def test_a_closed_search_tag_is_a_search_with_its_query():
+    segment = parse_segment("I will look. <search> 3M capex 2018 </search>", ended_by_eos=False)
+    assert (segment.kind, segment.text) == ("search", "3M capex 2018")
+
+
+def test_a_closed_answer_tag_is_the_answer():
+    segment = parse_segment("<answer>$1,577 million</answer>", ended_by_eos=False)
+    assert (segment.kind, segment.text) == ("answer", "$1,577 million")
+
+
+def test_a_search_close_without_open_is_a_malformed_call():
+    assert parse_segment("capex 2018</search>", ended_by_eos=False).kind == "malformed_call"
+
+
+def test_an_empty_query_is_a_malformed_call():
+    assert parse_segment("<search>  </search>", ended_by_eos=False).kind == "malformed_call"
+
+
+def test_an_answer_close_without_open_is_malformed():
+    assert parse_segment("42</answer>", ended_by_eos=False).kind == "malformed"
+
+
+def test_an_unclosed_tag_at_end_of_sequence_is_malformed():
+    assert parse_segment("<search>capex", ended_by_eos=True).kind == "malformed"
+    assert parse_segment("<answer>42", ended_by_eos=True).kind == "malformed"
+
+
+def test_plain_text_at_end_of_sequence_is_no_answer():
+    assert parse_segment("The answer is 42.", ended_by_eos=True).kind == "no_answer"
+
+
+def test_text_cut_before_any_tag_closes_is_unfinished():
+    assert parse_segment("<search>capex", ended_by_eos=False).kind == "unfinished"
+
+
+def test_the_first_closing_tag_decides():
+    segment = parse_segment("<answer>7</answer><search>x</search>", ended_by_eos=False)
+    assert (segment.kind, segment.text) == ("answer", "7")
+
+
+def test_an_answer_opened_by_the_harness_ends_at_end_of_sequence():
+    segment = parse_segment(" 42 dollars", ended_by_eos=True, answer_opened=True)
+    assert (segment.kind, segment.text) == ("answer", "42 dollars")
+
+
+def test_query_echo_ignores_case_and_spacing():
+    assert normalize_query("What  is\nCapex?") == normalize_query("what is capex?")

@@ -1,0 +1,1 @@
+"""The search agent's runtime: protocol, trajectory records, rollout engines, model loading."""

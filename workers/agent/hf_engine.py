@@ -1,0 +1,332 @@
+"""The transformers rollout engine: many trajectories generate together, with a KV cache.
+
+Generation runs in rounds. In a round every unfinished trajectory is prefilled (left
+padded, rows in small chunks to bound attention memory) and decoded in one batch until
+it writes `</search>` or `</answer>`, hits end-of-sequence, or spends its token budget;
+finished rows leave the batch (and the cache) at once. Between rounds, trajectories that
+called the tool get their results appended as tokens and rejoin the next round.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers.cache_utils import DynamicCache
+
+from workers.agent.protocol import (
+    ANSWER_CLOSE,
+    ANSWER_OPEN,
+    SEARCH_CLOSE,
+    SEARCH_OPEN,
+    STOP_STRINGS,
+    SYSTEM_PROMPT,
+    build_messages,
+    parse_segment,
+)
+from workers.agent.tool import SearchTool, format_hits
+from workers.agent.trajectory import (
+    MODEL,
+    PROMPT,
+    TOOL,
+    Limits,
+    SamplingParams,
+    SearchCall,
+    Trajectory,
+)
+
+_STOP_TAIL_TOKENS = 8  # enough tokens to spell any stop string
+_PREFILL_ROWS = 4  # rows prefilled at once: bounds the (rows, heads, L, L) attention scores
+
+
+class HFRolloutEngine:
+    """Batched multi-turn rollouts with a transformers causal LM and a search tool.
+
+    The engine holds a reference to `model`, so a trainer that shares the object sees its
+    updates at the next rollout; `load_state_dict` takes weights from elsewhere.
+    """
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        tool: SearchTool,
+        *,
+        limits: Limits | None = None,
+        system_prompt: str = SYSTEM_PROMPT,
+        batch_size: int = 16,
+        model_name: str = "",
+    ) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.tool = tool
+        self.limits = limits or Limits()
+        self.system_prompt = system_prompt
+        self.batch_size = batch_size
+        self.model_name = model_name
+        self.pad_id = tokenizer.pad_token_id
+        if self.pad_id is None:
+            self.pad_id = tokenizer.eos_token_id or 0
+        self.stop_ids = _eos_ids(model, tokenizer)
+        self.max_length = getattr(model.config, "max_position_embeddings", None) or 1 << 30
+
+    def load_state_dict(self, state_dict: dict[str, torch.Tensor]) -> None:
+        """Take updated weights from the trainer between steps."""
+        self.model.load_state_dict(state_dict)
+
+    def prompt_ids(self, question: str) -> list[int]:
+        """The prompt's tokens: the chat template when the tokenizer has one."""
+        messages = build_messages(question, self.system_prompt)
+        if getattr(self.tokenizer, "chat_template", None):
+            text = self.tokenizer.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False
+            )
+        else:
+            text = f"{self.system_prompt}\n\nQuestion: {question}\n\n"
+        return self._encode(text)
+
+    def rollout(
+        self,
+        questions: Sequence[str],
+        sampling: SamplingParams | None = None,
+        *,
+        echo_k: int | None = None,
+    ) -> list[Trajectory]:
+        """Run one trajectory per question (repeat a question for several samples).
+
+        `echo_k` makes the echo baseline: the engine searches the question itself with
+        `echo_k` results, writes `<answer>` and lets the model only answer.
+        """
+        sampling = sampling or SamplingParams()
+        started = time.perf_counter()
+        trajectories = [
+            Trajectory(question=q, sampling=sampling, model_name=self.model_name) for q in questions
+        ]
+        generators = []
+        for i, trajectory in enumerate(trajectories):
+            trajectory.append(self.prompt_ids(trajectory.question), PROMPT)
+            generators.append(torch.Generator().manual_seed(sampling.seed + i))
+            if echo_k is not None:
+                self._echo_search(trajectory, echo_k)
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            while pending := [i for i, t in enumerate(trajectories) if not t.finished]:
+                for start in range(0, len(pending), self.batch_size):
+                    rows = pending[start : start + self.batch_size]
+                    self._round(
+                        [trajectories[i] for i in rows], [generators[i] for i in rows], sampling
+                    )
+                    now = time.perf_counter() - started
+                    for i in rows:
+                        if trajectories[i].finished and not trajectories[i].wall_s:
+                            trajectories[i].wall_s = now
+        finally:
+            self.model.train(was_training)
+        return trajectories
+
+    # -- one round: generate a segment for each trajectory, then act on it -------------
+
+    def _round(
+        self,
+        trajectories: list[Trajectory],
+        generators: list[torch.Generator],
+        sampling: SamplingParams,
+    ) -> None:
+        budgets = [self._budget(t) for t in trajectories]
+        live = [i for i, b in enumerate(budgets) if b > 0]
+        for i, budget in enumerate(budgets):
+            if budget <= 0:
+                trajectories[i].finish_reason = "max_tokens"
+        if not live:
+            return
+        stops = [
+            (ANSWER_CLOSE,) if trajectories[i].meta.get("answer_opened") else STOP_STRINGS
+            for i in live
+        ]
+        segments = self._generate(
+            [trajectories[i].token_ids for i in live],
+            [generators[i] for i in live],
+            [budgets[i] for i in live],
+            stops,
+            sampling,
+        )
+        for i, (ids, logprobs, ended_by_eos) in zip(live, segments, strict=True):
+            self._after_segment(trajectories[i], ids, logprobs, ended_by_eos)
+
+    def _budget(self, trajectory: Trajectory) -> int:
+        by_limit = self.limits.max_new_tokens - trajectory.model_tokens
+        by_context = self.max_length - len(trajectory.token_ids)
+        return min(by_limit, by_context)
+
+    def _after_segment(
+        self, trajectory: Trajectory, ids: list[int], logprobs: list[float], ended_by_eos: bool
+    ) -> None:
+        text = self.tokenizer.decode(ids, skip_special_tokens=True)
+        trajectory.append(ids, MODEL, logprobs)
+        trajectory.text += text
+        segment = parse_segment(
+            text,
+            ended_by_eos=ended_by_eos,
+            answer_opened=bool(trajectory.meta.get("answer_opened")),
+        )
+        if segment.kind == "answer":
+            trajectory.answer = segment.text
+            trajectory.finish_reason = "answer"
+        elif segment.kind in ("malformed", "no_answer"):
+            trajectory.finish_reason = segment.kind
+            trajectory.meta["problem"] = segment.text
+        elif segment.kind == "unfinished":
+            trajectory.finish_reason = "max_tokens"
+        elif len(trajectory.searches) >= self.limits.max_turns:
+            trajectory.finish_reason = "max_turns"
+        elif segment.kind == "search":
+            self._run_search(trajectory, segment.text, self.limits.results_per_search)
+        else:  # malformed_call: say what was wrong and let the model try again
+            trajectory.searches.append(SearchCall(query=text, malformed=segment.text))
+            self._append_tool(
+                trajectory,
+                f"\n<results>\nerror: {segment.text}. Write {SEARCH_OPEN}query{SEARCH_CLOSE}."
+                "\n</results>\n",
+            )
+
+    def _run_search(self, trajectory: Trajectory, query: str, k: int) -> None:
+        hits = list(self.tool.search(query, k=k))
+        call = SearchCall(query=query, chunk_ids=[h.chunk_id for h in hits])
+        body = self._encode(format_hits(hits))
+        head, tail = self._encode("\n<results>\n"), self._encode("\n</results>\n")
+        room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)
+        if len(body) > room:
+            body, call.truncated = body[:room], True
+        trajectory.searches.append(call)
+        self._append_tool(trajectory, None, head + body + tail)
+
+    def _echo_search(self, trajectory: Trajectory, k: int) -> None:
+        self._append_tool(trajectory, f"{SEARCH_OPEN}{trajectory.question}{SEARCH_CLOSE}")
+        self._run_search(trajectory, trajectory.question, k)
+        self._append_tool(trajectory, ANSWER_OPEN)
+        trajectory.meta["answer_opened"] = True
+
+    def _append_tool(self, trajectory: Trajectory, text: str | None, ids: list[int] | None = None):
+        ids = ids if ids is not None else self._encode(text or "")
+        trajectory.append(ids, TOOL)
+        trajectory.text += self.tokenizer.decode(ids)
+
+    def _encode(self, text: str) -> list[int]:
+        return self.tokenizer.encode(text, add_special_tokens=False)
+
+    # -- batched decoding ----------------------------------------------------------------
+
+    @torch.inference_mode()
+    def _generate(
+        self,
+        sequences: list[list[int]],
+        generators: list[torch.Generator],
+        budgets: list[int],
+        stops: list[tuple[str, ...]],
+        sampling: SamplingParams,
+    ) -> list[tuple[list[int], list[float], bool]]:
+        """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
+        device = self.model.device
+        n, width = len(sequences), max(len(s) for s in sequences)
+        input_ids = torch.full((n, width), self.pad_id, dtype=torch.long)
+        attention = torch.zeros((n, width), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            input_ids[row, width - len(seq) :] = torch.tensor(seq)
+            attention[row, width - len(seq) :] = 1
+        input_ids, attention = input_ids.to(device), attention.to(device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        logits, cache = self._prefill(input_ids, attention, positions)
+
+        out: list[tuple[list[int], list[float], bool]] = [([], [], False) for _ in range(n)]
+        rows = list(range(n))  # batch row -> sequence index
+        last_pos = positions[:, -1]
+        while True:
+            tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
+            keep = []
+            for r, seq in enumerate(rows):
+                ids, lps, _ = out[seq]
+                ids.append(int(tokens[r]))
+                lps.append(float(logprobs[r]))
+                if ids[-1] in self.stop_ids:
+                    out[seq] = (ids, lps, True)
+                    continue
+                tail = self.tokenizer.decode(ids[-_STOP_TAIL_TOKENS:])
+                if any(s in tail for s in stops[seq]) or len(ids) >= budgets[seq]:
+                    continue
+                keep.append(r)
+            if not keep:
+                return out
+            if len(keep) < len(rows):
+                index = torch.tensor(keep, device=device)
+                cache.batch_select_indices(index)
+                attention, last_pos, tokens = attention[index], last_pos[index], tokens[index]
+                rows = [rows[r] for r in keep]
+            attention = torch.cat([attention, attention.new_ones((len(rows), 1))], dim=1)
+            last_pos = last_pos + 1
+            result = self.model(
+                input_ids=tokens[:, None].to(device),
+                attention_mask=attention,
+                position_ids=last_pos[:, None],
+                past_key_values=cache,
+                use_cache=True,
+            )
+            logits = result.logits[:, -1, :]
+
+    def _prefill(
+        self, input_ids: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor
+    ) -> tuple[torch.Tensor, DynamicCache]:
+        """Prefill rows in chunks (same padded width, so their caches concatenate)."""
+        logits, layers = [], []
+        for start in range(0, len(input_ids), _PREFILL_ROWS):
+            part = slice(start, start + _PREFILL_ROWS)
+            result = self.model(
+                input_ids=input_ids[part],
+                attention_mask=attention[part],
+                position_ids=positions[part],
+                use_cache=True,
+                logits_to_keep=1,
+            )
+            logits.append(result.logits[:, -1, :])
+            layers.append([(layer.keys, layer.values) for layer in result.past_key_values.layers])
+        merged = [
+            (torch.cat([c[i][0] for c in layers]), torch.cat([c[i][1] for c in layers]))
+            for i in range(len(layers[0]))
+        ]
+        return torch.cat(logits), DynamicCache(ddp_cache_data=merged)
+
+
+def _sample(
+    logits: torch.Tensor, generators: list[torch.Generator], sampling: SamplingParams
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sample one token per row; return (tokens, rollout log-probs).
+
+    The log-prob is under the temperature-scaled distribution before top-p truncation
+    (what trainers recompute and compare against); greedy (temperature 0) uses raw logits.
+    """
+    logits = logits.float().cpu()
+    if sampling.temperature <= 0:
+        logprobs = torch.log_softmax(logits, dim=-1)
+        tokens = logits.argmax(dim=-1)
+        return tokens, logprobs.gather(1, tokens[:, None])[:, 0]
+    logprobs = torch.log_softmax(logits / sampling.temperature, dim=-1)
+    probs = logprobs.exp()
+    if sampling.top_p < 1.0:
+        sorted_probs, order = probs.sort(dim=-1, descending=True)
+        # Drop a token when the tokens ranked above it already reach top_p.
+        drop = sorted_probs.cumsum(-1) - sorted_probs >= sampling.top_p
+        sorted_probs = sorted_probs.masked_fill(drop, 0.0)
+        probs = torch.zeros_like(probs).scatter(1, order, sorted_probs)
+    tokens = torch.stack(
+        [torch.multinomial(p, 1, generator=g)[0] for p, g in zip(probs, generators, strict=True)]
+    )
+    return tokens, logprobs.gather(1, tokens[:, None])[:, 0]
+
+
+def _eos_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> set[int]:
+    ids = {tokenizer.eos_token_id}
+    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids.update(configured if isinstance(configured, list) else [configured])
+    return {i for i in ids if i is not None}

