@@ -1,0 +1,279 @@
+"""The RL trainer on a toy corpus with a tiny randomly initialized model (seconds, not minutes)."""
+
+import json
+
+import pytest
+import torch
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers
+from transformers import (
+    AutoModelForCausalLM,
+    LlamaConfig,
+    LlamaForCausalLM,
+    PreTrainedTokenizerFast,
+)
+
+from workers.agent.hf_engine import HFRolloutEngine
+from workers.agent.protocol import SYSTEM_PROMPT
+from workers.agent.trajectory import Limits, SamplingParams
+from workers.documents.chunking import Chunk
+from workers.documents.questions import Evidence, Question
+from workers.rewards.judge import JudgeConfig
+from workers.rewards.reward import RewardConfig
+from workers.search.index import SearchIndex
+from workers.training.config import TrainConfig
+from workers.training.logprobs import full_logits_logprobs, token_logprobs
+from workers.training.losses import LossConfig
+from workers.training.rl import train
+from workers.training.teacher import ScriptedTeacher, forced_trajectory
+
+FACTS = {  # entity: (year, metric, value)
+    "acme": ("2021", "revenue", "seven"),
+    "globex": ("2022", "dividend", "nine"),
+    "initech": ("2020", "headcount", "five"),
+    "umbrella": ("2023", "backlog", "three"),
+}
+FILLER = "the company reported results for the period in its annual filing"
+
+
+def chunks() -> list[Chunk]:
+    found = []
+    for entity, (year, metric, value) in FACTS.items():
+        found.append(
+            Chunk(
+                f"{entity}-1",
+                f"{entity}-10k",
+                1,
+                entity,
+                f"{entity} {year} {metric} was {value} . {FILLER}",
+            )
+        )
+        found.append(Chunk(f"{entity}-2", f"{entity}-10k", 2, entity, f"{entity} {FILLER}"))
+    return found
+
+
+def questions() -> list[Question]:
+    return [
+        Question(
+            id=entity,
+            question=f"what was {entity} {metric} in {year} ?",
+            answer=value,
+            entity=entity,
+            evidence=[Evidence(f"{metric} was {value}")],
+            golden_chunk_ids=[f"{entity}-1"],
+        )
+        for entity, (year, metric, value) in FACTS.items()
+    ]
+
+
+def tiny_tokenizer() -> PreTrainedTokenizerFast:
+    words = set(SYSTEM_PROMPT.lower().split()) | set(FILLER.split())
+    for chunk in chunks():
+        words |= set(chunk.text.split()) | {chunk.id, chunk.doc}
+    for q in questions():
+        words |= set(q.question.split())
+    words |= {
+        "<search>",
+        "</search>",
+        "<answer>",
+        "</answer>",
+        "<results>",
+        "</results>",
+        "[",
+        "]",
+        "|",
+        "page",
+        "1",
+        "2",
+        "doc",
+        ":",
+        ".",
+        "?",
+        "-",
+        "error",
+        "no",
+        "results",
+    }
+    pieces = ["[PAD]", "[UNK]", "[EOS]"] + sorted(words)
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(pieces)}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.Split(Regex(r"</?\w+>|\[EOS\]|[\w-]+|[^\w\s]"), behavior="isolated"),
+        ]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
+    )
+
+
+def tiny_model(tokenizer, seed: int = 0) -> LlamaForCausalLM:
+    torch.manual_seed(seed)
+    return LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=1024,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            bos_token_id=None,
+        )
+    )
+
+
+LIMITS = Limits(max_turns=2, max_new_tokens=24, max_result_tokens=120, results_per_search=1)
+
+
+def config(**overrides) -> TrainConfig:
+    settings = dict(
+        steps=2,
+        questions_per_step=2,
+        group_size=2,
+        lr=1e-3,
+        sft_epochs=0,
+        eval_every=0,
+        save_every=1,
+        limits=LIMITS,
+        loss=LossConfig(kind="dppo_tv"),
+        temperature=1.0,
+        max_batch_tokens=2048,
+        samples_logged=1,
+    )
+    settings.update(overrides)
+    return TrainConfig(**settings)
+
+
+def run_training(tmp_path, cfg, *, resume=False, seed=0, name="run", model=None):
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    qs = questions()
+    model = model or tiny_model(tokenizer, seed)
+    result = train(
+        cfg,
+        model=model,
+        tokenizer=tokenizer,
+        index=index,
+        train_questions=qs,
+        val_questions=qs[:2],
+        out_dir=tmp_path / name,
+        resume=resume,
+        progress=False,
+        log=lambda message: None,
+    )
+    return result, [json.loads(line) for line in (tmp_path / name / "metrics.jsonl").open()]
+
+
+def greedy_recall(model, tokenizer, index) -> float:
+    engine = HFRolloutEngine(model, tokenizer, index, limits=LIMITS)
+    qs = questions()
+    trajectories = engine.rollout([q.question for q in qs], SamplingParams(temperature=0.0))
+    found = [
+        bool(set(t.retrieved_chunk_ids) & set(q.golden_chunk_ids))
+        for t, q in zip(trajectories, qs, strict=True)
+    ]
+    return sum(found) / len(found)
+
+
+def test_the_scripted_teacher_searches_entity_period_and_distinctive_words_then_answers():
+    index = SearchIndex.build(chunks())
+    teacher = ScriptedTeacher(index, results_per_search=1)
+    segments = teacher.segments(questions()[0])
+
+    assert segments[0].startswith("<search>acme 2021")
+    assert index.search(segments[0][8:-9], k=1)[0].chunk_id == "acme-1"
+    assert segments[-1] == "<answer>seven</answer>"
+
+
+def test_teacher_trajectories_train_only_on_the_teachers_own_tokens():
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    q = questions()[0]
+    trajectory = forced_trajectory(engine, q.question, ScriptedTeacher(index).segments(q))
+
+    trained = tokenizer.decode(
+        [t for t, m in zip(trajectory.token_ids, trajectory.loss_mask, strict=True) if m]
+    )
+    assert "acme-1" in trajectory.retrieved_chunk_ids
+    assert "<search>" in trained and "<answer>" in trained
+    assert "<results>" not in trained and "filing" not in trained  # tool output is context only
+
+
+def test_head_only_log_probs_match_the_full_softmax_where_the_loss_looks():
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(tokenizer)
+    ids = torch.randint(3, len(tokenizer), (2, 12))
+    attention = torch.ones_like(ids)
+    target = torch.zeros(2, 12)
+    target[:, 5:9] = 1
+
+    fast, entropy = token_logprobs(model, ids, attention, target, with_entropy=True)
+    full = full_logits_logprobs(model, ids, attention)
+
+    assert torch.allclose(fast[target.bool()], full[target.bool()], atol=1e-5)
+    assert (fast[~target.bool()] == 0).all()
+    assert (entropy[target.bool()] > 0).all()
+
+
+@pytest.fixture(scope="module")
+def cold_started_run(tmp_path_factory):
+    """A whole run from a random model: scripted-teacher SFT, then three RL steps."""
+    return run_training(
+        tmp_path_factory.mktemp("cold"),
+        config(steps=3, sft_epochs=150, sft_lr=1e-2, lr=1e-4, save_every=0),
+    )
+
+
+def test_a_tiny_model_learns_the_toy_search_task(cold_started_run):
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    before = greedy_recall(tiny_model(tokenizer), tokenizer, index)
+
+    result, metrics = cold_started_run
+    trained = AutoModelForCausalLM.from_pretrained(result["final"])
+    after = greedy_recall(trained, tokenizer, index)
+
+    assert result["teacher_questions"] == len(FACTS)
+    assert before == 0.0
+    assert after >= 0.75
+    assert [m["step"] for m in metrics] == [1, 2, 3]
+
+
+def _comparable(record: dict) -> dict:
+    timing = ("_s", "tokens_per_s")
+    return {k: v for k, v in record.items() if not k.endswith(timing)}
+
+
+def test_resume_continues_exactly_where_the_run_stopped(tmp_path):
+    _, straight = run_training(tmp_path, config(steps=3), name="straight")
+    run_training(tmp_path, config(steps=2), name="resumed")
+    result, resumed = run_training(tmp_path, config(steps=3), resume=True, name="resumed")
+
+    assert [m["step"] for m in resumed] == [1, 2, 3]  # none lost, none duplicated
+    assert _comparable(resumed[2]) == pytest.approx(_comparable(straight[2]))
+    a = torch.load(
+        tmp_path / "straight/checkpoints/step-000003/trainer_state.pt", weights_only=False
+    )
+    b = torch.load(
+        tmp_path / "resumed/checkpoints/step-000003/trainer_state.pt", weights_only=False
+    )
+    assert a["sampler"] == b["sampler"]
+
+
+def test_a_run_whose_judge_always_fails_still_finishes_and_says_so(tmp_path, cold_started_run):
+    broken = RewardConfig(
+        judge=JudgeConfig(base_url="http://127.0.0.1:9/v1", model="judge", timeout=0.2, retries=0)
+    )
+    # Starts from the cold-started model, whose rollouts answer, so the judge is asked.
+    model = AutoModelForCausalLM.from_pretrained(cold_started_run[0]["final"])
+    result, metrics = run_training(
+        tmp_path, config(steps=1, reward=broken, eval_every=1), model=model
+    )
+
+    assert result["steps"] == 1
+    assert metrics[0]["judge_errors"] >= 1
+    assert metrics[0]["reward/correctness"] == 0.0
+    assert "val/accuracy" in metrics[0]

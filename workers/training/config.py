@@ -1,0 +1,54 @@
+"""A training run's settings, stored with every checkpoint so a resume trains the same run."""
+
+from dataclasses import asdict, dataclass, field
+
+from workers.agent.trajectory import Limits
+from workers.rewards.reward import RewardConfig
+from workers.training.losses import LossConfig
+
+
+@dataclass
+class TrainConfig:
+    model: str = "default"
+    seed: int = 0
+    # data
+    val_fraction: float = 0.25
+    # cold start
+    sft_epochs: int = 3
+    sft_lr: float = 1e-4
+    # RL
+    steps: int = 20
+    questions_per_step: int = 4
+    group_size: int = 4
+    lr: float = 2e-5
+    warmup_steps: int = 2
+    loss: LossConfig = field(default_factory=LossConfig)
+    normalize_std: bool = True  # GRPO; False gives Dr. GRPO (advantage = r − mean)
+    dgpo_coef: float = 0.2  # teacher NLL on groups with no correct sample; 0 turns DGPO off
+    lora: bool = False
+    lora_rank: int = 16
+    max_batch_tokens: int = 4096  # padded tokens per micro-batch (gradient accumulation)
+    temperature: float = 1.0
+    top_p: float = 1.0
+    limits: Limits = field(default_factory=Limits)
+    hold_back_after: int = 2  # visits with no correct sample before a question is held back
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    # bookkeeping
+    eval_every: int = 10
+    eval_samples: int = 4
+    save_every: int = 10
+    samples_logged: int = 2
+    max_minutes: float | None = None
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["reward"] = self.reward.to_dict()
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TrainConfig":
+        data = dict(data)
+        data["loss"] = LossConfig(**data["loss"])
+        data["limits"] = Limits(**data["limits"])
+        data["reward"] = RewardConfig.from_dict(data["reward"])
+        return cls(**data)

@@ -1,0 +1,444 @@
+"""The RL loop, top to bottom: sample, reward, advantage, loss, step, log, save.
+
+What it is (and where it departs from the papers):
+- Cold start (DGPO, Kotoge et al. 2025): SFT on correct teacher trajectories first; a
+  0.1B student gets no reward to learn from otherwise.
+- Each step: `questions_per_step` training questions, `group_size` rollouts each through
+  the real search tool; rewards from `workers.rewards` (every component logged);
+  group-relative advantages (GRPO, or Dr. GRPO without the std division).
+- Curriculum: groups whose rewards are all equal carry no signal and are dropped; a
+  question with no correct sample in `hold_back_after` visits is held back (near-impossible
+  questions teach shortcuts).
+- Policy loss per token, tool output and prompt masked (`losses.policy_loss`: PPO-clip,
+  DPPO Binary-TV/KL, TIS, MIS), normalized over all model tokens of the step.
+- DGPO's teacher term: on groups where every rollout failed, add the NLL of the teacher's
+  correct trajectory (the sampled forward KL to the teacher); nothing where the student
+  already succeeds.
+- One optimizer step per batch of rollouts (on-policy; PPO's π_old is sg(π)). The
+  transformers rollout engine shares the model object, so the next step samples from the
+  updated weights; sglang engines receive them through their weight-update API.
+"""
+
+import copy
+import json
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from workers.agent.hf_engine import HFRolloutEngine
+from workers.agent.protocol import normalize_query
+from workers.agent.trajectory import SamplingParams, Trajectory
+from workers.documents.questions import Question
+from workers.rewards.judge import build_judge
+from workers.rewards.reward import compute_rewards
+from workers.search.index import SearchIndex
+from workers.training.batching import collate, micro_batches
+from workers.training.checkpoint import (
+    latest_checkpoint,
+    load_trainer_state,
+    restore_rng_states,
+    save_checkpoint,
+)
+from workers.training.config import TrainConfig
+from workers.training.logprobs import token_logprobs
+from workers.training.losses import group_advantages, policy_loss, teacher_nll
+from workers.training.sft import sft
+from workers.training.teacher import ScriptedTeacher, teacher_trajectories
+
+CORRECT = 0.5  # a correctness component at or above this counts as a correct answer
+
+
+@dataclass
+class QuestionSampler:
+    """Walks the training questions in a seeded shuffled order, epoch after epoch, skipping
+    held-back ones. Its state is the data cursor saved with every checkpoint."""
+
+    ids: list[str]
+    seed: int
+    epoch: int = 0
+    cursor: int = 0
+    held_back: set[str] = field(default_factory=set)
+
+    def _order(self) -> list[str]:
+        order = sorted(self.ids)
+        random.Random(self.seed * 7919 + self.epoch).shuffle(order)
+        return order
+
+    def take(self, n: int) -> list[str]:
+        picked: list[str] = []
+        available = [i for i in self.ids if i not in self.held_back]
+        while len(picked) < min(n, len(available)):
+            order = self._order()
+            if self.cursor >= len(order):
+                self.epoch, self.cursor = self.epoch + 1, 0
+                continue
+            candidate = order[self.cursor]
+            self.cursor += 1
+            if candidate not in self.held_back and candidate not in picked:
+                picked.append(candidate)
+        return picked
+
+    def state(self) -> dict:
+        return {"epoch": self.epoch, "cursor": self.cursor, "held_back": sorted(self.held_back)}
+
+    def load(self, state: dict) -> None:
+        self.epoch, self.cursor = state["epoch"], state["cursor"]
+        self.held_back = set(state["held_back"])
+
+
+def rollout_stats(trajectories: Sequence[Trajectory], tokenizer) -> dict[str, float]:
+    """Behaviour of the agent: searches, query echo, answer length."""
+    n = max(len(trajectories), 1)
+    echoes = [
+        bool(t.valid_searches)
+        and normalize_query(t.valid_searches[0].query) == normalize_query(t.question)
+        for t in trajectories
+    ]
+    answer_tokens = [
+        len(tokenizer.encode(t.answer or "", add_special_tokens=False)) for t in trajectories
+    ]
+    return {
+        "searches_per_question": sum(len(t.valid_searches) for t in trajectories) / n,
+        "echo_rate": sum(echoes) / n,
+        "answer_tokens": sum(answer_tokens) / n,
+        "answered": sum(t.finish_reason == "answer" for t in trajectories) / n,
+        "retrieved_chunks": sum(len(t.retrieved_chunk_ids) for t in trajectories) / n,
+    }
+
+
+def score(trajectories, questions, config: TrainConfig, judge) -> list[dict[str, float]]:
+    """Reward every trajectory; each keeps its per-component values in `.reward`."""
+    inputs = [t.to_reward_input(q) for t, q in zip(trajectories, questions, strict=True)]
+    breakdowns = compute_rewards(inputs, config.reward, judge)
+    for trajectory, breakdown in zip(trajectories, breakdowns, strict=True):
+        trajectory.reward = breakdown.to_metrics()
+    return [t.reward for t in trajectories]
+
+
+def validate(engine, questions: Sequence[Question], config: TrainConfig, judge, seed: int) -> dict:
+    """Sampled validation: accuracy, golden recall and pass@k over `eval_samples` rollouts."""
+    k = config.eval_samples
+    expanded = [q for q in questions for _ in range(k)]
+    trajectories = engine.rollout(
+        [q.question for q in expanded],
+        SamplingParams(temperature=config.temperature, top_p=config.top_p, seed=seed),
+    )
+    rewards = score(trajectories, expanded, config, judge)
+    correct = [r["correctness"] >= CORRECT for r in rewards]
+    per_question = [any(correct[i * k : (i + 1) * k]) for i in range(len(questions))]
+    return {
+        f"val/pass@{k}": sum(per_question) / max(len(questions), 1),
+        "val/accuracy": sum(correct) / max(len(correct), 1),
+        "val/golden_recall": sum(r["golden_recall"] for r in rewards) / max(len(rewards), 1),
+        **{f"val/{key}": v for key, v in rollout_stats(trajectories, engine.tokenizer).items()},
+    }
+
+
+def _mean(values) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else 0.0
+
+
+def train(
+    config: TrainConfig,
+    *,
+    model,
+    tokenizer,
+    index: SearchIndex,
+    train_questions: Sequence[Question],
+    val_questions: Sequence[Question],
+    out_dir: Path,
+    resume: bool = False,
+    progress: bool = True,
+    log: Callable[[str], None] = print,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> dict:
+    """Train in place; returns a summary. Writes metrics.jsonl, samples.jsonl, checkpoints."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    deadline = started + config.max_minutes * 60 if config.max_minutes else None
+    by_id = {q.id: q for q in train_questions}
+    judge = build_judge(config.reward)
+    pad_id = tokenizer.pad_token_id or 0
+    torch.manual_seed(config.seed)
+    random.seed(config.seed)
+
+    checkpoint = latest_checkpoint(out_dir) if resume else None
+    state = load_trainer_state(checkpoint) if checkpoint else None
+    if checkpoint:
+        log(f"resuming from {checkpoint.name}")
+    elif resume:
+        log("nothing to resume: starting a new run")
+
+    if config.lora:
+        from peft import LoraConfig, PeftModel, get_peft_model
+
+        if checkpoint:
+            model = PeftModel.from_pretrained(model, checkpoint / "model", is_trainable=True)
+        else:
+            model = get_peft_model(
+                model,
+                LoraConfig(
+                    r=config.lora_rank,
+                    lora_alpha=2 * config.lora_rank,
+                    target_modules="all-linear",
+                    task_type="CAUSAL_LM",
+                ),
+            )
+    elif checkpoint:
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained(checkpoint / "model", dtype=torch.float32)
+
+    engine = HFRolloutEngine(model, tokenizer, index, limits=config.limits, model_name=config.model)
+    teacher = ScriptedTeacher(index, results_per_search=config.limits.results_per_search)
+    teacher_for = teacher_trajectories(engine, teacher, train_questions)
+    log(
+        f"scripted teacher: correct trajectories for {len(teacher_for)}/{len(train_questions)} "
+        "training questions"
+    )
+
+    if not checkpoint and config.sft_epochs > 0 and teacher_for:
+        losses = sft(
+            model,
+            list(teacher_for.values()),
+            epochs=config.sft_epochs,
+            lr=config.sft_lr,
+            max_batch_tokens=config.max_batch_tokens,
+            pad_id=pad_id,
+            seed=config.seed,
+        )
+        log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
+
+    reference = None
+    if config.loss.kl_ref_coef > 0:
+        reference = copy.deepcopy(model).eval().requires_grad_(False)
+
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=0.0)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min(1.0, (s + 1) / max(config.warmup_steps, 1))
+    )
+    sampler = QuestionSampler(sorted(by_id), seed=config.seed)
+    visits: dict[str, int] = {}
+    solved: set[str] = set()
+    start_step = 0
+    if state:
+        optimizer.load_state_dict(state["optimizer"])
+        scheduler.load_state_dict(state["scheduler"])
+        sampler.load(state["sampler"])
+        visits, solved = state["visits"], set(state["solved"])
+        start_step = state["step"]
+        restore_rng_states(state["rng"])
+
+    metrics_path = out_dir / "metrics.jsonl"
+    samples_path = out_dir / "samples.jsonl"
+    for path in (metrics_path, samples_path):  # drop steps logged after the checkpoint
+        if path.exists():
+            kept = [
+                line
+                for line in path.read_text().splitlines()
+                if line and json.loads(line)["step"] <= start_step
+            ]
+            path.write_text("".join(line + "\n" for line in kept))
+
+    def save(step: int) -> Path:
+        return save_checkpoint(
+            out_dir,
+            step,
+            model,
+            tokenizer,
+            {
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "sampler": sampler.state(),
+                "visits": visits,
+                "solved": sorted(solved),
+                "config": config.to_dict(),
+            },
+        )
+
+    G = config.group_size
+    step = start_step
+    bar = tqdm(
+        total=config.steps,
+        initial=start_step,
+        desc="RL",
+        disable=not progress,
+        unit="step",
+        dynamic_ncols=True,
+    )
+    stopped_early = None
+    for step in range(start_step + 1, config.steps + 1):
+        step_started = time.perf_counter()
+
+        # 1. sample: G rollouts for each question, through the real search tool
+        ids = sampler.take(config.questions_per_step)
+        if not ids:
+            stopped_early = "every training question is held back"
+            step -= 1
+            break
+        questions = [by_id[i] for i in ids for _ in range(G)]
+        sampling = SamplingParams(
+            config.temperature, config.top_p, seed=config.seed * 1_000_003 + step * 1_009
+        )
+        trajectories = engine.rollout([q.question for q in questions], sampling)
+        rollout_s = time.perf_counter() - step_started
+
+        # 2. reward, every component kept on the trajectory
+        rewards = score(trajectories, questions, config, judge)
+        totals = torch.tensor([r["total"] for r in rewards])
+        correct = [r["correctness"] >= CORRECT for r in rewards]
+
+        # 3. advantages within each question's group; curriculum
+        advantages = group_advantages(totals, G, normalize_std=config.normalize_std)
+        train_rows, failed_groups = [], []
+        for g, qid in enumerate(ids):
+            rows = range(g * G, (g + 1) * G)
+            visits[qid] = visits.get(qid, 0) + 1
+            if any(correct[i] for i in rows):
+                solved.add(qid)
+            else:
+                failed_groups.append(qid)
+                if qid not in solved and visits[qid] >= config.hold_back_after:
+                    sampler.held_back.add(qid)
+            if totals[list(rows)].std() > 1e-6:  # equal rewards: no signal
+                train_rows.extend(rows)
+        dgpo = (
+            [teacher_for[q] for q in failed_groups if q in teacher_for] if config.dgpo_coef else []
+        )
+
+        # 4. loss: token-level over every kept model token, in micro-batches
+        train_started = time.perf_counter()
+        model.train()
+        optimizer.zero_grad(set_to_none=True)
+        policy_tokens = sum(trajectories[i].model_tokens for i in train_rows)
+        lengths = [len(t.token_ids) for t in trajectories]
+        loss_metrics: dict[str, float] = {}
+        entropy_sum, trained_tokens = 0.0, 0
+        for rows in micro_batches(train_rows, lengths, config.max_batch_tokens):
+            batch = collate(
+                [trajectories[i] for i in rows], [advantages[i].item() for i in rows], pad_id=pad_id
+            )
+            logp, entropy = token_logprobs(
+                model, batch.input_ids, batch.attention_mask, batch.loss_mask, with_entropy=True
+            )
+            ref_logp = None
+            if reference is not None:
+                with torch.no_grad():
+                    ref_logp, _ = token_logprobs(
+                        reference, batch.input_ids, batch.attention_mask, batch.loss_mask
+                    )
+            loss, metrics = policy_loss(
+                logp,
+                batch.rollout_logp,
+                batch.advantages,
+                batch.loss_mask,
+                config.loss,
+                ref_logp=ref_logp,
+            )
+            share = batch.model_tokens / max(policy_tokens, 1)
+            (loss * share).backward()
+            for key, value in metrics.items():
+                loss_metrics[key] = loss_metrics.get(key, 0.0) + value * share
+            entropy_sum += float((entropy * batch.loss_mask).sum())
+            trained_tokens += batch.tokens
+        if dgpo:
+            for rows in micro_batches(
+                range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
+            ):
+                batch = collate([dgpo[i] for i in rows], pad_id=pad_id)
+                logp, _ = token_logprobs(
+                    model, batch.input_ids, batch.attention_mask, batch.loss_mask
+                )
+                share = len(rows) / len(dgpo)
+                (config.dgpo_coef * teacher_nll(logp, batch.loss_mask) * share).backward()
+                trained_tokens += batch.tokens
+        grad_norm = (
+            float(torch.nn.utils.clip_grad_norm_(trainable, 1.0)) if train_rows or dgpo else 0.0
+        )
+        if train_rows or dgpo:
+            optimizer.step()
+            scheduler.step()
+        model.eval()
+        train_s = time.perf_counter() - train_started
+
+        # 5. log: every reward component, behaviour, mismatch, speed
+        step_s = time.perf_counter() - step_started
+        generated = sum(t.model_tokens for t in trajectories)
+        record = {
+            "step": step,
+            **{f"reward/{key}": _mean(r[key] for r in rewards) for key in rewards[0]},
+            "accuracy": _mean(correct),
+            "golden_recall": _mean(r["golden_recall"] for r in rewards),
+            **rollout_stats(trajectories, tokenizer),
+            "entropy": entropy_sum / max(policy_tokens, 1),
+            **loss_metrics,
+            "grad_norm": grad_norm,
+            "lr": scheduler.get_last_lr()[0],
+            "groups_dropped": config.questions_per_step - len(train_rows) // G,
+            "dgpo_groups": len(dgpo),
+            "held_back": len(sampler.held_back),
+            "judge_errors": sum(r["judge_failed"] for r in rewards),
+            "rollout_tokens_per_s": generated / max(rollout_s, 1e-9),
+            "train_tokens_per_s": trained_tokens / max(train_s, 1e-9),
+            "rollout_s": rollout_s,
+            "train_s": train_s,
+            "step_s": step_s,
+        }
+        out_of_time = deadline is not None and time.monotonic() > deadline
+        last = step == config.steps or out_of_time or should_stop()
+        if config.eval_every and (step % config.eval_every == 0 or last) and val_questions:
+            record.update(validate(engine, val_questions, config, judge, seed=config.seed + step))
+        with metrics_path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        with samples_path.open("a") as f:
+            for i in range(0, len(trajectories), G)[: config.samples_logged]:
+                f.write(
+                    json.dumps(
+                        {
+                            "step": step,
+                            "question_id": questions[i].id,
+                            "golden_chunk_ids": questions[i].golden_chunk_ids,
+                            "ground_truth": questions[i].answer,
+                            **trajectories[i].to_dict(),
+                        }
+                    )
+                    + "\n"
+                )
+        bar.update(1)
+        bar.set_postfix(
+            reward=f"{record['reward/total']:.2f}",
+            acc=f"{record['accuracy']:.2f}",
+            recall=f"{record['golden_recall']:.2f}",
+        )
+
+        # 6. save
+        if (config.save_every and step % config.save_every == 0) or last:
+            save(step)
+        if last and step != config.steps:
+            stopped_early = "time budget spent" if out_of_time else "stop requested"
+            break
+    bar.close()
+    if step == start_step and not latest_checkpoint(out_dir):
+        save(step)  # nothing trained (or every question held back): still leave a checkpoint
+    final = latest_checkpoint(out_dir)
+    if config.lora:
+        model = model.merge_and_unload()
+    final_dir = out_dir / "final"
+    model.save_pretrained(final_dir)
+    tokenizer.save_pretrained(final_dir)
+    return {
+        "steps": step,
+        "checkpoint": str(final),
+        "final": str(final_dir),
+        "stopped_early": stopped_early,
+        "minutes": (time.monotonic() - started) / 60,
+        "teacher_questions": len(teacher_for),
+    }

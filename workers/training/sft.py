@@ -1,0 +1,54 @@
+"""Cold-start SFT: teach the student the protocol on correct teacher trajectories.
+
+Plain next-token NLL on the teacher's (model-side) tokens only; the prompt and the tool's
+results are context, never targets.
+"""
+
+import random
+from collections.abc import Callable, Sequence
+
+import torch
+from transformers import PreTrainedModel
+
+from workers.agent.trajectory import Trajectory
+from workers.training.batching import collate, micro_batches
+from workers.training.logprobs import token_logprobs
+
+
+def sft(
+    model: PreTrainedModel,
+    trajectories: Sequence[Trajectory],
+    *,
+    epochs: int = 2,
+    lr: float = 5e-5,
+    max_batch_tokens: int = 4096,
+    pad_id: int = 0,
+    seed: int = 0,
+    on_step: Callable[[dict], None] | None = None,
+) -> list[float]:
+    """Fine-tune `model` in place; returns the mean loss of each epoch."""
+    if not trajectories:
+        return []
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
+    lengths = [len(t.token_ids) for t in trajectories]
+    rng = random.Random(seed)
+    model.train()
+    epoch_losses = []
+    for epoch in range(epochs):
+        batches = micro_batches(range(len(trajectories)), lengths, max_batch_tokens)
+        rng.shuffle(batches)
+        losses = []
+        for rows in batches:
+            batch = collate([trajectories[i] for i in rows], pad_id=pad_id)
+            logp, _ = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.loss_mask)
+            loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            optimizer.step()
+            losses.append(loss.item())
+            if on_step:
+                on_step({"epoch": epoch, "loss": loss.item()})
+        epoch_losses.append(sum(losses) / len(losses))
+    model.eval()
+    return epoch_losses
