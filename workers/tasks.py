@@ -13,3 +13,12 @@ from celery import shared_task
 def ping(payload: str = "ping") -> dict:
     """Round-trip check through the real broker: echoes the payload and says who answered."""
     return {"payload": payload, "worker": socket.gethostname()}
+
+
+@shared_task(name="workers.tasks.document_parse")
+def document_parse(document_id: int) -> str | None:
+    """Parse one uploaded document and record the outcome; returns its new status."""
+    from corpora.services import document_parse as parse  # Django is set up by now
+
+    document = parse(document_id=document_id)
+    return document.status if document else None

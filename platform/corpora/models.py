@@ -50,6 +50,10 @@ class Document(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.UPLOADED)
     error = models.TextField(blank=True)
     pages = models.PositiveIntegerField(null=True, blank=True)
+    # Set by the worker that claims the parse, so two workers never parse the same document.
+    parse_started_at = models.DateTimeField(null=True, blank=True)
+    # The parsed sections (JSONL, one per page or heading) in the artifacts bucket.
+    sections_key = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -82,7 +86,7 @@ class Question(models.Model):
     question_set = models.ForeignKey(
         QuestionSet, on_delete=models.CASCADE, related_name="questions"
     )
-    line = models.PositiveIntegerField(help_text="line in the uploaded file")
+    position = models.PositiveIntegerField(help_text="order in the uploaded file, from 1")
     external_id = models.CharField(max_length=200, blank=True)
     question = models.TextField()
     answer = models.TextField()
@@ -91,7 +95,7 @@ class Question(models.Model):
     evidence = models.JSONField(default=list, blank=True)
 
     class Meta:
-        ordering = ["line"]
+        ordering = ["position"]
 
     def __str__(self) -> str:
         return self.question[:80]

@@ -37,7 +37,7 @@ def account_storage_used(*, user) -> int:
 
 
 def documents_in_progress(*, project: Project) -> bool:
-    """Whether any document still waits for parsing or indexing (the page keeps polling)."""
-    return project.documents.exclude(
-        status__in=[Document.Status.INDEXED, Document.Status.FAILED]
-    ).exists()
+    """Whether any document still waits to be parsed (the page keeps polling until none does).
+
+    Parsed documents count as settled: indexing per project is not wired up yet."""
+    return project.documents.filter(status=Document.Status.UPLOADED).exists()

@@ -1,6 +1,8 @@
 """Writes for projects, documents and question sets. Files go to the uploads bucket on S3."""
 
 import hashlib
+import json
+import logging
 import tempfile
 import uuid
 from pathlib import Path
@@ -10,15 +12,19 @@ from django.contrib.auth import get_user_model
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.template.defaultfilters import filesizeformat
+from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from core.s3 import s3_client
+from workers.documents.corpus import infer_entity, read_pages_jsonl
+from workers.documents.sandbox import parse_files
 
-from .entities import entity_from_filename
 from .models import Document, Project, Question, QuestionSet
 from .question_files import QuestionFileError, validate_question_file
 from .selectors import account_storage_used
 from .sniffing import CONTENT_TYPES, UnsupportedFile, sniff_kind
+
+logger = logging.getLogger(__name__)
 
 
 class UploadRejected(ValueError):
@@ -83,12 +89,90 @@ def document_upload(*, project: Project, file: UploadedFile) -> Document:
                 size=file.size,
                 sha256=sha256,
                 s3_key=key,
-                entity=entity_from_filename(name),
+                entity=infer_entity(name) or "",
             )
         except Exception:
             s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=key)
             raise
+    transaction.on_commit(lambda: _enqueue("workers.tasks.document_parse", document.pk))
     return document
+
+
+def _enqueue(task: str, *args) -> None:
+    from config.celery import app
+
+    app.send_task(task, args=list(args))
+
+
+def document_parse(*, document_id: int) -> Document | None:
+    """Parse an uploaded document with the engine and record its sections, page count and
+    status (parsed, or failed with the reason in plain words).
+
+    Returns None when there is nothing to do: the document is gone, or another worker
+    already claimed it. The parse runs in the engine's sandbox (a child process under
+    time and memory limits), since the file is untrusted.
+    """
+    claimed = Document.objects.filter(
+        pk=document_id, status=Document.Status.UPLOADED, parse_started_at=None
+    ).update(parse_started_at=timezone.now())
+    if not claimed:
+        return None
+    document = Document.objects.get(pk=document_id)
+    try:
+        sections = _parse_sections(document)
+    except _ParseFailed as failure:
+        document.status, document.error = Document.Status.FAILED, str(failure)
+        document.save(update_fields=["status", "error"])
+        return document
+    except Exception:
+        logger.exception("parsing document %s failed", document_id)
+        document.status = Document.Status.FAILED
+        document.error = (
+            "Something went wrong on our side while reading this file. Upload it again."
+        )
+        document.save(update_fields=["status", "error"])
+        raise
+    key = f"projects/{document.project_id}/documents/{document.pk}/sections.jsonl"
+    body = "".join(
+        json.dumps({"page": s.page, "title": s.title, "text": s.text}, ensure_ascii=False) + "\n"
+        for s in sections
+    )
+    s3_client().put_object(
+        Bucket=settings.S3_ARTIFACTS_BUCKET,
+        Key=key,
+        Body=body.encode(),
+        ContentType="application/jsonl",
+    )
+    document.status, document.error = Document.Status.PARSED, ""
+    document.pages, document.sections_key = len(sections), key
+    document.save(update_fields=["status", "error", "pages", "sections_key"])
+    return document
+
+
+class _ParseFailed(Exception):
+    pass
+
+
+def _parse_sections(document: Document) -> list:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / _safe_name(document.name)
+        s3_client().download_file(settings.S3_UPLOADS_BUCKET, document.s3_key, str(path))
+        if document.kind == Document.Kind.PAGES_JSONL:
+            try:
+                docs = read_pages_jsonl(path)
+            except ValueError as error:
+                raise _ParseFailed(
+                    f"Some lines of {document.name} are not pages: {error}"
+                ) from None
+            sections = [s for _, doc_sections in docs.values() for s in doc_sections]
+        else:
+            parsed = next(iter(parse_files([path])))
+            if parsed.error:
+                raise _ParseFailed(f"Could not read {document.name}: {parsed.error}.")
+            sections = parsed.sections
+    if not any(s.text.strip() for s in sections):
+        raise _ParseFailed(f"Could not read {document.name}: no text found in it.")
+    return sections
 
 
 def document_set_entity(*, document: Document, entity: str) -> Document:
@@ -155,7 +239,7 @@ def question_set_import(*, project: Project, file: UploadedFile) -> QuestionSet:
             Question.objects.bulk_create(
                 Question(
                     question_set=question_set,
-                    line=q.line,
+                    position=q.position,
                     external_id=q.external_id,
                     question=q.question,
                     answer=q.answer,

@@ -94,7 +94,7 @@ def test_waitlist_to_invite_to_signup_to_uploads(
         ]
     )
     page.get_by_role("button", name="Import questions").click()
-    expect(page.locator("#question-errors")).to_contain_text("Line 1: the answer is missing")
+    expect(page.locator("#question-errors")).to_contain_text("Line 1: no answer")
     expect(page.locator("#question-errors")).to_contain_text("Line 2: not valid JSON")
     screenshot("question-errors")
 
