@@ -11,6 +11,7 @@ import sys
 COMMAND_MODULES: list[str] = [
     "workers.search.cli",
     "workers.rewards.cli",
+    "workers.evaluation.cli",
 ]
 
 

@@ -261,7 +261,9 @@ def test_echo_searches_the_question_and_the_model_only_answers(engine):
     trajectory = run(engine, ECHO_QUESTION, echo_k=2)
     assert trajectory.searches[0].query == ECHO_QUESTION
     assert (trajectory.finish_reason, trajectory.answer) == ("answer", "forty two")
-    written = [t for t, p in zip(trajectory.token_ids, trajectory.producers) if p == MODEL]
+    written = [
+        t for t, p in zip(trajectory.token_ids, trajectory.producers, strict=True) if p == MODEL
+    ]
     assert engine.tokenizer.decode(written) == ECHO_ANSWER
 
 

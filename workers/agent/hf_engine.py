@@ -183,7 +183,7 @@ class HFRolloutEngine:
         elif len(trajectory.searches) >= self.limits.max_turns:
             trajectory.finish_reason = "max_turns"
         elif segment.kind == "search":
-            self._run_search(trajectory, segment.text, self.limits.results_per_search)
+            self.run_search(trajectory, segment.text, self.limits.results_per_search)
         else:  # malformed_call: say what was wrong and let the model try again
             trajectory.searches.append(SearchCall(query=text, malformed=segment.text))
             self._append_tool(
@@ -192,7 +192,8 @@ class HFRolloutEngine:
                 "\n</results>\n",
             )
 
-    def _run_search(self, trajectory: Trajectory, query: str, k: int) -> None:
+    def run_search(self, trajectory: Trajectory, query: str, k: int) -> None:
+        """Run `query` and append its results as tool tokens (limited, and recorded)."""
         hits = list(self.tool.search(query, k=k))
         call = SearchCall(query=query, chunk_ids=[h.chunk_id for h in hits])
         body = self._encode(format_hits(hits))
@@ -203,9 +204,11 @@ class HFRolloutEngine:
         trajectory.searches.append(call)
         self._append_tool(trajectory, None, head + body + tail)
 
+    _run_search = run_search  # the old private name, still used by workers/training
+
     def _echo_search(self, trajectory: Trajectory, k: int) -> None:
         self._append_tool(trajectory, f"{SEARCH_OPEN}{trajectory.question}{SEARCH_CLOSE}")
-        self._run_search(trajectory, trajectory.question, k)
+        self.run_search(trajectory, trajectory.question, k)
         self._append_tool(trajectory, ANSWER_OPEN)
         trajectory.meta["answer_opened"] = True
 

