@@ -22,7 +22,7 @@ def alice(django_user_model):
 
 @pytest.mark.skipif(not DATASET.is_dir(), reason="shared datasets are not beside the clone")
 def test_waitlist_to_invite_to_signup_to_uploads(
-    page, live_server, screenshot, mailoutbox, django_user_model
+    page, live_server, screenshot, mailoutbox, django_user_model, celery_worker
 ):
     # A visitor joins the waitlist.
     page.goto(live_server.url)
@@ -74,6 +74,10 @@ def test_waitlist_to_invite_to_signup_to_uploads(
         files=[{"name": "setup.pdf", "mimeType": "application/pdf", "buffer": b"MZ\x90\x00bin"}]
     )
     expect(page.locator(".upload-item.failed")).to_contain_text("not a file type Sleuth reads")
+
+    # A worker parses them; the table follows their status without a reload.
+    expect(page.locator("#documents .status-parsed")).to_have_count(len(pdfs), timeout=180_000)
+    expect(page.locator("#documents")).to_contain_text("pages")
     screenshot("project-documents")
 
     # She corrects an entity inline.
