@@ -1,11 +1,16 @@
 """Cold-start teachers: correct trajectories for the student to imitate before RL.
 
-The scripted teacher needs no model and knows no domain. For each question it writes the
-queries a student could learn to write from the question alone: the entity and period the
-question names, plus the golden chunk's most distinctive words — added one at a time,
-rarest in the corpus first, until BM25 ranks a golden chunk among the results. Then it
-answers with the ground truth. A question whose golden chunks no such query reaches gets
-no trajectory (only correct ones are kept).
+The scripted teacher needs no model and knows no domain. It writes the searches a student
+could learn to write from the question alone:
+1. the entity and period the question names, plus the question's own key words that the
+   golden chunk also uses ("revenue", "dividend");
+2. if that does not reach a golden chunk, a second search: entity and period plus the
+   golden chunk's most telling words — weighted by how often the chunk uses them and how
+   rare they are in the corpus, but never words so rare (a handful of chunks) or so
+   specific (bare numbers) that no student could guess them — added one at a time until
+   BM25 ranks a golden chunk among the results.
+Then it answers with the ground truth. A question no such search reaches gets no
+trajectory: only correct ones are kept.
 
 Trajectories are built token by token through the same engine and search tool as
 rollouts, so the student is taught exactly the sequences it will produce and see.
@@ -34,8 +39,8 @@ _PERIOD = re.compile(
 class ScriptedTeacher:
     index: SearchIndex
     results_per_search: int = 3
-    max_terms: int = 8
-    max_searches: int = 2
+    max_terms: int = 6
+    min_df: int = 3  # words in fewer chunks than this are too specific to be learned
 
     def __post_init__(self) -> None:
         # Document frequency of each stemmed word: how rare, and so how telling, it is.
@@ -52,33 +57,47 @@ class ScriptedTeacher:
         periods = dict.fromkeys(m.group(0) for m in _PERIOD.finditer(question.question))
         return " ".join([question.entity or "", *periods]).strip()
 
-    def distinctive_words(self, text: str, exclude: set[str]) -> list[str]:
-        """The chunk's words, rarest in the corpus first (one surface form per stem)."""
-        seen: dict[str, str] = {}
+    def _words(self, text: str, exclude: set[str]) -> dict[str, tuple[str, int]]:
+        """stem -> (first surface form, count) for learnable words of `text`."""
+        found: dict[str, tuple[str, int]] = {}
         for word in _WORD.findall(text):
             stems = tokenize(word)
-            if stems and stems[0] not in exclude and stems[0] not in seen:
-                seen[stems[0]] = word
-        ranked = sorted(seen, key=lambda stem: (-self._idf(stem), stem))
-        return [seen[stem] for stem in ranked]
+            if not stems or word.isdigit() or stems[0] in exclude:
+                continue
+            if self._df.get(stems[0], 0) < self.min_df:
+                continue
+            surface, count = found.get(stems[0], (word, 0))
+            found[stems[0]] = (surface, count + 1)
+        return found
+
+    def _hits_golden(self, query: str, golden: set[str]) -> bool:
+        return bool(
+            golden & {h.chunk_id for h in self.index.search(query, self.results_per_search)}
+        )
 
     def queries(self, question: Question) -> list[str] | None:
-        """Queries that together retrieve a golden chunk, or None when none can."""
+        """One or two searches that retrieve a golden chunk, or None when none can."""
         golden = set(question.golden_chunk_ids)
         if not golden:
             return None
         base = self.base_query(question)
-        queries: list[str] = []
-        for chunk_id in sorted(golden)[: self.max_searches]:
-            exclude = set(tokenize(base))
-            words = self.distinctive_words(self.index.chunk(chunk_id).text, exclude)
-            query = base
-            for word in words[: self.max_terms]:
-                query = f"{query} {word}".strip()
-                hits = self.index.search(query, k=self.results_per_search)
-                if golden & {h.chunk_id for h in hits}:
-                    return [*queries, query]
-            queries.append(query)
+        exclude = set(tokenize(base))
+        golden_text = " ".join(self.index.chunk(c).text for c in sorted(golden))
+        in_golden = self._words(golden_text, exclude)
+        shared = [
+            surface
+            for stem, (surface, _) in self._words(question.question, exclude).items()
+            if stem in in_golden
+        ]
+        first = " ".join([base, *shared[: self.max_terms]]).strip()
+        if first and self._hits_golden(first, golden):
+            return [first]
+        ranked = sorted(in_golden, key=lambda s: (-in_golden[s][1] * self._idf(s), s))
+        second = base
+        for stem in ranked[: self.max_terms]:
+            second = f"{second} {in_golden[stem][0]}".strip()
+            if self._hits_golden(second, golden):
+                return [first, second] if first and first != base else [second]
         return None
 
     def segments(self, question: Question) -> list[str] | None:
