@@ -10,7 +10,8 @@ called the tool get their results appended as tokens and rejoin the next round.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -41,25 +42,22 @@ _STOP_TAIL_TOKENS = 8  # enough tokens to spell any stop string
 _PREFILL_ROWS = 4  # rows prefilled at once: bounds the (rows, heads, L, L) attention scores
 
 
-class HFRolloutEngine:
-    """Batched multi-turn rollouts with a transformers causal LM and a search tool.
-
-    The engine holds a reference to `model`, so a trainer that shares the object sees its
-    updates at the next rollout; `load_state_dict` takes weights from elsewhere.
-    """
+class RolloutEngine:
+    """The protocol loop shared by every token-level engine: prompts, rounds, tool calls,
+    limits and finish reasons. Subclasses implement `_generate` (one segment per row)."""
 
     def __init__(
         self,
-        model: PreTrainedModel,
         tokenizer: PreTrainedTokenizerBase,
         tool: SearchTool,
         *,
+        stop_ids: set[int],
+        max_length: int,
         limits: Limits | None = None,
         system_prompt: str = SYSTEM_PROMPT,
         batch_size: int = 16,
         model_name: str = "",
     ) -> None:
-        self.model = model
         self.tokenizer = tokenizer
         self.tool = tool
         self.limits = limits or Limits()
@@ -69,12 +67,12 @@ class HFRolloutEngine:
         self.pad_id = tokenizer.pad_token_id
         if self.pad_id is None:
             self.pad_id = tokenizer.eos_token_id or 0
-        self.stop_ids = _eos_ids(model, tokenizer)
-        self.max_length = getattr(model.config, "max_position_embeddings", None) or 1 << 30
+        self.stop_ids = stop_ids
+        self.max_length = max_length
 
-    def load_state_dict(self, state_dict: dict[str, torch.Tensor]) -> None:
-        """Take updated weights from the trainer between steps."""
-        self.model.load_state_dict(state_dict)
+    @contextmanager
+    def _generating(self) -> Iterator[None]:
+        yield
 
     def prompt_ids(self, question: str) -> list[int]:
         """The prompt's tokens: the chat template when the tokenizer has one."""
@@ -110,9 +108,7 @@ class HFRolloutEngine:
             generators.append(torch.Generator().manual_seed(sampling.seed + i))
             if echo_k is not None:
                 self._echo_search(trajectory, echo_k)
-        was_training = self.model.training
-        self.model.eval()
-        try:
+        with self._generating():
             while pending := [i for i, t in enumerate(trajectories) if not t.finished]:
                 for start in range(0, len(pending), self.batch_size):
                     rows = pending[start : start + self.batch_size]
@@ -123,8 +119,6 @@ class HFRolloutEngine:
                     for i in rows:
                         if trajectories[i].finished and not trajectories[i].wall_s:
                             trajectories[i].wall_s = now
-        finally:
-            self.model.train(was_training)
         return trajectories
 
     # -- one round: generate a segment for each trajectory, then act on it -------------
@@ -220,7 +214,60 @@ class HFRolloutEngine:
     def _encode(self, text: str) -> list[int]:
         return self.tokenizer.encode(text, add_special_tokens=False)
 
-    # -- batched decoding ----------------------------------------------------------------
+    def _generate(
+        self,
+        sequences: list[list[int]],
+        generators: list[torch.Generator],
+        budgets: list[int],
+        stops: list[tuple[str, ...]],
+        sampling: SamplingParams,
+    ) -> list[tuple[list[int], list[float], bool]]:
+        """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
+        raise NotImplementedError
+
+
+class HFRolloutEngine(RolloutEngine):
+    """Batched multi-turn rollouts with a transformers causal LM and a search tool.
+
+    The engine holds a reference to `model`, so a trainer that shares the object sees its
+    updates at the next rollout; `load_state_dict` takes weights from elsewhere.
+    """
+
+    def __init__(
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        tool: SearchTool,
+        *,
+        limits: Limits | None = None,
+        system_prompt: str = SYSTEM_PROMPT,
+        batch_size: int = 16,
+        model_name: str = "",
+    ) -> None:
+        super().__init__(
+            tokenizer,
+            tool,
+            stop_ids=_eos_ids(model, tokenizer),
+            max_length=getattr(model.config, "max_position_embeddings", None) or 1 << 30,
+            limits=limits,
+            system_prompt=system_prompt,
+            batch_size=batch_size,
+            model_name=model_name,
+        )
+        self.model = model
+
+    def load_state_dict(self, state_dict: dict[str, torch.Tensor]) -> None:
+        """Take updated weights from the trainer between steps."""
+        self.model.load_state_dict(state_dict)
+
+    @contextmanager
+    def _generating(self) -> Iterator[None]:
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            yield
+        finally:
+            self.model.train(was_training)
 
     @torch.inference_mode()
     def _generate(

@@ -1,0 +1,109 @@
+"""The sglang rollout engine for GPU workers. UNVERIFIED: written against sglang's
+documented offline Engine API but never run here (no GPU, sglang not installed); it is
+kept off the CPU test path and sglang is imported only when this engine is built.
+
+It reuses the protocol loop of `RolloutEngine` (prompts, tool calls, limits, finish
+reasons) and replaces only segment generation: each round sends the token ids of every
+unfinished trajectory to `sglang.Engine.generate(input_ids=..., return_logprob=True)`,
+which batches them itself, and reads back the sampled token ids with their log-probs.
+
+Weights come from the trainer between steps with `update_weights_from_tensor` (same
+process or node) or `update_weights_from_disk` (a saved checkpoint folder).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import torch
+from transformers import AutoTokenizer
+
+from workers.agent.hf_engine import RolloutEngine
+from workers.agent.protocol import SYSTEM_PROMPT
+from workers.agent.tool import SearchTool
+from workers.agent.trajectory import Limits, SamplingParams
+
+
+class SGLangRolloutEngine(RolloutEngine):
+    """Multi-turn rollouts on an in-process `sglang.Engine`."""
+
+    def __init__(
+        self,
+        model_path: str,
+        tool: SearchTool,
+        *,
+        limits: Limits | None = None,
+        system_prompt: str = SYSTEM_PROMPT,
+        batch_size: int = 256,
+        engine_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        import sglang  # lazy: the GPU worker image installs it, nothing else needs it
+
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.engine = sglang.Engine(model_path=model_path, **(engine_kwargs or {}))
+        config = getattr(tokenizer, "init_kwargs", {})
+        stop_ids = {tokenizer.eos_token_id} - {None}
+        super().__init__(
+            tokenizer,
+            tool,
+            stop_ids=stop_ids,
+            max_length=config.get("model_max_length") or 1 << 30,
+            limits=limits,
+            system_prompt=system_prompt,
+            batch_size=batch_size,
+            model_name=model_path,
+        )
+
+    def update_weights_from_tensor(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:
+        """Push the trainer's current weights (names as in the HF state dict)."""
+        self.engine.update_weights_from_tensor(named_tensors=list(named_tensors))
+
+    def load_state_dict(self, state_dict: dict[str, torch.Tensor]) -> None:
+        self.update_weights_from_tensor(state_dict.items())
+
+    def update_weights_from_disk(self, model_path: str) -> None:
+        """Reload weights from a checkpoint folder written by the trainer."""
+        self.engine.update_weights_from_disk(model_path)
+
+    def shutdown(self) -> None:
+        self.engine.shutdown()
+
+    def _generate(
+        self,
+        sequences: list[list[int]],
+        generators: list[torch.Generator],
+        budgets: list[int],
+        stops: list[tuple[str, ...]],
+        sampling: SamplingParams,
+    ) -> list[tuple[list[int], list[float], bool]]:
+        params = [
+            {
+                "temperature": sampling.temperature,
+                "top_p": sampling.top_p,
+                "max_new_tokens": budget,
+                "stop": list(stop),
+                "no_stop_trim": True,  # keep the tag in the output: the trajectory needs it
+                # One seed per segment, drawn from the trajectory's own stream.
+                "sampling_seed": int(torch.randint(0, 2**31 - 1, (1,), generator=generator)),
+            }
+            for budget, stop, generator in zip(budgets, stops, generators, strict=True)
+        ]
+        outputs = self.engine.generate(
+            input_ids=sequences, sampling_params=params, return_logprob=True
+        )
+        segments = []
+        for output in outputs:
+            meta = output["meta_info"]
+            # output_token_logprobs: one (logprob, token_id, text) per generated token.
+            pairs = meta["output_token_logprobs"]
+            ids = [int(token) for _, token, *_ in pairs]
+            logprobs = [float(lp) for lp, *_ in pairs]
+            finish = meta.get("finish_reason") or {}
+            ended_by_eos = (
+                bool(ids)
+                and ids[-1] in self.stop_ids
+                or (finish.get("type") == "stop" and finish.get("matched") in self.stop_ids)
+            )
+            segments.append((ids, logprobs, ended_by_eos))
+        return segments
