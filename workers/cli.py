@@ -10,6 +10,7 @@ import sys
 
 COMMAND_MODULES: list[str] = [
     "workers.search.cli",
+    "workers.documents.cli",
     "workers.rewards.cli",
     "workers.evaluation.cli",
 ]

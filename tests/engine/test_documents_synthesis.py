@@ -1,0 +1,170 @@
+"""Question synthesis: offline from table rows, and by a teacher on an OpenAI-compatible
+endpoint (a tiny local server here)."""
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import openai
+import pytest
+
+from workers.cli import main
+from workers.documents.chunking import Section, chunk_sections
+from workers.documents.questions import load_questions
+from workers.documents.synthesis import (
+    is_self_contained,
+    offline_questions,
+    table_facts,
+    teacher_questions,
+)
+from workers.search.index import SearchIndex
+
+STATEMENT = """Acme Corp
+Consolidated Statement of Cash Flows
+(Millions) 2018 2017
+Net income $5,363 $4,869
+Purchases of property, plant and equipment (1,577) (1,373)
+Other — net 9 (6)
+"""
+
+
+def chunks():
+    return chunk_sections("ACME_2018_10K", [Section(STATEMENT, page=60)], entity="Acme")
+
+
+def test_offline_questions_ask_for_one_table_cell_naming_entity_and_year():
+    questions = {q.question: q for q in offline_questions(chunks(), n=100)}
+    q = questions["What was Acme's purchases of property, plant and equipment in 2018?"]
+    assert q.answer == "-1,577 million"
+    assert q.golden_chunk_ids == ["ACME_2018_10K:p60:c0"]
+    assert q.evidence[0].page == 60 and "(1,577)" in q.evidence[0].text
+    assert ("Net income", "2017", "$4,869 million") in table_facts(chunks()[0])
+
+
+def test_offline_questions_are_deterministic_and_capped():
+    first = offline_questions(chunks(), n=2, seed=1)
+    assert len(first) == 2
+    assert [q.question for q in offline_questions(chunks(), n=2, seed=1)] == [
+        q.question for q in first
+    ]
+
+
+@pytest.mark.parametrize(
+    "question, ok",
+    [
+        ("What was Acme's revenue in FY2018?", True),
+        ("What was ACME CORP revenue in Q3?", True),
+        ("What was the revenue in 2018?", False),  # which company?
+        ("What was Acme's revenue?", False),  # which period?
+    ],
+)
+def test_a_question_must_name_its_entity_and_period(question, ok):
+    assert is_self_contained(question, "Acme Corp") is ok
+
+
+class _Teacher(BaseHTTPRequestHandler):
+    replies = []
+
+    def do_POST(self):  # noqa: N802 (http.server's naming)
+        request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        assert "Acme" in request["messages"][0]["content"]
+        content = _Teacher.replies.pop(0)
+        body = json.dumps(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": request["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def teacher_url():
+    server = HTTPServer(("127.0.0.1", 0), _Teacher)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+LONG_PAGES = [Section(STATEMENT * 3, page=p) for p in (1, 2, 3)]
+
+
+def test_teacher_questions_keep_only_self_contained_ones(teacher_url):
+    _Teacher.replies = [
+        '```json\n{"question": "What was Acme\'s net income in 2018?",'
+        ' "answer": "$5,363 million"}\n```',
+        '{"question": "What was net income?", "answer": "$5,363 million"}',  # ambiguous
+        "I cannot help with that.",  # not JSON
+    ]
+    client = openai.OpenAI(base_url=teacher_url, api_key="test")
+    pool = chunk_sections("ACME_2018_10K", LONG_PAGES, entity="Acme")
+    questions, rejected = teacher_questions(pool, client, "teacher-model", n=5)
+    assert [q.question for q in questions] == ["What was Acme's net income in 2018?"]
+    assert rejected == 2
+    assert questions[0].golden_chunk_ids and questions[0].meta["source"] == "teacher:teacher-model"
+
+
+def test_cli_generates_a_question_file_that_loads_back(tmp_path, teacher_url, capsys):
+    SearchIndex.build(chunk_sections("ACME_2018_10K", LONG_PAGES, entity="Acme")).save(
+        tmp_path / "idx"
+    )
+    out = tmp_path / "q.jsonl"
+    assert (
+        main(
+            [
+                "questions",
+                "generate",
+                "--index",
+                str(tmp_path / "idx"),
+                "--out",
+                str(out),
+                "--n",
+                "3",
+            ]
+        )
+        == 0
+    )
+    assert len(load_questions(out)) == 3
+
+    _Teacher.replies = [
+        '{"question": "How much did Acme spend on PP&E in 2017?", "answer": "$1,373 million"}'
+    ] * 3
+    assert (
+        main(
+            [
+                "questions",
+                "generate",
+                "--index",
+                str(tmp_path / "idx"),
+                "--out",
+                str(out),
+                "--n",
+                "1",
+                "--teacher-base-url",
+                teacher_url,
+                "--teacher-model",
+                "m",
+            ]
+        )
+        == 0
+    )
+    [q] = load_questions(out)
+    assert q.answer == "$1,373 million" and q.golden_chunk_ids
+    assert "wrote 1 questions from teacher m" in capsys.readouterr().out

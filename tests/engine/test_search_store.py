@@ -1,0 +1,75 @@
+"""Index folders on S3 with a manifest, and the worker-side cache."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from workers.documents.chunking import Chunk
+from workers.search.index import SearchIndex
+from workers.search.store import IndexCache, upload_index
+
+
+class FakeS3:
+    """The few boto3 client calls the store makes, kept in memory, counting downloads.
+    (The end-to-end path against a real S3 server belongs to the platform's tests.)"""
+
+    def __init__(self):
+        self.objects: dict[tuple[str, str], bytes] = {}
+        self.downloads = 0
+
+    def upload_file(self, filename, bucket, key):
+        self.objects[bucket, key] = Path(filename).read_bytes()
+
+    def put_object(self, Bucket, Key, Body):  # noqa: N803 (boto3's names)
+        self.objects[Bucket, Key] = Body
+
+    def get_object(self, Bucket, Key):  # noqa: N803
+        return {"Body": io.BytesIO(self.objects[Bucket, Key])}
+
+    def download_file(self, bucket, key, filename):
+        self.downloads += 1
+        Path(filename).write_bytes(self.objects[bucket, key])
+
+
+@pytest.fixture
+def saved(tmp_path):
+    chunks = [
+        Chunk(id=f"d:p{i}:c0", doc="d", page=i, entity="Acme", text=f"widget {i} revenue")
+        for i in range(1, 4)
+    ]
+    return SearchIndex.build(chunks).save(tmp_path / "idx")
+
+
+def test_upload_writes_a_manifest_of_every_file(saved):
+    s3 = FakeS3()
+    manifest = upload_index(s3, "bucket", "corpora/1/index/abc", saved)
+    stored = json.loads(s3.objects["bucket", "corpora/1/index/abc/manifest.json"])
+    assert stored == manifest and stored["chunk_count"] == 3
+    assert {f["path"] for f in stored["files"]} >= {"index.json", "chunks.jsonl"}
+    assert all(len(f["sha256"]) == 64 and f["size"] > 0 for f in stored["files"])
+    assert stored["build_params"]["k1"] == 1.5
+
+
+def test_cache_downloads_once_and_reuses(saved, tmp_path):
+    s3 = FakeS3()
+    upload_index(s3, "bucket", "idx/1", saved)
+    cache = IndexCache(s3, "bucket", tmp_path / "cache")
+    first = cache.get("idx/1")
+    assert first.search("widget 2", k=1)[0].chunk_id == "d:p2:c0"
+    downloads = s3.downloads
+    assert cache.get("idx/1") is first
+    # A new worker process (a new cache object) finds the files already on disk.
+    assert len(IndexCache(s3, "bucket", tmp_path / "cache").get("idx/1")) == 3
+    assert s3.downloads == downloads
+
+
+def test_a_corrupt_download_is_refused_and_not_cached(saved, tmp_path):
+    s3 = FakeS3()
+    upload_index(s3, "bucket", "idx/1", saved)
+    s3.objects["bucket", "idx/1/files/chunks.jsonl"] += b"tampered"
+    cache = IndexCache(s3, "bucket", tmp_path / "cache")
+    with pytest.raises(OSError, match="corrupt"):
+        cache.get("idx/1")
+    assert not any((tmp_path / "cache").iterdir())

@@ -1,0 +1,76 @@
+"""`sleuth questions generate`: question / answer / golden-chunk triples from an index's
+chunks, offline from tables, or by a teacher model on an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    questions = subparsers.add_parser("questions", help="work with question sets")
+    actions = questions.add_subparsers(dest="questions_command", metavar="ACTION")
+    p = actions.add_parser(
+        "generate",
+        help="synthesize questions from an index's chunks",
+        description="Without a teacher, questions come from table rows (no model needed). "
+        "With --teacher-base-url and --teacher-model (or SLEUTH_TEACHER_BASE_URL / "
+        "SLEUTH_TEACHER_MODEL / SLEUTH_TEACHER_API_KEY), a teacher model writes them.",
+    )
+    p.add_argument("--index", required=True, metavar="DIR")
+    p.add_argument("--out", required=True, metavar="FILE", help="JSONL to write")
+    p.add_argument("--n", type=int, default=100, help="how many questions (default 100)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--teacher-base-url", default=os.environ.get("SLEUTH_TEACHER_BASE_URL"))
+    p.add_argument("--teacher-model", default=os.environ.get("SLEUTH_TEACHER_MODEL"))
+    p.add_argument(
+        "--teacher-api-key", default=os.environ.get("SLEUTH_TEACHER_API_KEY", "not-needed")
+    )
+    p.set_defaults(func=cmd_generate)
+    questions.set_defaults(func=lambda args: questions.print_help() or 0)
+
+
+def cmd_generate(args) -> int:
+    from workers.documents.questions import save_questions
+    from workers.documents.synthesis import offline_questions, teacher_questions
+    from workers.search.index import SearchIndex
+
+    if args.n < 1:
+        print("sleuth: error: --n must be at least 1", file=sys.stderr)
+        return 2
+    if bool(args.teacher_base_url) != bool(args.teacher_model):
+        print(
+            "sleuth: error: a teacher needs both --teacher-base-url and --teacher-model",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        index = SearchIndex.load(args.index)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"sleuth: error: {exc}", file=sys.stderr)
+        return 2
+    if args.teacher_base_url:
+        import openai
+
+        client = openai.OpenAI(base_url=args.teacher_base_url, api_key=args.teacher_api_key)
+        try:
+            questions, rejected = teacher_questions(
+                index.chunks, client, args.teacher_model, n=args.n, seed=args.seed
+            )
+        except openai.OpenAIError as exc:
+            print(f"sleuth: error: the teacher endpoint failed: {exc}", file=sys.stderr)
+            return 2
+        source = f"teacher {args.teacher_model} ({rejected} replies rejected)"
+    else:
+        questions = offline_questions(index.chunks, n=args.n, seed=args.seed)
+        source = "table rows (offline)"
+    if not questions:
+        print(
+            "sleuth: error: no self-contained questions could be made from these chunks",
+            file=sys.stderr,
+        )
+        return 2
+    save_questions(questions, args.out)
+    print(f"wrote {len(questions)} questions from {source} -> {args.out}")
+    return 0

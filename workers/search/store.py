@@ -1,0 +1,102 @@
+"""Index folders on S3: upload with a manifest, and a worker-side cache that downloads
+an index once and reuses it.
+
+The boto3 client is injected (the engine never reads Django settings). A prefix holds
+one immutable build: `PREFIX/files/...` and `PREFIX/manifest.json`, which lists every
+file with its size and sha256, the chunk count and the build parameters. The manifest
+is written last, so a reader never sees a manifest whose files are missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+from workers.search.index import SearchIndex
+
+MANIFEST = "manifest.json"
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def upload_index(client, bucket: str, prefix: str, directory: str | Path) -> dict:
+    """Upload an index folder (as saved by SearchIndex.save) and return its manifest."""
+    directory = Path(directory)
+    meta = json.loads((directory / "index.json").read_text())
+    files = []
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        relative = path.relative_to(directory).as_posix()
+        files.append({"path": relative, "size": path.stat().st_size, "sha256": _sha256(path)})
+        client.upload_file(str(path), bucket, f"{prefix}/files/{relative}")
+    manifest = {
+        "files": files,
+        "chunk_count": meta.get("chunk_count"),
+        "build_params": {k: v for k, v in meta.items() if k != "chunk_count"},
+    }
+    body = json.dumps(manifest, indent=2).encode()
+    client.put_object(Bucket=bucket, Key=f"{prefix}/{MANIFEST}", Body=body)
+    return manifest
+
+
+class IndexCache:
+    """Loads indexes from S3 on first use, keeps the files on local disk and the loaded
+    indexes in memory (prefixes are immutable, so neither ever goes stale)."""
+
+    def __init__(self, client, bucket: str, cache_dir: str | Path, max_loaded: int = 4):
+        self.client = client
+        self.bucket = bucket
+        self.cache_dir = Path(cache_dir)
+        self.max_loaded = max_loaded
+        self._loaded: dict[str, SearchIndex] = {}
+        self._lock = threading.Lock()
+
+    def get(self, prefix: str) -> SearchIndex:
+        with self._lock:
+            index = self._loaded.get(prefix)
+            if index is None:
+                index = SearchIndex.load(self._local_copy(prefix))
+                if len(self._loaded) >= self.max_loaded:
+                    self._loaded.pop(next(iter(self._loaded)))
+                self._loaded[prefix] = index
+            return index
+
+    def _local_copy(self, prefix: str) -> Path:
+        target = (
+            self.cache_dir / hashlib.sha256(f"{self.bucket}/{prefix}".encode()).hexdigest()[:24]
+        )
+        if (target / ".complete").is_file():
+            return target
+        body = self.client.get_object(Bucket=self.bucket, Key=f"{prefix}/{MANIFEST}")["Body"].read()
+        manifest = json.loads(body)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=self.cache_dir, prefix=".partial-"))
+        try:
+            for entry in manifest["files"]:
+                path = staging / entry["path"]
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self.client.download_file(self.bucket, f"{prefix}/files/{entry['path']}", str(path))
+                if path.stat().st_size != entry["size"] or _sha256(path) != entry["sha256"]:
+                    raise OSError(
+                        f"s3://{self.bucket}/{prefix}/files/{entry['path']} is corrupt "
+                        "(size or sha256 differs from the manifest)"
+                    )
+            (staging / ".complete").write_text(json.dumps(manifest))
+            try:
+                os.rename(staging, target)  # atomic: another process may have won the race
+            except OSError:
+                if not (target / ".complete").is_file():
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return target
