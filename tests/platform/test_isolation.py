@@ -26,7 +26,7 @@ def things(alice):
     question_set = QuestionSet.objects.create(
         project=project, name="qa.jsonl", s3_key="projects/x/qa.jsonl", size=3
     )
-    Question.objects.create(question_set=question_set, line=1, question="Q?", answer="A")
+    Question.objects.create(question_set=question_set, position=1, question="Q?", answer="A")
     return {"p": project.pk, "d": document.pk, "q": question_set.pk}
 
 
