@@ -105,12 +105,11 @@ class SearchIndex:
         scores = self._retriever.get_scores_from_ids(ids)
         if filters:
             scores = scores * self._mask(filters)
-        candidates = np.flatnonzero(scores > 0)
-        if len(candidates) > k:
-            # Everything scoring at least the k-th best score, ties included, then an exact
-            # sort on (-score, position) so equal scores come out in chunk-id order.
-            kth = np.partition(scores[candidates], len(candidates) - k)[len(candidates) - k]
-            candidates = candidates[scores[candidates] >= kth]
+        # Everything scoring at least the k-th best score (ties included, zero never), then
+        # an exact sort on (-score, position) so equal scores come out in chunk-id order.
+        n = len(scores)
+        kth = np.partition(scores, n - k)[n - k] if n > k else 0.0
+        candidates = np.flatnonzero(scores >= kth) if kth > 0 else np.flatnonzero(scores > 0)
         order = np.lexsort((candidates, -scores[candidates]))[:k]
         return [self._hit(int(i), float(scores[i])) for i in candidates[order]]
 
