@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "core",
     "waitlist",
     "corpora",
+    "runs",
 ]
 
 MIDDLEWARE = [

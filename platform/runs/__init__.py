@@ -1,0 +1,1 @@
+"""Runs: training runs of a project, their events, metrics, sample trajectories and checkpoints."""
