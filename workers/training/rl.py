@@ -157,8 +157,15 @@ def train(
     progress: bool = True,
     log: Callable[[str], None] = print,
     should_stop: Callable[[], bool] = lambda: False,
+    on_step: Callable[[dict, list[dict]], None] | None = None,
+    on_checkpoint: Callable[[Path, int], None] | None = None,
 ) -> dict:
-    """Train in place; returns a summary. Writes metrics.jsonl, samples.jsonl, checkpoints."""
+    """Train in place; returns a summary. Writes metrics.jsonl, samples.jsonl, checkpoints.
+
+    Hooks for whoever drives the run (the platform's Celery task): `on_step(record,
+    samples)` after each step is logged, `on_checkpoint(folder, step)` after each save,
+    and `should_stop()` checked after every step (cancel is honoured within one step).
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -249,7 +256,7 @@ def train(
             path.write_text("".join(line + "\n" for line in kept))
 
     def save(step: int) -> Path:
-        return save_checkpoint(
+        folder = save_checkpoint(
             out_dir,
             step,
             model,
@@ -263,6 +270,9 @@ def train(
                 "config": config.to_dict(),
             },
         )
+        if on_checkpoint:
+            on_checkpoint(folder, step)
+        return folder
 
     G = config.group_size
     step = start_step
@@ -398,20 +408,20 @@ def train(
             record.update(validate(engine, val_questions, config, judge, seed=config.seed + step))
         with metrics_path.open("a") as f:
             f.write(json.dumps(record) + "\n")
+        samples = [
+            {
+                "step": step,
+                "question_id": questions[i].id,
+                "golden_chunk_ids": questions[i].golden_chunk_ids,
+                "ground_truth": questions[i].answer,
+                **trajectories[i].to_dict(),
+            }
+            for i in range(0, len(trajectories), G)[: config.samples_logged]
+        ]
         with samples_path.open("a") as f:
-            for i in range(0, len(trajectories), G)[: config.samples_logged]:
-                f.write(
-                    json.dumps(
-                        {
-                            "step": step,
-                            "question_id": questions[i].id,
-                            "golden_chunk_ids": questions[i].golden_chunk_ids,
-                            "ground_truth": questions[i].answer,
-                            **trajectories[i].to_dict(),
-                        }
-                    )
-                    + "\n"
-                )
+            f.writelines(json.dumps(sample) + "\n" for sample in samples)
+        if on_step:
+            on_step(record, samples)
         bar.update(1)
         bar.set_postfix(
             reward=f"{record['reward/total']:.2f}",
