@@ -30,6 +30,8 @@ def celery_worker(django_db_setup, django_db_blocker):
         "DATABASE_URL": database_url,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "PYTHONUNBUFFERED": "1",
+        # Source roots, so apps added after the editable install are importable too.
+        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "platform"), str(REPO_ROOT)]),
     }
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"sleuth-test-worker-{os.getpid()}.log"
     log = open(log_path, "wb")  # noqa: SIM115 - closed below

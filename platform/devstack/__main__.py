@@ -62,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     processes: dict[str, subprocess.Popen] = {}
     try:
         env = {**os.environ, **stack.start(), "PYTHONUNBUFFERED": "1"}
+        # Source roots, so apps added after the editable install are importable too.
+        env["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT / "platform"), str(REPO_ROOT)])
         env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
         subprocess.run(
             [sys.executable, str(REPO_ROOT / "manage.py"), "bootstrap"], env=env, check=True
