@@ -57,6 +57,10 @@ class Run(models.Model):
     total_steps = models.PositiveIntegerField(default=0)
     # Where the run's index and artifacts live in the artifacts bucket.
     artifacts_prefix = models.CharField(max_length=300, blank=True)
+    # The project index the run searches (an immutable build on S3) and its prepared
+    # questions (JSONL with a "split" of train or val per line), set while preparing.
+    index_prefix = models.CharField(max_length=300, blank=True)
+    questions_key = models.CharField(max_length=300, blank=True)
     # The final evaluation (the `sleuth eval --json` format): agent vs baselines.
     eval_report = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

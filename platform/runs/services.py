@@ -1,0 +1,141 @@
+"""Writes for runs: create, cancel, and every status change with its RunEvent.
+
+Web requests call `run_create` and `run_cancel`; the Celery tasks (workers/tasks.py) call
+the stage services in `runs.pipeline`. Work is queued with `transaction.on_commit`, so a
+worker never looks for a run that is not committed yet.
+"""
+
+from django.db import transaction
+from django.utils import timezone
+
+from corpora.models import Document, Project, QuestionSet
+
+from .models import Run, RunEvent
+from .presets import DEFAULT_PRESET, PRESETS, preset_config
+
+QUEUE_INGEST = "ingest"
+QUEUE_TRAIN = "train"
+
+
+class RunRejected(ValueError):
+    """A run that cannot start; the message says what is missing and what to do."""
+
+
+def enqueue(task: str, *args, queue: str = QUEUE_INGEST) -> None:
+    """Send a task by name (the web side never imports the task module)."""
+    from config.celery import app
+
+    app.send_task(task, args=list(args), queue=queue)
+
+
+def run_event_add(
+    *, run: Run, message: str, kind: str = RunEvent.Kind.INFO, status: str = ""
+) -> RunEvent:
+    return RunEvent.objects.create(run=run, kind=kind, status=status, message=message)
+
+
+def run_create(
+    *,
+    project: Project,
+    user,
+    name: str,
+    question_set: QuestionSet | None,
+    preset: str = DEFAULT_PRESET,
+    options: dict | None = None,
+) -> Run:
+    """Check that the project can train a run, record it as queued, and queue its preparation.
+
+    `options` are TrainConfig overrides on top of the preset (e.g. {"steps": 8}).
+    `question_set=None` means questions are generated from the documents.
+    """
+    if project.owner_id != user.pk:
+        raise RunRejected("This project is not yours.")
+    if preset not in PRESETS:
+        raise RunRejected(f"Unknown preset {preset!r}: choose one of {', '.join(PRESETS)}.")
+    try:
+        config = preset_config(preset, options or {})
+    except ValueError as error:
+        raise RunRejected(str(error)) from None
+    if config.steps < 1:
+        raise RunRejected("A run needs at least one training step.")
+    readable = project.documents.filter(
+        status__in=[Document.Status.PARSED, Document.Status.INDEXED]
+    )
+    if not readable.exists():
+        if project.documents.filter(status=Document.Status.UPLOADED).exists():
+            raise RunRejected(
+                "Your documents are still being read. Start the run once at least one is parsed."
+            )
+        raise RunRejected("Upload at least one document that can be read before starting a run.")
+    if question_set is not None:
+        if question_set.project_id != project.pk:
+            raise RunRejected("That question set belongs to another project.")
+        answered = question_set.questions.exclude(answer="").count()
+        if answered < 2:
+            raise RunRejected(
+                f"{question_set.name} has {answered} question(s) with an answer; a run needs "
+                "at least two (some to train on, some held back to validate). Add questions "
+                "with answers, or let the run generate questions from your documents."
+            )
+    name = name.strip() or f"{PRESETS[preset]['label']} run"
+    with transaction.atomic():
+        run = Run.objects.create(
+            project=project,
+            created_by=user,
+            name=name[:120],
+            preset=preset,
+            question_set=question_set,
+            config=config.to_dict(),
+            total_steps=config.steps,
+        )
+        run.artifacts_prefix = f"projects/{project.pk}/runs/{run.pk}"
+        run.save(update_fields=["artifacts_prefix"])
+        run_event_add(
+            run=run,
+            kind=RunEvent.Kind.STATUS,
+            status=Run.Status.QUEUED,
+            message=f"Queued ({PRESETS[preset]['label']}, {config.steps} steps).",
+        )
+    transaction.on_commit(lambda: enqueue("workers.tasks.run_prepare", run.pk))
+    return run
+
+
+def run_cancel(*, run: Run, user) -> Run:
+    """Ask a run to stop. A queued run stops at once; a working one stops within one step
+    (the worker checks `cancel_requested` after every step and at every stage)."""
+    if run.project.owner_id != user.pk:
+        raise RunRejected("This run is not yours.")
+    with transaction.atomic():
+        run = Run.objects.select_for_update().get(pk=run.pk)
+        if not run.is_active or run.cancel_requested:
+            return run
+        run.cancel_requested = True
+        run.save(update_fields=["cancel_requested"])
+        run_event_add(run=run, message="Cancel requested.")
+        if run.status == Run.Status.QUEUED:
+            run_finish(run=run, status=Run.Status.CANCELLED, reason="Cancelled before it started.")
+    return run
+
+
+def run_set_status(*, run: Run, status: str, reason: str = "", **fields) -> Run:
+    """Move a run to a new status and record the change (with its reason) as an event."""
+    run.status, run.status_reason = status, reason
+    for key, value in fields.items():
+        setattr(run, key, value)
+    run.save(update_fields=["status", "status_reason", *fields])
+    message = reason or f"{status.capitalize()}."
+    kind = RunEvent.Kind.ERROR if status == Run.Status.FAILED else RunEvent.Kind.STATUS
+    run_event_add(run=run, kind=kind, status=status, message=message)
+    return run
+
+
+def run_finish(*, run: Run, status: str, reason: str = "") -> Run:
+    """End a run (succeeded, failed or cancelled) and release its lease."""
+    return run_set_status(
+        run=run,
+        status=status,
+        reason=reason,
+        finished_at=timezone.now(),
+        lease_owner="",
+        lease_expires_at=None,
+    )
