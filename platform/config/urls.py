@@ -6,6 +6,7 @@ from core import views as core_views
 urlpatterns = [
     path("", include("waitlist.urls")),
     path("", include("corpora.urls")),
+    path("", include("runs.urls")),
     path("accounts/", include("accounts.urls")),
     path("healthz", core_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),

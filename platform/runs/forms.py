@@ -1,0 +1,191 @@
+"""The new-run form (a preset plus optional advanced options) and the reward preview's
+sample answers. Forms only check input and shape it; the run is created by the service."""
+
+from django import forms
+
+from corpora.models import Question, QuestionSet
+from runs.presets import DEFAULT_PRESET, PRESETS
+from workers.rewards.judge import JudgeConfig
+from workers.rewards.reward import COMPONENTS, DEFAULT_WEIGHTS, RewardConfig
+
+LOSS_CHOICES = [
+    ("", "Preset's choice"),
+    ("dppo_tv", "DPPO, Binary-TV trust region (default)"),
+    ("dppo_kl", "DPPO, Binary-KL trust region"),
+    ("ppo", "PPO-clip"),
+    ("tis", "Truncated importance sampling (TIS)"),
+    ("mis", "Masked importance sampling (MIS)"),
+]
+MAX_PREVIEW_ANSWERS = 5
+
+
+def _weight_field(component: str) -> forms.FloatField:
+    return forms.FloatField(
+        label=component.replace("_", " ").capitalize(),
+        required=False,
+        min_value=0,
+        max_value=10,
+        widget=forms.NumberInput(attrs={"step": "0.05", "placeholder": DEFAULT_WEIGHTS[component]}),
+    )
+
+
+class RewardOptionsForm(forms.Form):
+    """Reward weights and judge endpoint: shared by the new run and its reward preview."""
+
+    judge_base_url = forms.URLField(
+        assume_scheme="https",
+        label="Judge endpoint",
+        required=False,
+        help_text="An OpenAI-compatible base URL. Empty: the built-in offline judge.",
+        widget=forms.URLInput(attrs={"placeholder": "https://api.example.com/v1"}),
+    )
+    judge_model = forms.CharField(label="Judge model", required=False, max_length=200)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for component in COMPONENTS:
+            self.fields[f"weight_{component}"] = _weight_field(component)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("judge_base_url") and not data.get("judge_model"):
+            self.add_error("judge_model", "Name the model the judge endpoint should use.")
+        weights = self.reward_weights()
+        if weights and not any(value > 0 for value in {**DEFAULT_WEIGHTS, **weights}.values()):
+            raise forms.ValidationError("At least one reward weight must be above 0.")
+        return data
+
+    def reward_weights(self) -> dict[str, float]:
+        """The weights the customer changed (the others keep the preset's)."""
+        data = getattr(self, "cleaned_data", {})
+        return {c: data[f"weight_{c}"] for c in COMPONENTS if data.get(f"weight_{c}") is not None}
+
+    def reward_overrides(self) -> dict:
+        """The `reward` part of the run's TrainConfig overrides."""
+        overrides: dict = {}
+        weights = self.reward_weights()
+        if weights:
+            overrides["weights"] = {**DEFAULT_WEIGHTS, **weights}
+        if self.cleaned_data.get("judge_base_url"):
+            overrides["judge"] = {
+                "base_url": self.cleaned_data["judge_base_url"],
+                "model": self.cleaned_data["judge_model"],
+            }
+        return overrides
+
+    def reward_config(self, base: dict | None = None) -> RewardConfig:
+        """The RewardConfig these options give on top of `base` (a RewardConfig dict)."""
+        data = dict(base or RewardConfig().to_dict())
+        overrides = self.reward_overrides()
+        if "weights" in overrides:
+            data["weights"] = overrides["weights"]
+        if "judge" in overrides:
+            data["judge"] = JudgeConfig(**overrides["judge"]).to_dict()
+        return RewardConfig.from_dict(data)
+
+
+class RunForm(RewardOptionsForm):
+    name = forms.CharField(label="Run name", max_length=120)
+    question_set = forms.ModelChoiceField(
+        label="Questions",
+        queryset=QuestionSet.objects.none(),
+        required=False,
+        empty_label="Generate questions from my documents",
+    )
+    preset = forms.ChoiceField(
+        label="Preset",
+        choices=[(key, preset["label"]) for key, preset in PRESETS.items()],
+        initial=DEFAULT_PRESET,
+        widget=forms.RadioSelect,
+    )
+    model = forms.CharField(
+        label="Model",
+        required=False,
+        max_length=300,
+        help_text='A Hugging Face model id or path; "default" is SmolLM2-135M (runs on CPU).',
+    )
+    loss = forms.ChoiceField(label="Algorithm (policy loss)", choices=LOSS_CHOICES, required=False)
+    steps = forms.IntegerField(label="RL steps", required=False, min_value=1, max_value=10_000)
+    group_size = forms.IntegerField(
+        label="Group size",
+        required=False,
+        min_value=2,
+        max_value=64,
+        help_text="Answers sampled per question; rewards are compared within the group.",
+    )
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["question_set"].queryset = project.question_sets.all()
+        # Advanced fields first in the form's order would bury the essentials.
+        essentials = ["name", "question_set", "preset", "model", "loss", "steps", "group_size"]
+        self.order_fields(essentials)
+
+    def options(self) -> dict:
+        """TrainConfig overrides (nested as in TrainConfig.to_dict) for the options set."""
+        data = self.cleaned_data
+        options: dict = {}
+        if data.get("model"):
+            options["model"] = data["model"].strip()
+        if data.get("loss"):
+            options["loss"] = {"kind": data["loss"]}
+        for key in ("steps", "group_size"):
+            if data.get(key) is not None:
+                options[key] = data[key]
+        reward = self.reward_overrides()
+        if reward:
+            options["reward"] = reward
+        return options
+
+
+class RewardPreviewForm(RewardOptionsForm):
+    """A question with its ground truth (typed, or picked from a question set) and a few
+    sample answers, scored with the reward the run would use."""
+
+    sample_question = forms.ModelChoiceField(
+        label="Pick a question",
+        queryset=Question.objects.none(),
+        required=False,
+        empty_label="— or type one below —",
+    )
+    question_text = forms.CharField(label="Question", required=False, max_length=2000)
+    ground_truth = forms.CharField(label="Ground truth answer", required=False, max_length=2000)
+    sample_answers = forms.CharField(
+        label="Sample answers, one per line",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4}),
+    )
+    searched = forms.BooleanField(
+        label="The agent searched before answering", required=False, initial=True
+    )
+    found_golden = forms.BooleanField(
+        label="Its searches found the passage that answers it", required=False, initial=True
+    )
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["sample_question"].queryset = Question.objects.filter(
+            question_set__project=project
+        ).select_related("question_set")
+        self.fields["sample_question"].label_from_instance = lambda q: q.question[:120]
+
+    def clean(self):
+        data = super().clean()
+        picked = data.get("sample_question")
+        if picked:
+            data["question_text"] = picked.question
+            data["ground_truth"] = picked.answer
+        if not data.get("question_text"):
+            self.add_error("question_text", "Pick a question or type one.")
+        if not data.get("ground_truth"):
+            self.add_error("ground_truth", "Give the correct answer to compare with.")
+        answers = [line.strip() for line in data.get("sample_answers", "").splitlines()]
+        answers = [a for a in answers if a]
+        if not answers:
+            self.add_error("sample_answers", "Write at least one sample answer.")
+        elif len(answers) > MAX_PREVIEW_ANSWERS:
+            self.add_error(
+                "sample_answers", f"Preview at most {MAX_PREVIEW_ANSWERS} answers at a time."
+            )
+        data["answers"] = answers
+        return data

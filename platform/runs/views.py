@@ -1,0 +1,280 @@
+"""Run pages: start a run (with a reward preview), follow it live, read its trajectories,
+cancel it, download its checkpoints. Thin: every lookup by id is scoped to the owner
+(404 for anyone else, staff included), writes go through runs.services."""
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from core.s3 import presigned_download_url
+from corpora.selectors import project_get_for_user
+from workers.rewards.judge import build_judge
+from workers.rewards.reward import RewardInput, compute_reward
+
+from .forms import RewardPreviewForm, RunForm
+from .models import Checkpoint, Run
+from .presets import PRESETS, UnknownPreset, preset_config
+from .services import RunRejected, run_cancel, run_create
+
+# The dashboard's charts: a title and the metrics keys it draws (a key ending in "*" takes
+# every key with that prefix, e.g. each reward component or each pass@k).
+CHARTS = [
+    ("Reward", ["reward/*"]),
+    (
+        "Accuracy and golden recall",
+        ["accuracy", "golden_recall", "val/accuracy", "val/golden_recall"],
+    ),
+    ("pass@k (validation)", ["val/pass@*"]),
+    ("Searches per question", ["searches_per_question", "echo_rate", "retrieved_chunks"]),
+    ("KL and entropy", ["kl_ref", "mismatch_kl", "entropy"]),
+    ("Rollout/trainer mismatch", ["mismatch_abs", "masked_share", "clip_share"]),
+    ("Speed", ["step_s", "rollout_s", "train_s"]),
+]
+# Golden chunk ids and texts can be long; the viewer shows this many samples per step.
+SAMPLES_PER_PAGE = 8
+
+
+def run_get_for_user(*, user, run_id: int) -> Run:
+    # Stand-in until runs.selectors.run_get_for_user lands; the same owner scope.
+    return get_object_or_404(Run.objects.select_related("project"), pk=run_id, project__owner=user)
+
+
+def _checkpoint_get_for_user(*, user, checkpoint_id: int) -> Checkpoint:
+    return get_object_or_404(
+        Checkpoint.objects.select_related("run__project"),
+        pk=checkpoint_id,
+        run__project__owner=user,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_new(request, project_id: int):
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    form = RunForm(request.POST or None, project=project)
+    if request.method == "POST" and form.is_valid():
+        try:
+            run = run_create(
+                project=project,
+                user=request.user,
+                name=form.cleaned_data["name"],
+                question_set=form.cleaned_data["question_set"],
+                preset=form.cleaned_data["preset"],
+                options=form.options(),
+            )
+        except RunRejected as error:
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, f"Started {run.name}.")
+            return redirect("runs:run_detail", run_id=run.pk)
+    return render(
+        request,
+        "runs/run_new.html",
+        {
+            "project": project,
+            "form": form,
+            "preview_form": RewardPreviewForm(project=project),
+            "presets": PRESETS,
+        },
+        status=400 if form.errors else 200,
+    )
+
+
+@login_required
+@require_POST
+def reward_preview(request, project_id: int):
+    """Score the customer's sample answers with the reward the run would use."""
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    form = RewardPreviewForm(request.POST, project=project)
+    context = {"form": form, "project": project}
+    if form.is_valid():
+        try:
+            base = preset_config(request.POST.get("preset") or "quick-cpu").reward.to_dict()
+            config = form.reward_config(base)
+            judge = build_judge(config)
+        except (UnknownPreset, ValueError) as error:
+            form.add_error(None, str(error))
+        else:
+            context["config"] = config
+            context["components"] = [
+                (name, name.replace("_", " ").capitalize(), weight)
+                for name, weight in config.weights.items()
+                if weight > 0 or name != "calibration"
+            ]
+            context["results"] = [
+                {"answer": answer, "reward": _score(form.cleaned_data, answer, config, judge)}
+                for answer in form.cleaned_data["answers"]
+            ]
+    return render(request, "runs/_reward_preview.html", context)
+
+
+def _score(data: dict, answer: str, config, judge):
+    searched = data["searched"]
+    return compute_reward(
+        RewardInput(
+            question=data["question_text"],
+            ground_truth=data["ground_truth"],
+            answer=answer,
+            retrieved_chunk_ids=["golden"] if searched and data["found_golden"] else [],
+            golden_chunk_ids=["golden"],
+            searches=1 if searched else 0,
+            finish_reason="answer",
+        ),
+        config,
+        judge,
+    )
+
+
+@login_required
+@require_GET
+def run_detail(request, run_id: int):
+    run = run_get_for_user(user=request.user, run_id=run_id)
+    return render(request, "runs/run_detail.html", _live_context(run) | {"charts": CHARTS})
+
+
+@login_required
+@require_GET
+def run_live(request, run_id: int):
+    """Status, progress, events, validation and checkpoints; polled by htmx while active."""
+    run = run_get_for_user(user=request.user, run_id=run_id)
+    return render(request, "runs/_run_live.html", _live_context(run))
+
+
+def _live_context(run: Run) -> dict:
+    return {
+        "run": run,
+        "project": run.project,
+        "events": list(run.events.order_by("-at", "-id")[:50]),
+        "checkpoints": list(run.checkpoints.all()),
+        "validation": validation_rows(run.eval_report),
+        "progress": round(100 * run.current_step / run.total_steps) if run.total_steps else 0,
+    }
+
+
+def validation_rows(report: dict | None) -> list[dict]:
+    """One row per policy of a `sleuth eval --json` report, the trained agent first."""
+    policies = (report or {}).get("policies") or {}
+    rows = [
+        {"name": name, "label": _policy_label(name), "pass_at_k": m.get("pass@k"), **m}
+        for name, m in policies.items()
+    ]
+    rows.sort(key=lambda row: row["label"] != "Trained agent")
+    return rows
+
+
+def _policy_label(name: str) -> str:
+    if name == "echo":
+        return "One-shot BM25 (the question as the query)"
+    if name.startswith("echo@"):
+        return f"One-shot BM25, top {name[5:]}"
+    if name == "base":
+        return "Base model, untrained"
+    if name.startswith("openai:"):
+        return f"{name[7:]} (API model)"
+    return "Trained agent"
+
+
+@login_required
+@require_GET
+def run_metrics(request, run_id: int):
+    """Every numeric series of the run's metrics, by key, aligned on `steps` (null where a
+    step did not log that key, e.g. validation numbers between evaluations)."""
+    run = run_get_for_user(user=request.user, run_id=run_id)
+    rows = list(run.metrics.values_list("step", "data"))
+    keys = sorted({k for _, data in rows for k, v in data.items() if _number(v) and k != "step"})
+    series = {k: [data.get(k) if _number(data.get(k)) else None for _, data in rows] for k in keys}
+    return JsonResponse(
+        {"steps": [step for step, _ in rows], "series": series, "active": run.is_active}
+    )
+
+
+def _number(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+@login_required
+@require_GET
+def run_samples(request, run_id: int):
+    """The trajectory viewer for one step (the latest unless ?step= names another)."""
+    run = run_get_for_user(user=request.user, run_id=run_id)
+    steps = list(run.samples.values_list("step", flat=True).distinct().order_by("step"))
+    try:
+        step = int(request.GET.get("step", steps[-1] if steps else 0))
+    except ValueError:
+        step = steps[-1] if steps else 0
+    samples = [
+        _sample_view(sample.data) for sample in run.samples.filter(step=step)[:SAMPLES_PER_PAGE]
+    ]
+    return render(
+        request,
+        "runs/_samples.html",
+        {"run": run, "steps": steps, "step": step, "samples": samples},
+    )
+
+
+def _sample_view(data: dict) -> dict:
+    """A trajectory with each retrieved chunk marked golden or not."""
+    golden = set(data.get("golden_chunk_ids") or [])
+    searches = [
+        {
+            "query": search.get("query", ""),
+            "malformed": search.get("malformed", False),
+            "chunks": [{"id": c, "golden": c in golden} for c in search.get("chunk_ids") or []],
+        }
+        for search in data.get("searches") or []
+    ]
+    found = {c["id"] for s in searches for c in s["chunks"]} & golden
+    reward = data.get("reward") or {}
+    return {
+        "question": data.get("question", ""),
+        "ground_truth": data.get("ground_truth", ""),
+        "answer": data.get("answer"),
+        "finish_reason": data.get("finish_reason", ""),
+        "searches": searches,
+        "golden": sorted(golden),
+        "golden_missed": sorted(golden - found),
+        "reward_total": reward.get("total"),
+        "reward_parts": [(k, v) for k, v in reward.items() if k not in ("total", "judge_failed")],
+        "judge_failed": bool(reward.get("judge_failed")),
+        "text": data.get("text", ""),
+    }
+
+
+@login_required
+@require_POST
+def run_cancel_view(request, run_id: int):
+    run = run_get_for_user(user=request.user, run_id=run_id)
+    try:
+        run_cancel(run=run, user=request.user)
+    except RunRejected as error:
+        messages.error(request, str(error))
+    else:
+        messages.success(request, f"Cancelling {run.name}: it stops after the current step.")
+    return redirect("runs:run_detail", run_id=run.pk)
+
+
+@login_required
+@require_GET
+def checkpoint_download(request, checkpoint_id: int):
+    """Send the owner to a short-lived presigned URL for the checkpoint's archive."""
+    checkpoint = _checkpoint_get_for_user(user=request.user, checkpoint_id=checkpoint_id)
+    if not checkpoint.archive_key:
+        messages.error(request, "This checkpoint has no download yet; it is still being packed.")
+        return redirect("runs:run_detail", run_id=checkpoint.run_id)
+    url = presigned_download_url(
+        bucket=settings.S3_ARTIFACTS_BUCKET,
+        key=checkpoint.archive_key,
+        filename=_archive_name(checkpoint),
+    )
+    return redirect(url)
+
+
+def _archive_name(checkpoint: Checkpoint) -> str:
+    """What the browser saves it as: run name and step, with the archive's own extension."""
+    basename = checkpoint.archive_key.rsplit("/", 1)[-1]
+    extension = basename[basename.index(".") :] if "." in basename else ""
+    return f"sleuth-{slugify(checkpoint.run.name) or 'run'}-step{checkpoint.step}{extension}"

@@ -1,0 +1,71 @@
+// The run page's training curves: reads the run's metrics JSON, draws one Chart.js line chart
+// per <figure class="chart" data-keys="a,b,prefix/*">, and refreshes while the run is active.
+(function () {
+  "use strict";
+  const REFRESH_MS = 4000;
+  const COLORS = ["#0b6bcb", "#1a7f37", "#cf222e", "#8250df", "#bf8700", "#0a7a8a", "#6e7781", "#e16f24"];
+
+  function matches(patterns, key) {
+    return patterns.some((p) => (p.endsWith("*") ? key.startsWith(p.slice(0, -1)) : key === p));
+  }
+
+  function datasets(figure, data) {
+    const patterns = figure.dataset.keys.split(",");
+    return Object.keys(data.series)
+      .filter((key) => matches(patterns, key) && data.series[key].some((v) => v !== null))
+      .map((key, i) => ({
+        label: key,
+        data: data.series[key],
+        borderColor: COLORS[i % COLORS.length],
+        backgroundColor: COLORS[i % COLORS.length],
+        spanGaps: true, // validation numbers exist only at evaluation steps
+        pointRadius: data.steps.length > 40 ? 0 : 2,
+        borderWidth: 2,
+        tension: 0.2,
+      }));
+  }
+
+  function draw(figure, data) {
+    const sets = datasets(figure, data);
+    figure.classList.toggle("has-data", sets.length > 0);
+    if (!sets.length) return;
+    if (figure.chart) {
+      figure.chart.data.labels = data.steps;
+      figure.chart.data.datasets = sets;
+      figure.chart.update("none");
+      return;
+    }
+    figure.chart = new Chart(figure.querySelector("canvas"), {
+      type: "line",
+      data: { labels: data.steps, datasets: sets },
+      options: {
+        animation: false,
+        maintainAspectRatio: false,
+        interaction: { mode: "index", intersect: false },
+        scales: { x: { title: { display: true, text: "step" } } },
+        plugins: { legend: { labels: { boxWidth: 12, font: { size: 11 } } } },
+      },
+    });
+  }
+
+  async function refresh(root) {
+    let data;
+    try {
+      const response = await fetch(root.dataset.metricsUrl, { headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error(response.status);
+      data = await response.json();
+    } catch (error) {
+      setTimeout(() => refresh(root), REFRESH_MS * 2); // a blip: try again, more slowly
+      return;
+    }
+    root.querySelectorAll("figure.chart").forEach((figure) => draw(figure, data));
+    root.dataset.steps = String(data.steps.length);
+    root.dataset.loaded = "true";
+    if (data.active) setTimeout(() => refresh(root), REFRESH_MS);
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    const root = document.getElementById("charts");
+    if (root && window.Chart) refresh(root);
+  });
+})();

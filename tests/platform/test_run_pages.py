@@ -1,0 +1,422 @@
+"""Run pages: new run with presets, options and a reward preview; the live run page (status,
+events, curves, validation against baselines, trajectories); cancel; checkpoint downloads
+through short-lived presigned URLs; the landing page's published numbers; and owner
+isolation over every run URL (alice owns, bob is another customer, charlie is staff)."""
+
+import urllib.request
+
+import pytest
+from django.conf import settings
+
+from core.s3 import s3_client
+from corpora.models import Document, Question, QuestionSet
+from corpora.services import project_create
+from runs.models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
+from runs.presets import preset_config
+
+pytestmark = pytest.mark.django_db
+
+EVAL_REPORT = {
+    "policies": {
+        "echo": {
+            "answer_score": 0.1,
+            "golden_recall": 0.15,
+            "pass@k": 0.1,
+            "searches_per_question": 1.0,
+            "retrieved_chunks": 5.0,
+            "echo_rate": 1.0,
+            "answer_tokens": 12.0,
+            "p50_s": 0.01,
+            "p95_s": 0.02,
+            "n": 20,
+        },
+        "runs/7/final": {
+            "answer_score": 0.45,
+            "golden_recall": 0.6,
+            "pass@k": 0.55,
+            "searches_per_question": 2.5,
+            "retrieved_chunks": 9.0,
+            "echo_rate": 0.1,
+            "answer_tokens": 9.0,
+            "p50_s": 1.2,
+            "p95_s": 2.5,
+            "n": 20,
+        },
+    }
+}
+SAMPLE = {
+    "question": "What was 3M's FY2018 capital expenditure?",
+    "searches": [
+        {"query": "3M 2018 purchases of property plant", "chunk_ids": ["3M-p59-c1", "3M-p60-c0"]},
+        {"query": "", "chunk_ids": [], "malformed": True},
+    ],
+    "answer": "$1,577 million",
+    "finish_reason": "answer",
+    "reward": {
+        "total": 0.9,
+        "correctness": 1.0,
+        "conciseness": 1.0,
+        "golden_recall": 1.0,
+        "format": 0.75,
+        "judge_failed": 0.0,
+    },
+    "text": "<search>3M 2018 purchases of property plant</search><results>…</results>",
+    "golden_chunk_ids": ["3M-p60-c0"],
+    "ground_truth": "$1577.00",
+}
+
+
+@pytest.fixture
+def project(alice):
+    project = project_create(owner=alice, name="Filings")
+    Document.objects.create(
+        project=project,
+        name="3M_2018_10K.pdf",
+        kind="pdf",
+        content_type="application/pdf",
+        size=3,
+        sha256="0" * 64,
+        s3_key=f"projects/{project.pk}/3m.pdf",
+        status=Document.Status.PARSED,
+    )
+    return project
+
+
+@pytest.fixture
+def question_set(project):
+    question_set = QuestionSet.objects.create(
+        project=project, name="qa.jsonl", s3_key=f"projects/{project.pk}/qa.jsonl", size=3
+    )
+    for position, (question, answer) in enumerate(
+        [
+            ("What was 3M's FY2018 capital expenditure?", "$1577.00"),
+            ("Did AMCOR pay a dividend in FY2023?", "Yes"),
+            ("What is Adobe's FY2022 operating margin?", "34.6%"),
+        ],
+        start=1,
+    ):
+        Question.objects.create(
+            question_set=question_set, position=position, question=question, answer=answer
+        )
+    return question_set
+
+
+def make_run(project, *, status=Run.Status.TRAINING, archive=True) -> Run:
+    """A run in the middle of training, with what a worker would have written so far."""
+    config = preset_config("quick-cpu")
+    run = Run.objects.create(
+        project=project,
+        created_by=project.owner,
+        name="First try",
+        preset="quick-cpu",
+        config=config.to_dict(),
+        status=status,
+        current_step=2,
+        total_steps=4,
+        eval_report=EVAL_REPORT,
+    )
+    RunEvent.objects.create(run=run, kind="status", status="training", message="Training started.")
+    for step in (1, 2):
+        data = {"step": step, "reward/total": 0.2 * step, "reward/correctness": 0.1 * step}
+        if step == 2:
+            data |= {"val/accuracy": 0.5, "val/pass@4": 0.75}
+        RunMetric.objects.create(run=run, step=step, data=data)
+    TrajectorySample.objects.create(run=run, step=2, question_id="q1", data=SAMPLE)
+    key = f"projects/{project.pk}/runs/{run.pk}/checkpoints/step-2.tar.gz"
+    if archive:
+        s3_client().put_object(Bucket=settings.S3_ARTIFACTS_BUCKET, Key=key, Body=b"weights")
+    Checkpoint.objects.create(
+        run=run,
+        step=2,
+        s3_prefix=key.removesuffix(".tar.gz"),
+        metrics={"val/accuracy": 0.5, "val/golden_recall": 0.6, "val/pass@4": 0.75},
+        archive_key=key if archive else "",
+        size_bytes=7,
+    )
+    return run
+
+
+@pytest.fixture
+def run(project):
+    return make_run(project)
+
+
+@pytest.fixture
+def client_alice(client, alice):
+    client.force_login(alice)
+    return client
+
+
+def page(response) -> str:
+    return response.content.decode()
+
+
+# --- new run -------------------------------------------------------------------------------
+
+
+def test_the_new_run_page_offers_both_presets_and_the_advanced_options(client_alice, project):
+    html = page(client_alice.get(f"/projects/{project.pk}/runs/new/"))
+
+    assert "Quick CPU demo" in html and "Standard (GPU)" in html
+    for label in ("Model", "Algorithm (policy loss)", "RL steps", "Group size", "Judge endpoint"):
+        assert label in html
+    assert "Generate questions from my documents" in html
+
+
+def test_starting_a_run_records_the_preset_with_the_chosen_options(
+    client_alice, project, question_set
+):
+    response = client_alice.post(
+        f"/projects/{project.pk}/runs/new/",
+        {
+            "name": "Capex hunt",
+            "question_set": question_set.pk,
+            "preset": "quick-cpu",
+            "loss": "ppo",
+            "steps": "3",
+            "group_size": "3",
+            "weight_correctness": "0.8",
+        },
+    )
+
+    run = Run.objects.get()
+    assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
+    assert (run.name, run.question_set, run.total_steps) == ("Capex hunt", question_set, 3)
+    assert run.config["loss"]["kind"] == "ppo" and run.config["group_size"] == 3
+    assert run.config["reward"]["weights"]["correctness"] == 0.8
+    assert run.config["reward"]["weights"]["golden_recall"] == 0.2  # untouched: the default
+    assert run.config["limits"]["max_turns"] == 2  # the rest comes from the preset
+
+
+def test_a_run_that_cannot_start_says_why_and_creates_nothing(client_alice, project):
+    project.documents.update(status=Document.Status.UPLOADED)
+
+    response = client_alice.post(
+        f"/projects/{project.pk}/runs/new/", {"name": "Too early", "preset": "quick-cpu"}
+    )
+
+    assert response.status_code == 400
+    assert "still being read" in page(response)
+    assert not Run.objects.exists()
+
+
+def test_a_judge_endpoint_needs_a_model_name(client_alice, project):
+    response = client_alice.post(
+        f"/projects/{project.pk}/runs/new/",
+        {"name": "x", "preset": "quick-cpu", "judge_base_url": "http://judge.example/v1"},
+    )
+
+    assert response.status_code == 400
+    assert "Name the model the judge endpoint should use." in page(response)
+    assert not Run.objects.exists()
+
+
+# --- reward preview ------------------------------------------------------------------------
+
+
+def preview(client, project, **data):
+    return page(client.post(f"/projects/{project.pk}/runs/reward-preview/", data))
+
+
+def test_the_reward_preview_scores_each_sample_answer_component_by_component(client_alice, project):
+    html = preview(
+        client_alice,
+        project,
+        preset="quick-cpu",
+        question_text="What was 3M's FY2018 capital expenditure?",
+        ground_truth="$1577.00",
+        sample_answers="$1,577 million\nThe answer cannot be determined from the filings.",
+        searched="on",
+        found_golden="on",
+    )
+
+    rows = html.split("<tbody>")[1].split("</tr>")
+    assert "$1,577 million" in rows[0] and "<strong>1.00</strong>" in rows[0]
+    assert "cannot be determined" in rows[1] and "<strong>1.00</strong>" not in rows[1]
+    for component in ("Correctness", "Conciseness", "Golden recall", "Format"):
+        assert component in html
+    assert "offline judge" in html
+
+
+def test_the_reward_preview_uses_the_weights_from_the_form(client_alice, project):
+    html = preview(
+        client_alice,
+        project,
+        preset="quick-cpu",
+        question_text="Did AMCOR pay a dividend?",
+        ground_truth="Yes",
+        sample_answers="Yes",
+        searched="on",  # found_golden left unticked: golden recall is 0
+        weight_correctness="0",
+        weight_conciseness="0",
+        weight_format="0",
+        weight_golden_recall="1",
+    )
+
+    assert "<strong>0.00</strong>" in html
+
+
+def test_the_reward_preview_can_take_a_question_from_the_question_set(
+    client_alice, project, question_set
+):
+    question = question_set.questions.get(position=3)
+
+    html = preview(
+        client_alice,
+        project,
+        preset="quick-cpu",
+        sample_question=question.pk,
+        sample_answers="34.6%",
+        searched="on",
+        found_golden="on",
+    )
+
+    assert "<strong>1.00</strong>" in html
+
+
+def test_the_reward_preview_explains_what_is_missing(client_alice, project):
+    html = preview(client_alice, project, preset="quick-cpu", question_text="Q?")
+
+    assert "Give the correct answer to compare with." in html
+    assert "Write at least one sample answer." in html
+
+
+# --- the run page --------------------------------------------------------------------------
+
+
+def test_the_run_page_shows_status_events_checkpoints_and_the_validation_table(client_alice, run):
+    html = page(client_alice.get(f"/runs/{run.pk}/"))
+
+    assert "Training" in html and "step 2 of 4" in html and "Training started." in html
+    assert "One-shot BM25 (the question as the query)" in html and "Trained agent" in html
+    assert "45.0%" in html and "10.0%" in html  # answer score: agent vs one-shot BM25
+    assert f"/checkpoints/{run.checkpoints.get().pk}/download/" in html
+    assert "Cancel run" in html
+
+
+def test_the_live_part_polls_while_the_run_is_active_and_stops_when_it_ends(client_alice, run):
+    polling = page(client_alice.get(f"/runs/{run.pk}/live/"))
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.SUCCEEDED)
+    finished = page(client_alice.get(f"/runs/{run.pk}/live/"))
+
+    assert 'hx-trigger="every 2s"' in polling
+    assert "hx-trigger" not in finished and "Cancel run" not in finished
+
+
+def test_metrics_come_as_series_aligned_on_steps(client_alice, run):
+    data = client_alice.get(f"/runs/{run.pk}/metrics.json").json()
+
+    assert data["steps"] == [1, 2] and data["active"] is True
+    assert data["series"]["reward/total"] == [0.2, 0.4]
+    assert data["series"]["val/pass@4"] == [None, 0.75]  # evaluated at step 2 only
+
+
+def test_the_trajectory_viewer_marks_golden_chunks_and_breaks_down_the_reward(client_alice, run):
+    html = page(client_alice.get(f"/runs/{run.pk}/samples/"))
+
+    assert "What was 3M&#x27;s FY2018 capital expenditure?" in html
+    assert "3M 2018 purchases of property plant" in html
+    assert 'class="chunk golden"' in html and "3M-p60-c0 ★ golden" in html
+    assert "3M-p59-c1 ★" not in html
+    assert "malformed" in html and "$1,577 million" in html
+    assert "golden_recall 1.00" in html and "format 0.75" in html
+
+
+def test_cancelling_asks_the_run_to_stop(client_alice, run):
+    response = client_alice.post(f"/runs/{run.pk}/cancel/")
+
+    run.refresh_from_db()
+    assert response.status_code == 302 and run.cancel_requested
+    assert run.events.filter(message="Cancel requested.").exists()
+
+
+def test_a_checkpoint_downloads_through_a_short_lived_presigned_url(client_alice, run):
+    checkpoint = run.checkpoints.get()
+
+    response = client_alice.get(f"/checkpoints/{checkpoint.pk}/download/")
+
+    url = response["Location"]
+    assert response.status_code == 302 and "X-Amz-Expires=" in url
+    with urllib.request.urlopen(url) as download:
+        assert download.read() == b"weights"
+        assert "sleuth-first-try-step2.tar.gz" in download.headers["Content-Disposition"]
+
+
+def test_a_checkpoint_without_an_archive_yet_says_so(client_alice, project):
+    run = make_run(project, archive=False)
+
+    response = client_alice.get(f"/checkpoints/{run.checkpoints.get().pk}/download/", follow=True)
+
+    assert "still being packed" in page(response)
+
+
+def test_the_project_page_lists_its_runs(client_alice, run):
+    html = page(client_alice.get(f"/projects/{run.project_id}/"))
+
+    assert f"/runs/{run.pk}/" in html and "First try" in html
+    assert f"/projects/{run.project_id}/runs/new/" in html
+
+
+# --- landing page --------------------------------------------------------------------------
+
+
+def test_the_landing_page_shows_a_staff_runs_validation_numbers(client, charlie):
+    make_run(project_create(owner=charlie, name="Demo"), status=Run.Status.SUCCEEDED)
+
+    html = page(client.get("/"))
+
+    assert "Measured, not promised" in html and "Trained agent" in html and "45.0%" in html
+
+
+def test_the_landing_page_never_shows_a_customers_numbers(client, run):
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.SUCCEEDED)
+
+    html = page(client.get("/"))
+
+    assert "Measured, not promised" not in html and "45.0%" not in html
+
+
+# --- isolation -----------------------------------------------------------------------------
+
+
+def run_requests(run):
+    p, r, c = run.project_id, run.pk, run.checkpoints.get().pk
+    preview = {"question_text": "Q?", "ground_truth": "A", "sample_answers": "A"}
+    return [
+        ("get", f"/projects/{p}/runs/new/", None),
+        ("post", f"/projects/{p}/runs/new/", {"name": "Sneaky", "preset": "quick-cpu"}),
+        ("post", f"/projects/{p}/runs/reward-preview/", preview),
+        ("get", f"/runs/{r}/", None),
+        ("get", f"/runs/{r}/live/", None),
+        ("get", f"/runs/{r}/metrics.json", None),
+        ("get", f"/runs/{r}/samples/", None),
+        ("get", f"/checkpoints/{c}/download/", None),
+        ("post", f"/runs/{r}/cancel/", {}),
+    ]
+
+
+@pytest.mark.parametrize("intruder", ["bob", "charlie"])
+def test_another_customer_and_staff_get_404_on_every_run_url(client, run, intruder, request):
+    client.force_login(request.getfixturevalue(intruder))
+
+    statuses = {url: getattr(client, m)(url, d).status_code for m, url, d in run_requests(run)}
+
+    assert set(statuses.values()) == {404}, statuses
+    run.refresh_from_db()
+    assert not run.cancel_requested and Run.objects.count() == 1
+
+
+def test_the_owner_reaches_every_run_url(client_alice, run):
+    statuses = {
+        url: getattr(client_alice, m)(url, d).status_code for m, url, d in run_requests(run)
+    }
+
+    assert set(statuses.values()) <= {200, 302}, statuses
+    run.refresh_from_db()
+    assert run.cancel_requested and Run.objects.count() == 2
+
+
+def test_nobody_signed_in_is_sent_to_log_in_from_every_run_url(client, run):
+    for method, url, data in run_requests(run):
+        response = getattr(client, method)(url, data)
+        assert response.status_code == 302 and "/accounts/login/" in response["Location"], url
