@@ -47,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="teacher NLL weight on failed groups (0: off)",
     )
     p.add_argument("--lora", action="store_true", help="train LoRA adapters, not all weights")
+    p.add_argument("--train-layers", type=int, help="train only the top N decoder layers")
     p.add_argument("--sft-epochs", type=int, default=TrainConfig.sft_epochs)
     p.add_argument("--sft-lr", type=float, default=TrainConfig.sft_lr)
     p.add_argument("--temperature", type=float, default=TrainConfig.temperature)
@@ -89,6 +90,7 @@ def config_from_args(args) -> TrainConfig:
         normalize_std=not args.dr_grpo,
         dgpo_coef=args.dgpo,
         lora=args.lora,
+        train_layers=args.train_layers,
         temperature=args.temperature,
         limits=Limits(
             max_turns=args.max_turns,

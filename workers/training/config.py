@@ -27,6 +27,9 @@ class TrainConfig:
     dgpo_coef: float = 0.2  # teacher NLL on groups with no correct sample; 0 turns DGPO off
     lora: bool = False
     lora_rank: int = 16
+    # Train only the top N decoder layers (and the final norm): backward stops there, which
+    # roughly halves a step's cost on CPU. None trains every weight.
+    train_layers: int | None = None
     max_batch_tokens: int = 4096  # padded tokens per micro-batch (gradient accumulation)
     temperature: float = 1.0
     top_p: float = 1.0

@@ -139,6 +139,15 @@ def validate(engine, questions: Sequence[Question], config: TrainConfig, judge, 
     }
 
 
+def freeze_below(model, top_layers: int) -> None:
+    """Leave only the top `top_layers` decoder layers and the final norm trainable."""
+    model.requires_grad_(False)
+    decoder = model.get_decoder()
+    for layer in decoder.layers[-top_layers:]:
+        layer.requires_grad_(True)
+    decoder.norm.requires_grad_(True)
+
+
 def _mean(values) -> float:
     values = list(values)
     return sum(values) / len(values) if values else 0.0
@@ -203,6 +212,8 @@ def train(
 
         model = AutoModelForCausalLM.from_pretrained(checkpoint / "model", dtype=torch.float32)
 
+    if config.train_layers and not config.lora:
+        freeze_below(model, config.train_layers)
     engine = HFRolloutEngine(model, tokenizer, index, limits=config.limits, model_name=config.model)
     teacher = ScriptedTeacher(index, results_per_search=config.limits.results_per_search)
     teacher_for = teacher_trajectories(engine, teacher, train_questions)
