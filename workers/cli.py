@@ -13,6 +13,7 @@ COMMAND_MODULES: list[str] = [
     "workers.documents.cli",
     "workers.rewards.cli",
     "workers.evaluation.cli",
+    "workers.training.cli",
 ]
 
 

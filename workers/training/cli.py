@@ -176,28 +176,19 @@ def cmd_train(args) -> int:
     if summary["stopped_early"]:
         print(f"stopped early: {summary['stopped_early']}", file=sys.stderr)
     if not args.no_final_eval:
-        final_eval(out, config, index, val_qs, base_model=config.model)
+        final_eval(out, config, index, val_qs)
     summary["minutes"] = (time.monotonic() - started) / 60
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
     return 0
 
 
-def final_eval(out: Path, config: TrainConfig, index, val_questions, base_model: str) -> dict:
-    """eval.json: the trained agent against echo (at its own number of retrieved chunks) and
-    the untrained base, on the validation entities, in the `sleuth eval --json` format."""
-    from workers.evaluation.harness import evaluate_policies
+def final_eval(out: Path, config: TrainConfig, index, val_questions) -> dict:
+    """eval.json: the trained agent against echo and the untrained base."""
+    from workers.evaluation.harness import format_table
+    from workers.training.evaluate import evaluate_run
 
-    report = evaluate_policies(
-        policies=["trained", "base", "echo"],
-        checkpoint=str(out / "final"),
-        base_model=base_model,
-        index=index,
-        questions=val_questions,
-        limits=config.limits,
-        reward=config.reward,
-        samples=config.eval_samples,
-        seed=config.seed,
-    )
+    report = evaluate_run(out, config, index, val_questions)
     (out / "eval.json").write_text(json.dumps(report, indent=2))
+    print(format_table(report), file=sys.stderr)
     return report

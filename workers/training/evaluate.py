@@ -1,0 +1,60 @@
+"""A finished run's evaluation (eval.json): the trained agent against the baselines.
+
+Same held-out questions, same search tool, same judge, in the `sleuth eval --json` format:
+- "trained": the run's final model as an agent;
+- "base": the untrained model as an agent;
+- "echo@K": one search with the question itself, K results, K being the trained agent's
+  mean number of distinct retrieved chunks — so more searches alone cannot explain a gain;
+- "echo": the same with the agent's usual number of results per search.
+"""
+
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from workers.agent.models import load_model
+from workers.agent.trajectory import SamplingParams
+from workers.evaluation.harness import evaluate
+from workers.evaluation.policies import build_policy
+from workers.rewards.judge import build_judge
+from workers.training.config import TrainConfig
+
+
+def evaluate_run(
+    out_dir: Path,
+    config: TrainConfig,
+    index,
+    val_questions: Sequence,
+    *,
+    samples: int = 1,
+    show_progress: bool = True,
+) -> dict:
+    """Evaluate out_dir/final against base and echo on `val_questions`; returns the report."""
+    load = cache(load_model)
+    judge = build_judge(config.reward)
+    tokenizer = load(config.model)[1]
+    sampling = SamplingParams(temperature=0.0 if samples == 1 else 0.7, seed=config.seed)
+
+    def run(policies: dict) -> dict:
+        return evaluate(
+            policies,
+            val_questions,
+            judge=judge,
+            count_tokens=lambda text: len(tokenizer.encode(text, add_special_tokens=False)),
+            samples=samples,
+            sampling=sampling,
+            show_progress=show_progress,
+        )["policies"]
+
+    def policy(spec: str):
+        return build_policy(
+            spec, tool=index, limits=config.limits, load_model=load, base_model=config.model
+        )
+
+    report = run({"trained": policy(str(Path(out_dir) / "final"))})
+    k = max(1, round(report["trained"]["retrieved_chunks"]))
+    baselines = {"base": policy("base"), f"echo@{k}": policy(f"echo@{k}")}
+    if k != config.limits.results_per_search:
+        baselines["echo"] = policy("echo")
+    report |= run(baselines)
+    return {"policies": report, "echo_k": k, "questions": len(val_questions)}
