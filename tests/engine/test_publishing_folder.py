@@ -1,0 +1,94 @@
+"""A published folder: Hugging Face files, a model card, an agent bundle, one archive."""
+
+import json
+import subprocess
+import sys
+import tarfile
+
+import pytest
+from test_training_rl import chunks, questions, tiny_model, tiny_tokenizer
+from transformers import AutoModelForCausalLM
+
+from workers.publishing import PublishInfo, make_archive, publish_folder
+from workers.search.index import SearchIndex
+from workers.training.config import TrainConfig
+
+REPORT = {
+    "policies": {
+        "trained": {"answer_score": 0.5, "golden_recall": 0.75, "pass@k": 0.5, "n": 2},
+        "base": {"answer_score": 0.0, "golden_recall": 0.25, "pass@k": 0.0, "n": 2},
+        "echo": {"answer_score": 0.25, "golden_recall": 0.5, "pass@k": 0.25, "n": 2},
+    }
+}
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory):
+    root = tmp_path_factory.mktemp("publish")
+    tokenizer = tiny_tokenizer()
+    tiny_model(tokenizer).save_pretrained(root / "model")
+    tokenizer.save_pretrained(root / "model")
+    SearchIndex.build(chunks()).save(root / "index")
+    info = PublishInfo(
+        name="acme-agent",
+        base_model="tiny-llama",
+        config=TrainConfig(steps=3).to_dict(),
+        data_summary={"documents": 4, "training questions": 2, "validation questions": 2},
+        eval_report=REPORT,
+    )
+    return publish_folder(root / "model", root / "index", info, root / "acme-agent")
+
+
+def test_the_folder_holds_hugging_face_files_that_load(published):
+    for name in ("model.safetensors", "config.json", "generation_config.json"):
+        assert (published / name).is_file()
+    assert (published / "tokenizer.json").is_file()
+    assert not list(published.rglob("trainer_state.pt"))
+    model = AutoModelForCausalLM.from_pretrained(published)
+    assert model.config.num_hidden_layers == 2
+
+
+def test_the_model_card_names_the_base_data_baselines_protocol_and_a_snippet(published):
+    card = (published / "README.md").read_text()
+    assert "base_model: tiny-llama" in card
+    assert "training questions: 2" in card
+    assert "| trained | 0.500 | 0.750 |" in card
+    assert "| echo | 0.250 |" in card
+    assert "<search>query</search>" in card and "<answer>" in card
+    assert "AutoModelForCausalLM.from_pretrained" in card
+    assert "python agent/run_agent.py" in card
+
+
+def test_the_bundled_index_finds_what_the_engine_finds(published):
+    sys.path.insert(0, str(published / "agent"))
+    try:
+        import run_agent
+    finally:
+        sys.path.pop(0)
+    bundled = run_agent.Index(published / "agent" / "index")
+    engine = SearchIndex.load(published / "agent" / "index")
+    for q in questions():
+        expected = [h.chunk_id for h in engine.search(q.question, k=3)]
+        assert [h["id"] for h in bundled.search(q.question, k=3)] == expected
+
+
+def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):
+    result = subprocess.run(
+        [sys.executable, str(published / "agent" / "run_agent.py"), "what was acme revenue ?"]
+        + ["--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    output = json.loads(result.stdout)
+    assert set(output) == {"answer", "searches", "transcript"}
+    assert output["transcript"]
+
+
+def test_the_archive_unpacks_to_the_same_folder(published, tmp_path):
+    archive = make_archive(published, tmp_path / "acme-agent.tar.gz")
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path / "out", filter="data")
+    assert (tmp_path / "out" / "acme-agent" / "agent" / "run_agent.py").is_file()
+    assert (tmp_path / "out" / "acme-agent" / "model.safetensors").is_file()

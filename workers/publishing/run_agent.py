@@ -1,0 +1,159 @@
+"""Run a published Sleuth search agent on one question, locally.
+
+    python agent/run_agent.py "your question" [--model FOLDER] [--index FOLDER]
+
+Standalone: it needs transformers, torch, bm25s and PyStemmer, not Sleuth. The model
+writes <search>query</search>; this script runs the query on the bundled BM25 index and
+appends the hits between <results> and </results>, until the model writes
+<answer>…</answer> or a limit is reached. Prints the answer (or the whole transcript with
+--verbose). This file is copied into every published folder as agent/run_agent.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+_WORD = re.compile(r"[^\W_]+")
+
+
+class Index:
+    """The bundled bm25s index, searched exactly as during training."""
+
+    def __init__(self, folder: Path):
+        import bm25s
+        import Stemmer
+        from bm25s.stopwords import STOPWORDS_EN
+
+        self.retriever = bm25s.BM25.load(str(folder / "bm25"))
+        with open(folder / "chunks.jsonl", encoding="utf-8") as f:
+            self.chunks = [json.loads(line) for line in f]
+        self.stopwords = frozenset(STOPWORDS_EN)
+        self.stemmer = Stemmer.Stemmer("english")
+
+    def tokenize(self, text: str) -> list[str]:
+        words = [w for w in _WORD.findall(text.lower()) if w not in self.stopwords]
+        return [self.stemmer.stemWord(w) for w in words]
+
+    def search(self, query: str, k: int) -> list[dict]:
+        import numpy as np
+
+        vocab = self.retriever.vocab_dict
+        ids = [vocab[t] for t in self.tokenize(query) if t in vocab]
+        if not ids:
+            return []
+        scores = self.retriever.get_scores_from_ids(ids)
+        found = np.flatnonzero(scores > 0)
+        order = np.lexsort((found, -scores[found]))[:k]
+        return [self.chunks[int(i)] for i in found[order]]
+
+
+def format_hits(hits: list[dict]) -> str:
+    if not hits:
+        return "No results. Try other words: the documents may name it differently."
+    blocks = []
+    for hit in hits:
+        page = f" | page {hit['page']}" if hit.get("page") is not None else ""
+        blocks.append(f"[{hit['id']}] {hit['doc']}{page}\n{hit['text']}")
+    return "\n\n".join(blocks)
+
+
+class _StopAfterTag:
+    """Stops generation once the new text holds </search> or </answer> (transformers'
+    stop_strings needs a byte-level vocabulary; this works with any tokenizer)."""
+
+    def __init__(self, tokenizer, start: int):
+        self.tokenizer, self.start = tokenizer, start
+
+    def __call__(self, input_ids, scores, **kwargs):
+        import torch
+
+        text = self.tokenizer.decode(input_ids[0, self.start :])
+        done = "</search>" in text or "</answer>" in text
+        return torch.tensor([done], dtype=torch.bool, device=input_ids.device)
+
+
+def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict:
+    """The agent loop; returns {"answer", "searches", "transcript"}."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    index = Index(index_dir)
+    limits = settings["limits"]
+    system = settings["system_prompt"]
+
+    def encode(text: str) -> list[int]:
+        return tokenizer.encode(text, add_special_tokens=False)
+
+    if getattr(tokenizer, "chat_template", None):
+        messages = [{"role": "system", "content": system}, {"role": "user", "content": question}]
+        prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    else:
+        prompt = f"{system}\n\nQuestion: {question}\n\n"
+    ids = encode(prompt)
+    transcript, searches, generated = "", [], 0
+    for _turn in range(limits["max_turns"] + 1):
+        budget = limits["max_new_tokens"] - generated
+        if budget <= 0:
+            break
+        with torch.no_grad():
+            out = model.generate(
+                torch.tensor([ids]),
+                max_new_tokens=budget,
+                do_sample=False,
+                stopping_criteria=[_StopAfterTag(tokenizer, len(ids))],
+                pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+            )
+        new = out[0, len(ids) :].tolist()
+        if new and new[-1] == tokenizer.eos_token_id:
+            new = new[:-1]
+        generated += len(new)
+        ids += new
+        text = tokenizer.decode(new)
+        transcript += text
+        answer = re.search(r"<answer>(.*?)</answer>", text, re.S)
+        if answer:
+            return {
+                "answer": answer.group(1).strip(),
+                "searches": searches,
+                "transcript": transcript,
+            }
+        query = re.search(r"<search>(.*?)</search>", text, re.S)
+        if not query or len(searches) >= limits["max_turns"]:
+            break
+        searches.append(query.group(1).strip())
+        head, tail = encode("\n<results>\n"), encode("\n</results>\n")
+        body = encode(format_hits(index.search(searches[-1], limits["results_per_search"])))
+        body = body[: max(limits["max_result_tokens"] - len(head) - len(tail), 0)]
+        ids += head + body + tail
+        transcript += tokenizer.decode(head + body + tail)
+    return {"answer": None, "searches": searches, "transcript": transcript}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("question")
+    parser.add_argument("--model", default=str(HERE.parent), help="the model folder")
+    parser.add_argument("--index", default=str(HERE / "index"), help="the index folder")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--verbose", action="store_true", help="print the whole transcript")
+    args = parser.parse_args(argv)
+    settings = json.loads((HERE / "agent.json").read_text())
+    result = run(args.question, Path(args.model), Path(args.index), settings)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        if args.verbose:
+            print(result["transcript"], file=sys.stderr)
+        print(result["answer"] if result["answer"] is not None else "(no answer)")
+    return 0 if result["answer"] is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
