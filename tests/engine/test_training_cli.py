@@ -1,0 +1,63 @@
+"""`sleuth train` end to end on a toy corpus with a tiny model saved to a folder."""
+
+import json
+
+from test_training_rl import FACTS, chunks, questions, tiny_model, tiny_tokenizer
+
+from workers.cli import main
+
+
+def write_inputs(tmp_path):
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text("".join(
+        json.dumps({"doc": c.doc, "page": c.page, "text": c.text, "entity": c.entity}) + "\n"
+        for c in chunks()
+    ))
+    qfile = tmp_path / "questions.jsonl"
+    qfile.write_text("".join(
+        json.dumps({"id": q.id, "question": q.question, "answer": q.answer, "entity": q.entity,
+                    "evidence": [{"text": e.text} for e in q.evidence]}) + "\n"
+        for q in questions()
+    ))
+    model_dir = tmp_path / "tiny-model"
+    tokenizer = tiny_tokenizer()
+    tiny_model(tokenizer).save_pretrained(model_dir)
+    tokenizer.save_pretrained(model_dir)
+    return pages, qfile, model_dir
+
+
+def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, capsys):
+    pages, qfile, model_dir = write_inputs(tmp_path)
+    out = tmp_path / "run"
+
+    code = main([
+        "train", "--docs", str(pages), "--questions", str(qfile), "--out", str(out),
+        "--model", str(model_dir), "--steps", "2", "--questions-per-step", "2",
+        "--group-size", "2", "--sft-epochs", "2", "--save-every", "1", "--eval-every", "0",
+        "--max-turns", "2", "--max-new-tokens", "16", "--results-per-search", "1",
+    ])
+
+    assert code == 0
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step-000001",
+                                                                      "step-000002"]
+    assert (out / "final" / "config.json").exists()
+    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").open()] == [1, 2]
+    report = json.loads((out / "eval.json").read_text())
+    assert {"trained", "base"} <= set(report["policies"])
+    assert any(name.startswith("echo@") for name in report["policies"])
+    assert report["questions"] == 1 and len(FACTS) == 4  # one of four entities held out
+    for metrics in report["policies"].values():
+        assert {"answer_score", "golden_recall", "retrieved_chunks", "n"} <= set(metrics)
+
+
+def test_sleuth_train_explains_a_bad_question_file(tmp_path, capsys):
+    pages, _, model_dir = write_inputs(tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "what?"}\nnot json\n')
+
+    code = main(["train", "--docs", str(pages), "--questions", str(bad), "--out",
+                 str(tmp_path / "run"), "--model", str(model_dir)])
+
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "line 1" in err and "line 2" in err
