@@ -1,0 +1,228 @@
+"""Run pages in a real headless Chromium: preview the reward and start a run; follow a run
+live while a worker (played here by the test, writing what the trainer writes) reports
+steps, events, samples and a checkpoint; download the checkpoint; cancel."""
+
+import pytest
+from django.conf import settings
+from playwright.sync_api import expect
+
+from core.s3 import s3_client
+from corpora.models import Document, Question, QuestionSet
+from corpora.services import project_create
+from runs.models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
+from runs.presets import preset_config
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+EVAL_REPORT = {
+    "policies": {
+        "echo": {"answer_score": 0.1, "golden_recall": 0.15, "pass@k": 0.1, "n": 20},
+        "base": {"answer_score": 0.0, "golden_recall": 0.05, "pass@k": 0.0, "n": 20},
+        "final": {"answer_score": 0.45, "golden_recall": 0.6, "pass@k": 0.55, "n": 20},
+    }
+}
+
+
+@pytest.fixture
+def alice(django_user_model):
+    return django_user_model.objects.create_user(email="alice@example.com", password="pw-alice-1")
+
+
+@pytest.fixture
+def project(alice):
+    project = project_create(owner=alice, name="Filings")
+    Document.objects.create(
+        project=project,
+        name="ADOBE_2022_10K.pdf",
+        kind="pdf",
+        content_type="application/pdf",
+        size=3,
+        sha256="0" * 64,
+        s3_key=f"projects/{project.pk}/adobe.pdf",
+        status=Document.Status.PARSED,
+    )
+    question_set = QuestionSet.objects.create(
+        project=project, name="qa.jsonl", s3_key=f"projects/{project.pk}/qa.jsonl", size=3
+    )
+    for position, (question, answer) in enumerate(
+        [
+            ("What is Adobe's FY2022 operating margin?", "34.6%"),
+            ("Did Adobe buy back shares in FY2022?", "Yes"),
+            ("What was Adobe's FY2022 revenue?", "$17.61 billion"),
+        ],
+        start=1,
+    ):
+        Question.objects.create(
+            question_set=question_set, position=position, question=question, answer=answer
+        )
+    return project
+
+
+def log_in(page, live_server):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Email").fill("alice@example.com")
+    page.get_by_label("Password").fill("pw-alice-1")
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+
+
+def step_done(run: Run, step: int, *, reward: float) -> None:
+    """What the training task writes after each step."""
+    RunMetric.objects.create(
+        run=run,
+        step=step,
+        data={
+            "step": step,
+            "reward/total": reward,
+            "reward/correctness": reward,
+            "reward/golden_recall": 0.5,
+            "accuracy": reward,
+            "golden_recall": 0.5,
+            "searches_per_question": 1.5,
+            "mismatch_abs": 0.01,
+            "mismatch_kl": 0.001,
+            "entropy": 1.2,
+            "step_s": 20.0,
+        },
+    )
+    TrajectorySample.objects.create(
+        run=run,
+        step=step,
+        question_id="q1",
+        data={
+            "question": "What is Adobe's FY2022 operating margin?",
+            "searches": [
+                {
+                    "query": "Adobe 2022 operating income",
+                    "chunk_ids": ["ADBE-p54-c2", "ADBE-p12-c0"],
+                }
+            ],
+            "answer": "34.6%",
+            "finish_reason": "answer",
+            "reward": {"total": reward, "correctness": 1.0, "golden_recall": 1.0, "format": 1.0},
+            "golden_chunk_ids": ["ADBE-p54-c2"],
+            "ground_truth": "34.6%",
+            "text": "<search>Adobe 2022 operating income</search>",
+        },
+    )
+    Run.objects.filter(pk=run.pk).update(current_step=step)
+    RunEvent.objects.create(run=run, message=f"Step {step} done: reward {reward:.2f}.")
+
+
+def test_a_customer_previews_the_reward_and_starts_a_run(page, live_server, project, screenshot):
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    page.get_by_role("link", name="New run").click()
+    expect(page.get_by_role("heading", name="New run")).to_be_visible()
+    page.get_by_label("Run name").fill("Margins")
+    page.get_by_label("Questions").select_option(label="qa.jsonl")
+    expect(page.get_by_label("Quick CPU demo")).to_be_checked()
+    page.get_by_text("Advanced options").click()
+    page.get_by_role("spinbutton", name="RL steps").fill("3")
+
+    # She checks what the reward pays for, on a question from her set.
+    page.get_by_label("Pick a question").select_option(
+        label="What is Adobe's FY2022 operating margin?"
+    )
+    page.get_by_label("Sample answers, one per line").fill(
+        "34.6%\nThe operating margin cannot be determined 🙂"
+    )
+    page.get_by_role("button", name="Preview rewards").click()
+    rows = page.locator("#reward-preview-table tbody tr")
+    expect(rows).to_have_count(2)
+    expect(rows.first.locator("td").nth(1)).to_have_text("1.00")
+    expect(rows.nth(1).locator("td").nth(2)).to_have_text("0.00")  # correctness
+    screenshot("run-new-reward-preview")
+
+    page.get_by_role("button", name="Start run").click()
+    expect(page.get_by_role("heading", name="Margins")).to_be_visible()
+    expect(page.locator("#run-status")).to_have_text("Queued")
+    expect(page.locator("#events")).to_contain_text("Queued (Quick CPU demo, 3 steps).")
+    assert Run.objects.get().config["steps"] == 3
+
+
+def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
+    page, live_server, project, screenshot
+):
+    run = Run.objects.create(
+        project=project,
+        created_by=project.owner,
+        name="Margins",
+        preset="quick-cpu",
+        config=preset_config("quick-cpu").to_dict(),
+        status=Run.Status.TRAINING,
+        total_steps=2,
+    )
+    step_done(run, 1, reward=0.2)
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+
+    expect(page.locator("#run-status")).to_have_text("Training")
+    expect(page.locator("#run-step")).to_have_text("step 1 of 2")
+    expect(page.locator("figure.chart.has-data")).not_to_have_count(0)
+    expect(page.locator("#samples .chunk.golden")).to_have_text("ADBE-p54-c2 ★ golden")
+
+    # The worker finishes a step, evaluates, saves a checkpoint and succeeds; the page follows.
+    step_done(run, 2, reward=0.6)
+    key = f"{run.artifacts_prefix or 'runs'}/{run.pk}/final.tar.gz"
+    s3_client().put_object(Bucket=settings.S3_ARTIFACTS_BUCKET, Key=key, Body=b"model files")
+    Checkpoint.objects.create(
+        run=run,
+        step=2,
+        s3_prefix=key,
+        metrics={"val/accuracy": 0.45, "val/golden_recall": 0.6, "val/pass@4": 0.55},
+        archive_key=key,
+        is_final=True,
+        size_bytes=11,
+    )
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.SUCCEEDED, eval_report=EVAL_REPORT)
+
+    expect(page.locator("#run-status")).to_have_text("Succeeded", timeout=15_000)
+    expect(page.locator("#events")).to_contain_text("Step 2 done: reward 0.60.")
+    expect(page.locator("#validation tbody tr").first).to_contain_text("Trained agent")
+    expect(page.locator("#validation")).to_contain_text("One-shot BM25 (the question as the query)")
+    expect(page.locator("#charts")).to_have_attribute("data-steps", "2", timeout=15_000)
+    expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
+    page.get_by_role("button", name="Latest").click()
+    expect(page.locator("#sample-step")).to_have_value("2")
+    screenshot("run-dashboard")
+
+    with page.expect_download() as download_info:
+        page.locator("#checkpoints").get_by_role("link", name="Download").click()
+    download = download_info.value
+    assert download.suggested_filename == "sleuth-margins-step2.tar.gz"
+    assert open(download.path(), "rb").read() == b"model files"
+
+
+def test_a_queued_run_can_be_cancelled_from_its_page(page, live_server, project):
+    run = Run.objects.create(
+        project=project,
+        created_by=project.owner,
+        name="Oops",
+        config=preset_config("quick-cpu").to_dict(),
+        total_steps=4,
+    )
+    log_in(page, live_server)
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    page.once("dialog", lambda dialog: dialog.accept())
+
+    page.get_by_role("button", name="Cancel run").click()
+
+    expect(page.locator("#run-status")).to_have_text("Cancelled")
+    expect(page.locator("#events")).to_contain_text("Cancelled before it started.")
+
+
+def test_the_landing_page_shows_measured_numbers(page, live_server, django_user_model, screenshot):
+    staff = django_user_model.objects.create_superuser(email="team@sleuth.dev", password="x-pw-12")
+    Run.objects.create(
+        project=project_create(owner=staff, name="FinanceBench demo"),
+        name="FinanceBench demo",
+        status=Run.Status.SUCCEEDED,
+        eval_report=EVAL_REPORT,
+    )
+
+    page.goto(live_server.url)
+
+    expect(page.locator("#claim #validation tbody tr")).to_have_count(3)
+    expect(page.locator("#claim")).to_contain_text("Base model, untrained")
+    screenshot("landing-with-numbers")
