@@ -22,3 +22,100 @@ def document_parse(document_id: int) -> str | None:
 
     document = parse(document_id=document_id)
     return document.status if document else None
+
+
+# -- runs: one task per stage; each claims the run with a lease (runs.pipeline) ---------
+
+RUN_STAGE_RETRIES = 4
+
+
+def _run_stage(task, stage: str, run_id: int) -> str | None:
+    """Call one stage service; retry with backoff while storage is unreachable, then fail
+    the run with the reason."""
+    from runs import pipeline
+
+    try:
+        run = getattr(pipeline, stage)(run_id=run_id)
+    except pipeline.TransientError as error:
+        if task.request.retries >= RUN_STAGE_RETRIES:
+            pipeline.run_fail(run_id=run_id, reason=f"{error}. Gave up after several tries.")
+            return "failed"
+        raise task.retry(countdown=min(5 * 2**task.request.retries, 120)) from error
+    return run.status if run else None
+
+
+@shared_task(name="workers.tasks.project_index")
+def project_index(project_id: int) -> str:
+    """Build (or reuse) a project's BM25 index from its parsed documents; returns its prefix."""
+    from runs.pipeline import project_index_build
+
+    return project_index_build(project_id=project_id)
+
+
+@shared_task(name="workers.tasks.question_set_generate")
+def question_set_generate(project_id: int) -> int:
+    """Generate questions with answers from a project's documents; returns the set's id."""
+    from runs.pipeline import question_set_generate as generate
+
+    return generate(project_id=project_id).pk
+
+
+@shared_task(name="workers.tasks.run_prepare", bind=True, max_retries=RUN_STAGE_RETRIES)
+def run_prepare(self, run_id: int) -> str | None:
+    return _run_stage(self, "run_prepare", run_id)
+
+
+@shared_task(name="workers.tasks.run_train", bind=True, max_retries=RUN_STAGE_RETRIES)
+def run_train(self, run_id: int) -> str | None:
+    return _run_stage(self, "run_train", run_id)
+
+
+@shared_task(name="workers.tasks.run_evaluate", bind=True, max_retries=RUN_STAGE_RETRIES)
+def run_evaluate(self, run_id: int) -> str | None:
+    return _run_stage(self, "run_evaluate", run_id)
+
+
+@shared_task(name="workers.tasks.run_publish", bind=True, max_retries=RUN_STAGE_RETRIES)
+def run_publish(self, run_id: int) -> str | None:
+    return _run_stage(self, "run_publish", run_id)
+
+
+@shared_task(name="workers.tasks.runs_sweep")
+def runs_sweep() -> list[int]:
+    """Requeue or fail runs whose worker stopped renewing its lease."""
+    from runs.pipeline import runs_sweep as sweep
+
+    return sweep()
+
+
+def _sweep_forever(interval: float) -> None:
+    import logging
+    import time
+
+    from django.db import connection
+
+    while True:
+        time.sleep(interval)
+        try:
+            from runs.pipeline import runs_sweep as sweep
+
+            sweep()
+        except Exception:  # the database blinked: try again next time
+            logging.getLogger(__name__).warning("run sweep failed", exc_info=True)
+            connection.close()
+
+
+def _start_sweeper(**kwargs) -> None:
+    """Every worker sweeps expired run leases in a background thread (no beat needed), so
+    a run whose worker was killed is taken over by one that is alive."""
+    import os
+    import threading
+
+    interval = float(os.environ.get("SLEUTH_RUN_SWEEP_SECONDS", "30"))
+    if interval > 0:
+        threading.Thread(target=_sweep_forever, args=(interval,), daemon=True).start()
+
+
+from celery.signals import worker_ready  # noqa: E402 - kept beside its only use
+
+worker_ready.connect(_start_sweeper, weak=False)

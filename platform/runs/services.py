@@ -5,6 +5,8 @@ the stage services in `runs.pipeline`. Work is queued with `transaction.on_commi
 worker never looks for a run that is not committed yet.
 """
 
+import os
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -13,19 +15,26 @@ from corpora.models import Document, Project, QuestionSet
 from .models import Run, RunEvent
 from .presets import DEFAULT_PRESET, PRESETS, preset_config
 
-QUEUE_INGEST = "ingest"
-QUEUE_TRAIN = "train"
+
+def ingest_queue() -> str:
+    """The CPU queue (preparing, publishing); the environment may rename it."""
+    return os.environ.get("SLEUTH_INGEST_QUEUE", "ingest")
+
+
+def train_queue() -> str:
+    """The GPU queue (training, evaluating); a CPU worker serves it in development."""
+    return os.environ.get("SLEUTH_TRAIN_QUEUE", "train")
 
 
 class RunRejected(ValueError):
     """A run that cannot start; the message says what is missing and what to do."""
 
 
-def enqueue(task: str, *args, queue: str = QUEUE_INGEST) -> None:
+def enqueue(task: str, *args, queue: str | None = None) -> None:
     """Send a task by name (the web side never imports the task module)."""
     from config.celery import app
 
-    app.send_task(task, args=list(args), queue=queue)
+    app.send_task(task, args=list(args), queue=queue or ingest_queue())
 
 
 def run_event_add(
@@ -112,8 +121,8 @@ def run_cancel(*, run: Run, user) -> Run:
         run.cancel_requested = True
         run.save(update_fields=["cancel_requested"])
         run_event_add(run=run, message="Cancel requested.")
-        if run.status == Run.Status.QUEUED:
-            run_finish(run=run, status=Run.Status.CANCELLED, reason="Cancelled before it started.")
+        if not run.lease_owner:  # no worker holds it: it stops now
+            run_finish(run=run, status=Run.Status.CANCELLED, reason="Cancelled.")
     return run
 
 

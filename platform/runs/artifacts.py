@@ -1,0 +1,60 @@
+"""Folders on S3 for runs: checkpoints, the final model, published folders, the project index.
+
+Every key lives in the artifacts bucket. A folder is uploaded file by file; whoever
+records it (a Checkpoint row, a manifest) does so after the last file, so a reader never
+sees a half-uploaded folder as complete.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+
+from core.s3 import s3_client
+
+
+def bucket() -> str:
+    return settings.S3_ARTIFACTS_BUCKET
+
+
+def work_dir() -> Path:
+    """Local scratch space for runs on this worker."""
+    path = Path(os.environ.get("SLEUTH_WORK_DIR") or Path(tempfile.gettempdir()) / "sleuth-work")
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def upload_folder(local: Path, prefix: str) -> int:
+    """Upload every file under `local` to `prefix/…`; returns the bytes uploaded."""
+    client, total = s3_client(), 0
+    for path in sorted(p for p in Path(local).rglob("*") if p.is_file()):
+        client.upload_file(str(path), bucket(), f"{prefix}/{path.relative_to(local).as_posix()}")
+        total += path.stat().st_size
+    return total
+
+
+def download_folder(prefix: str, local: Path) -> Path:
+    """Download every object under `prefix/` into `local` (same relative paths)."""
+    client = s3_client()
+    local = Path(local)
+    found = False
+    for page in client.get_paginator("list_objects_v2").paginate(
+        Bucket=bucket(), Prefix=prefix + "/"
+    ):
+        for item in page.get("Contents", []):
+            target = local / item["Key"][len(prefix) + 1 :]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            client.download_file(bucket(), item["Key"], str(target))
+            found = True
+    if not found:
+        raise FileNotFoundError(f"nothing on S3 under {prefix}/")
+    return local
+
+
+def exists(key: str) -> bool:
+    try:
+        s3_client().head_object(Bucket=bucket(), Key=key)
+    except s3_client().exceptions.ClientError:
+        return False
+    return True

@@ -1,0 +1,642 @@
+"""The run pipeline, one service per Celery task: index a project, generate questions,
+prepare → train → evaluate → publish a run, and sweep runs whose worker went away.
+
+Each stage claims the run with a lease (runs.lease), does its work, then hands the run to
+the next stage: it sets the next status, clears the owner and queues the next task. The
+lease's expiry doubles as a pick-up deadline, so a hand-off that never reached a worker
+(the broker was down) is requeued by `runs_sweep`, and a worker killed mid-stage is
+replaced by another that resumes from the last checkpoint on S3.
+
+Errors: `StageFailed` is a problem the customer can act on (the run fails with its
+message); `TransientError` (S3 or the database unreachable) releases the lease and lets
+the task retry with backoff; after `MAX_ATTEMPTS` claims the run fails with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+from botocore.exceptions import BotoCoreError, ClientError
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from corpora.models import Document, Project, Question, QuestionSet
+from workers.training.config import TrainConfig
+
+from . import artifacts
+from .lease import Heartbeat, lease_claim, lease_seconds, worker_name
+from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
+from .services import enqueue, ingest_queue, run_event_add, run_finish, run_set_status, train_queue
+
+logger = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = int(os.environ.get("SLEUTH_RUN_MAX_ATTEMPTS", "3"))
+METRICS_BATCH = 10  # steps buffered before one bulk INSERT (also flushed at checkpoints)
+METRICS_FLUSH_SECONDS = 5.0
+TRANSIENT = (BotoCoreError, ClientError, DatabaseError, ConnectionError, TimeoutError)
+
+
+class StageFailed(Exception):
+    """A run that cannot go on; the message is shown to the customer as the reason."""
+
+
+class TransientError(Exception):
+    """A service was unreachable; the stage may succeed if tried again."""
+
+
+# Which task and queue serve each status (the sweep requeues from this table).
+STAGES = {
+    Run.Status.QUEUED: ("workers.tasks.run_prepare", ingest_queue),
+    Run.Status.PREPARING: ("workers.tasks.run_prepare", ingest_queue),
+    Run.Status.TRAINING: ("workers.tasks.run_train", train_queue),
+    Run.Status.EVALUATING: ("workers.tasks.run_evaluate", train_queue),
+    Run.Status.PUBLISHING: ("workers.tasks.run_publish", ingest_queue),
+}
+
+
+def stage_enqueue(run: Run) -> None:
+    task, queue = STAGES[run.status]
+    enqueue(task, run.pk, queue=queue())
+
+
+# -- project index and questions ------------------------------------------------------
+
+
+def _readable_documents(project: Project):
+    return project.documents.filter(
+        status__in=[Document.Status.PARSED, Document.Status.INDEXED]
+    ).exclude(sections_key="")
+
+
+def project_index_build(*, project_id: int) -> str:
+    """Build (or reuse) the project's BM25 index from its parsed documents' sections and
+    return its S3 prefix. A build is immutable and named by the documents it holds, so an
+    unchanged project reuses it and a new upload gets a new one. Documents become indexed."""
+    from core.s3 import s3_client
+    from workers.documents.chunking import Section, chunk_sections
+    from workers.search.index import SearchIndex
+    from workers.search.store import MANIFEST, upload_index
+
+    project = Project.objects.get(pk=project_id)
+    documents = list(_readable_documents(project).order_by("pk"))
+    if not documents:
+        raise StageFailed("No readable documents: upload documents and wait until they are parsed.")
+    fingerprint = hashlib.sha256(
+        "\n".join(f"{d.pk}:{d.sha256}:{d.entity}" for d in documents).encode()
+    ).hexdigest()[:16]
+    prefix = f"projects/{project.pk}/index/{fingerprint}"
+    if not artifacts.exists(f"{prefix}/{MANIFEST}"):
+        chunks = []
+        for document in documents:
+            body = s3_client().get_object(Bucket=artifacts.bucket(), Key=document.sections_key)
+            sections = [
+                Section(text=r["text"], page=r.get("page"), title=r.get("title"))
+                for r in map(json.loads, body["Body"].read().decode().splitlines())
+            ]
+            chunks.extend(chunk_sections(document.name, sections, document.entity or None))
+        if not chunks:
+            raise StageFailed("Your documents hold no text to search. Upload other documents.")
+        with tempfile.TemporaryDirectory() as folder:
+            SearchIndex.build(chunks).save(folder)
+            upload_index(s3_client(), artifacts.bucket(), prefix, folder)
+    Document.objects.filter(pk__in=[d.pk for d in documents], status=Document.Status.PARSED).update(
+        status=Document.Status.INDEXED
+    )
+    return prefix
+
+
+_index_cache = None
+
+
+def load_index(prefix: str):
+    """The index at `prefix`, downloaded once per worker process."""
+    global _index_cache
+    from core.s3 import s3_client
+    from workers.search.store import IndexCache
+
+    if _index_cache is None:
+        _index_cache = IndexCache(s3_client(), artifacts.bucket(), artifacts.work_dir() / "indexes")
+    return _index_cache.get(prefix)
+
+
+def index_folder(prefix: str) -> Path:
+    """The local folder of a cached index (for publishing)."""
+    load_index(prefix)
+    return _index_cache._local_copy(prefix)
+
+
+def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
+    """Questions with answers generated offline from the tables in the project's documents,
+    stored as a question set named "Generated questions"."""
+    from django.conf import settings
+
+    from core.s3 import s3_client
+    from workers.documents.questions import save_questions
+    from workers.documents.synthesis import offline_questions
+
+    project = Project.objects.get(pk=project_id)
+    index = load_index(project_index_build(project_id=project_id))
+    generated = offline_questions(index.chunks, n=n)
+    if len(generated) < 2:
+        raise StageFailed(
+            "Could not generate questions from your documents (they have too few tables "
+            "with numbers). Upload a question file with answers and start the run with it."
+        )
+    key = f"projects/{project.pk}/question-sets/generated-{int(time.time())}.jsonl"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "questions.jsonl"
+        save_questions(generated, path)
+        size = path.stat().st_size
+        s3_client().upload_file(str(path), settings.S3_UPLOADS_BUCKET, key)
+    with transaction.atomic():
+        question_set = QuestionSet.objects.create(
+            project=project, name="Generated questions", s3_key=key, size=size
+        )
+        Question.objects.bulk_create(
+            Question(
+                question_set=question_set,
+                position=i,
+                external_id=q.id,
+                question=q.question,
+                answer=q.answer,
+                entity=q.entity or "",
+                evidence=[
+                    {k: v for k, v in vars(e).items() if k != "chunk_ids" and v is not None}
+                    for e in q.evidence
+                ],
+            )
+            for i, q in enumerate(generated, start=1)
+        )
+    return question_set
+
+
+def _engine_questions(question_set: QuestionSet):
+    from workers.documents.questions import Evidence, question_id
+    from workers.documents.questions import Question as EngineQuestion
+
+    return [
+        EngineQuestion(
+            id=q.external_id or f"{question_id(q.question)}-{q.position}",
+            question=q.question,
+            answer=q.answer,
+            entity=q.entity or None,
+            evidence=[
+                Evidence(text=e["text"], doc=e.get("doc"), page=e.get("page"))
+                for e in q.evidence or []
+                if e.get("text")
+            ],
+        )
+        for q in question_set.questions.exclude(answer="")
+    ]
+
+
+# -- stages ----------------------------------------------------------------------------
+
+
+def _stage(run_id: int, statuses: list[str], status: str, work) -> Run | None:
+    """Claim the run, mark it `status`, run `work(run, heartbeat)` under a heartbeat, and
+    turn errors into a failed run (StageFailed), a retry (TransientError) or a crash report."""
+    owner = worker_name()
+    run = lease_claim(run_id=run_id, owner=owner, statuses=statuses)
+    if run is None:
+        return None  # another worker has it, or it moved on (a duplicate delivery)
+    if run.cancel_requested:
+        return run_finish(run=run, status=Run.Status.CANCELLED, reason="Cancelled.")
+    if run.attempts > MAX_ATTEMPTS:
+        return run_finish(
+            run=run,
+            status=Run.Status.FAILED,
+            reason=(
+                f"Gave up after {MAX_ATTEMPTS} attempts at {run.status}: the workers kept "
+                "stopping or could not reach storage. Start the run again; if it fails "
+                "the same way, contact support."
+            ),
+        )
+    if run.status != status:
+        run_set_status(run=run, status=status, reason=f"{status.capitalize()} on {owner}.")
+    elif run.attempts > 1:
+        run_event_add(
+            run=run,
+            kind=RunEvent.Kind.WARNING,
+            message=f"Resumed {status} on {owner} (attempt {run.attempts}).",
+        )
+    try:
+        with Heartbeat(run.pk, owner) as heartbeat:
+            work(run, heartbeat)
+    except StageFailed as failure:
+        run.refresh_from_db()
+        return run_finish(run=run, status=Run.Status.FAILED, reason=str(failure))
+    except TRANSIENT + (TransientError,) as error:
+        _release(run.pk, owner, f"{_describe(error)}; trying again.")
+        raise TransientError(_describe(error)) from error
+    except Exception as error:
+        logger.exception("run %s failed in %s", run_id, status)
+        run.refresh_from_db()
+        return run_finish(
+            run=run,
+            status=Run.Status.FAILED,
+            reason=f"Something went wrong on our side while {status}: "
+            f"{type(error).__name__}: {error}",
+        )
+    run.refresh_from_db()
+    return run
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, (BotoCoreError, ClientError)):
+        return f"Could not reach the artifact store (S3): {error}"
+    if isinstance(error, DatabaseError):
+        return f"Could not reach the database: {error}"
+    return str(error)
+
+
+def _release(run_id: int, owner: str, message: str) -> None:
+    """Give the lease back with a pick-up deadline, so a retry (or the sweep) takes over."""
+    try:
+        Run.objects.filter(pk=run_id, lease_owner=owner).update(
+            lease_owner="", lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds())
+        )
+        run_event_add(run=Run.objects.get(pk=run_id), kind=RunEvent.Kind.WARNING, message=message)
+    except DatabaseError:
+        pass  # the lease expires on its own
+
+
+def _handoff(run: Run, owner_check: Heartbeat, status: str, reason: str) -> None:
+    """Move the run to the next stage and queue its task (after commit)."""
+    if owner_check.lost:
+        raise StageFailed("Lost the run's lease to another worker.")
+    with transaction.atomic():
+        run_set_status(
+            run=run,
+            status=status,
+            reason=reason,
+            lease_owner="",
+            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()),
+            attempts=0,  # attempts count claims of one stage
+        )
+        transaction.on_commit(lambda: _enqueue_quietly(run))
+
+
+def _enqueue_quietly(run: Run) -> None:
+    try:
+        stage_enqueue(run)
+    except Exception:  # the broker is down: the sweep requeues once the deadline passes
+        logger.warning("could not queue run %s (%s); the sweep will", run.pk, run.status)
+
+
+def run_prepare(*, run_id: int) -> Run | None:
+    """Index the project, take (or generate) the questions, map their evidence to chunks,
+    split them by entity and store the split with the run."""
+
+    def work(run: Run, heartbeat: Heartbeat) -> None:
+        from workers.documents.evidence import map_evidence
+        from workers.documents.questions import save_questions, split_by_entity
+
+        config = TrainConfig.from_dict(run.config)
+        index_prefix = project_index_build(project_id=run.project_id)
+        index = load_index(index_prefix)
+        if run.question_set is None:
+            run.question_set = question_set_generate(project_id=run.project_id)
+            run_event_add(
+                run=run,
+                message=f"Generated {run.question_set.questions.count()} questions from tables.",
+            )
+        questions = _engine_questions(run.question_set)
+        report = map_evidence(questions, index.chunks)
+        train, val = split_by_entity(questions, config.val_fraction, config.seed)
+        if not train or not val:
+            raise StageFailed(
+                "The questions need at least two different entities (companies, products…) "
+                "so that validation uses ones the model never trained on."
+            )
+        key = f"{run.artifacts_prefix}/questions"
+        with tempfile.TemporaryDirectory() as folder:
+            save_questions(train, Path(folder) / "train.jsonl")
+            save_questions(val, Path(folder) / "val.jsonl")
+            artifacts.upload_folder(Path(folder), key)
+        run.index_prefix, run.questions_key = index_prefix, key
+        run.save(update_fields=["index_prefix", "questions_key", "question_set"])
+        run_event_add(
+            run=run,
+            message=(
+                f"{len(index)} chunks indexed; {len(train)} training and {len(val)} "
+                f"validation questions; {report.summary()}"
+            ),
+        )
+        _handoff(run, heartbeat, Run.Status.TRAINING, "Waiting for a training worker.")
+
+    return _stage(run_id, [Run.Status.QUEUED, Run.Status.PREPARING], Run.Status.PREPARING, work)
+
+
+def _load_questions(run: Run, folder: Path):
+    from workers.documents.questions import load_questions
+
+    artifacts.download_folder(run.questions_key, folder)
+    return load_questions(folder / "train.jsonl"), load_questions(folder / "val.jsonl")
+
+
+class MetricStream:
+    """Buffers step records and sample trajectories; writes them in batches (one bulk
+    INSERT per table), upserting by (run, step) so a replayed step never duplicates."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.records: list[dict] = []
+        self.samples: list[dict] = []
+        self.flushed_at = time.monotonic()
+
+    def add(self, record: dict, samples: list[dict]) -> None:
+        self.records.append(record)
+        self.samples.extend(samples)
+        if (
+            len(self.records) >= METRICS_BATCH
+            or time.monotonic() - self.flushed_at > METRICS_FLUSH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        if self.records:
+            with transaction.atomic():
+                RunMetric.objects.bulk_create(
+                    [RunMetric(run=self.run, step=r["step"], data=r) for r in self.records],
+                    update_conflicts=True,
+                    unique_fields=["run", "step"],
+                    update_fields=["data"],
+                )
+                steps = sorted({s["step"] for s in self.samples})
+                TrajectorySample.objects.filter(run=self.run, step__in=steps).delete()
+                TrajectorySample.objects.bulk_create(
+                    TrajectorySample(
+                        run=self.run, step=s["step"], question_id=s["question_id"], data=s
+                    )
+                    for s in self.samples
+                )
+                Run.objects.filter(pk=self.run.pk).update(current_step=self.records[-1]["step"])
+        self.records, self.samples = [], []
+        self.flushed_at = time.monotonic()
+
+
+def _restore_checkpoint(run: Run, out_dir: Path) -> int:
+    """Download the run's latest complete checkpoint into out_dir and drop the metrics and
+    samples logged after it (the trainer logs those steps again). Returns its step."""
+    checkpoint = run.checkpoints.filter(is_final=False).order_by("-step").first()
+    step = checkpoint.step if checkpoint else 0
+    if checkpoint:
+        artifacts.download_folder(
+            checkpoint.s3_prefix, out_dir / "checkpoints" / f"step-{checkpoint.step:06d}"
+        )
+    RunMetric.objects.filter(run=run, step__gt=step).delete()
+    TrajectorySample.objects.filter(run=run, step__gt=step).delete()
+    return step
+
+
+def run_train(*, run_id: int) -> Run | None:
+    """Cold start + RL with the engine's trainer; metrics and samples stream into Postgres,
+    checkpoints go to S3. A run taken over from a dead worker resumes from its last
+    checkpoint on S3."""
+
+    def work(run: Run, heartbeat: Heartbeat) -> None:
+        from workers.agent.models import ModelNotFoundError, load_model
+        from workers.training.rl import train
+
+        config = TrainConfig.from_dict(run.config)
+        out_dir = artifacts.work_dir() / f"run-{run.pk}-{heartbeat.owner.replace(':', '-')}"
+        shutil.rmtree(out_dir, ignore_errors=True)
+        try:
+            resumed_from = _restore_checkpoint(run, out_dir)
+            if resumed_from:
+                run_event_add(
+                    run=run, message=f"Resuming from the checkpoint at step {resumed_from}."
+                )
+            train_qs, val_qs = _load_questions(run, out_dir / "questions")
+            index = load_index(run.index_prefix)
+            try:
+                model, tokenizer = load_model(config.model)
+            except ModelNotFoundError as error:
+                raise StageFailed(f"Could not load the model {config.model!r}: {error}") from None
+            stream = MetricStream(run)
+
+            def on_checkpoint(folder: Path, step: int) -> None:
+                stream.flush()
+                prefix = f"{run.artifacts_prefix}/checkpoints/step-{step:06d}"
+                size = artifacts.upload_folder(folder, prefix)
+                record = RunMetric.objects.filter(run=run, step=step).first()
+                val = {k: v for k, v in (record.data if record else {}).items() if "val" in k}
+                Checkpoint.objects.update_or_create(
+                    run=run,
+                    step=step,
+                    defaults={"s3_prefix": prefix, "size_bytes": size, "metrics": val},
+                )
+                heartbeat.check()
+
+            summary = train(
+                config,
+                model=model,
+                tokenizer=tokenizer,
+                index=index,
+                train_questions=train_qs,
+                val_questions=val_qs,
+                out_dir=out_dir,
+                resume=bool(resumed_from),
+                progress=False,
+                log=lambda message: logger.info("run %s: %s", run.pk, message),
+                should_stop=heartbeat.should_stop,
+                on_step=stream.add,
+                on_checkpoint=on_checkpoint,
+            )
+            stream.flush()
+            if heartbeat.lost:
+                return  # another worker took the run over; it reports from here on
+            run.refresh_from_db()
+            if run.cancel_requested:
+                run_finish(
+                    run=run, status=Run.Status.CANCELLED, reason="Cancelled during training."
+                )
+                return
+            artifacts.upload_folder(Path(summary["final"]), f"{run.artifacts_prefix}/final")
+            last = run.checkpoints.order_by("-step").first()
+            Checkpoint.objects.filter(pk=last.pk).update(is_final=True)
+            note = f" ({summary['stopped_early']})" if summary.get("stopped_early") else ""
+            _handoff(
+                run,
+                heartbeat,
+                Run.Status.EVALUATING,
+                f"Trained {summary['steps']} steps{note}; evaluating against baselines.",
+            )
+        finally:
+            shutil.rmtree(out_dir, ignore_errors=True)
+
+    return _stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work)
+
+
+def evaluate(final_dir: Path, config: TrainConfig, index, val_questions) -> dict:
+    """The trained agent against the base model and one-shot BM25 (echo) on the validation
+    questions. Uses the trainer's `evaluate_run` when the training area provides it."""
+    try:
+        from workers.training.evaluate import evaluate_run
+    except ImportError:
+        evaluate_run = None
+    if evaluate_run is not None:
+        return evaluate_run(final_dir.parent, config, index, val_questions)
+
+    from functools import cache
+
+    from workers.agent.models import load_model
+    from workers.agent.trajectory import SamplingParams
+    from workers.evaluation.harness import evaluate as harness_evaluate
+    from workers.evaluation.policies import build_policy
+    from workers.rewards.judge import build_judge
+
+    @cache
+    def load(name: str | None):
+        return load_model(name)
+
+    policies = {
+        name: build_policy(
+            spec, tool=index, limits=config.limits, load_model=load, base_model=config.model
+        )
+        for name, spec in (("trained", str(final_dir)), ("base", "base"), ("echo", "echo"))
+    }
+    tokenizer = load(str(final_dir))[1]
+    report = harness_evaluate(
+        policies,
+        val_questions,
+        judge=build_judge(config.reward.judge),
+        count_tokens=lambda text: len(tokenizer.encode(text, add_special_tokens=False)),
+        samples=1,
+        sampling=SamplingParams(temperature=0.0, seed=config.seed),
+        show_progress=False,
+    )
+    report.pop("trajectories", None)
+    return report
+
+
+def run_evaluate(*, run_id: int) -> Run | None:
+    def work(run: Run, heartbeat: Heartbeat) -> None:
+        from workers.documents.evidence import map_evidence
+
+        config = TrainConfig.from_dict(run.config)
+        with tempfile.TemporaryDirectory(dir=artifacts.work_dir()) as folder:
+            final_dir = artifacts.download_folder(
+                f"{run.artifacts_prefix}/final", Path(folder) / "final"
+            )
+            _, val_qs = _load_questions(run, Path(folder) / "questions")
+            index = load_index(run.index_prefix)
+            map_evidence(val_qs, index.chunks)
+            report = evaluate(final_dir, config, index, val_qs)
+        run.eval_report = report
+        run.save(update_fields=["eval_report"])
+        trained = (report.get("policies") or {}).get("trained", {})
+        Checkpoint.objects.filter(run=run, is_final=True).update(
+            metrics={f"val/{k}": v for k, v in trained.items()}
+        )
+        _handoff(run, heartbeat, Run.Status.PUBLISHING, "Evaluated; publishing the model.")
+
+    return _stage(run_id, [Run.Status.EVALUATING], Run.Status.EVALUATING, work)
+
+
+def run_publish(*, run_id: int) -> Run | None:
+    """The final model, its model card and agent bundle as a folder on S3, plus one archive."""
+
+    def work(run: Run, heartbeat: Heartbeat) -> None:
+        from django.utils.text import slugify
+
+        from core.s3 import s3_client
+        from workers.publishing import PublishInfo, make_archive, publish_folder
+
+        config = TrainConfig.from_dict(run.config)
+        checkpoint = run.checkpoints.filter(is_final=True).first()
+        if checkpoint is None:
+            raise StageFailed("The run has no final checkpoint to publish.")
+        name = slugify(f"{run.project.name}-{run.name}") or f"run-{run.pk}"
+        with tempfile.TemporaryDirectory(dir=artifacts.work_dir()) as folder:
+            folder = Path(folder)
+            final_dir = artifacts.download_folder(f"{run.artifacts_prefix}/final", folder / "final")
+            train_qs, val_qs = _load_questions(run, folder / "questions")
+            index_dir = index_folder(run.index_prefix)
+            info = PublishInfo(
+                name=run.name,
+                base_model=config.model,
+                config=config.to_dict(),
+                eval_report=run.eval_report,
+                data_summary={
+                    "documents": _readable_documents(run.project).count(),
+                    "chunks": json.loads((index_dir / "index.json").read_text()).get("chunk_count"),
+                    "training questions": len(train_qs),
+                    "validation questions": len(val_qs),
+                    "validation entities": ", ".join(sorted({q.entity or "?" for q in val_qs})),
+                    "training steps": checkpoint.step,
+                },
+            )
+            published = publish_folder(final_dir, index_dir, info, folder / name)
+            prefix = f"{run.artifacts_prefix}/published/{name}"
+            size = artifacts.upload_folder(published, prefix)
+            archive = make_archive(published, folder / f"{name}.tar.gz")
+            archive_key = f"{run.artifacts_prefix}/published/{name}.tar.gz"
+            s3_client().upload_file(str(archive), artifacts.bucket(), archive_key)
+        Checkpoint.objects.filter(pk=checkpoint.pk).update(
+            published_prefix=prefix, archive_key=archive_key, size_bytes=size
+        )
+        if heartbeat.lost:
+            raise StageFailed("Lost the run's lease to another worker.")
+        run_finish(run=run, status=Run.Status.SUCCEEDED, reason="Published.")
+
+    return _stage(run_id, [Run.Status.PUBLISHING], Run.Status.PUBLISHING, work)
+
+
+def run_fail(*, run_id: int, reason: str) -> Run:
+    """End a run as failed (a task that ran out of retries)."""
+    run = Run.objects.get(pk=run_id)
+    if not run.is_active:
+        return run
+    return run_finish(run=run, status=Run.Status.FAILED, reason=reason)
+
+
+def runs_sweep() -> list[int]:
+    """Requeue or fail active runs whose lease (or pick-up deadline) passed; returns their ids.
+
+    A worker killed mid-stage stops renewing its lease: its run is requeued and the next
+    worker resumes it from the last checkpoint, up to MAX_ATTEMPTS claims; then it fails
+    with the reason, so no run stays "training" forever.
+    """
+    now = timezone.now()
+    swept = []
+    for run in Run.objects.filter(status__in=Run.ACTIVE, lease_expires_at__lt=now):
+        deadline = now + timedelta(seconds=lease_seconds())
+        taken = Run.objects.filter(pk=run.pk, lease_expires_at=run.lease_expires_at).update(
+            lease_owner="", lease_expires_at=deadline
+        )
+        if not taken:
+            continue  # renewed or swept by someone else meanwhile
+        run.refresh_from_db()
+        swept.append(run.pk)
+        if run.cancel_requested:
+            run_finish(run=run, status=Run.Status.CANCELLED, reason="Cancelled.")
+            continue
+        if run.attempts >= MAX_ATTEMPTS:
+            run_finish(
+                run=run,
+                status=Run.Status.FAILED,
+                reason=(
+                    f"The worker stopped responding while {run.status} ({run.attempts} "
+                    "attempts). Start the run again; if it fails the same way, contact support."
+                ),
+            )
+            continue
+        run_event_add(
+            run=run,
+            kind=RunEvent.Kind.WARNING,
+            message="The worker stopped responding; the run was queued again."
+            if run.attempts
+            else "No worker picked the run up yet; queued again.",
+        )
+        _enqueue_quietly(run)
+    return swept

@@ -1,0 +1,70 @@
+"""Reads for the run pages. Lookups by id are scoped to the owner and fail closed (404)."""
+
+from django.conf import settings
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+
+from core.s3 import presigned_download_url
+
+from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
+
+
+def runs_for_project(*, project) -> QuerySet[Run]:
+    return Run.objects.filter(project=project)
+
+
+def runs_for_user(*, user) -> QuerySet[Run]:
+    return Run.objects.filter(project__owner=user).select_related("project")
+
+
+def run_get_for_user(*, user, run_id: int) -> Run:
+    """The run if `user` owns its project; Http404 otherwise (staff included)."""
+    return get_object_or_404(
+        Run.objects.select_related("project", "question_set"), pk=run_id, project__owner=user
+    )
+
+
+def run_events(*, run: Run) -> QuerySet[RunEvent]:
+    return run.events.all()
+
+
+def run_metric_series(*, run: Run, keys: list[str] | None = None) -> dict[str, list]:
+    """{"step": [...], key: [...]} for charts; a key missing at a step gives None there."""
+    rows = list(RunMetric.objects.filter(run=run).order_by("step").values_list("step", "data"))
+    if keys is None:
+        keys = sorted({k for _, data in rows for k in data if k != "step"})
+    series: dict[str, list] = {"step": [step for step, _ in rows]}
+    for key in keys:
+        series[key] = [data.get(key) for _, data in rows]
+    return series
+
+
+def run_samples(*, run: Run, step: int | None = None, limit: int = 20) -> QuerySet:
+    """Sample trajectories, newest step first (or those of one step)."""
+    samples = TrajectorySample.objects.filter(run=run)
+    if step is not None:
+        return samples.filter(step=step)
+    return samples.order_by("-step", "id")[:limit]
+
+
+def run_checkpoints(*, run: Run) -> QuerySet[Checkpoint]:
+    return run.checkpoints.order_by("step")
+
+
+def checkpoint_get_for_user(*, user, checkpoint_id: int) -> Checkpoint:
+    return get_object_or_404(
+        Checkpoint.objects.select_related("run__project"),
+        pk=checkpoint_id,
+        run__project__owner=user,
+    )
+
+
+def checkpoint_download_url(*, checkpoint: Checkpoint) -> str | None:
+    """A short-lived URL of the published archive; None until the checkpoint is published."""
+    if not checkpoint.archive_key:
+        return None
+    return presigned_download_url(
+        bucket=settings.S3_ARTIFACTS_BUCKET,
+        key=checkpoint.archive_key,
+        filename=checkpoint.archive_key.rsplit("/", 1)[-1],
+    )
