@@ -1,0 +1,42 @@
+"""The three floors: engine (no Django) < Django apps < Celery task module. Imports go down only."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DJANGO_SIDE = {"django", "config", "core", "accounts", "waitlist", "corpora", "runs", "devstack",
+               "storages", "celery"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+ENGINE_FILES = [p for p in (REPO / "workers").rglob("*.py") if p.name != "tasks.py"]
+
+
+@pytest.mark.parametrize("path", ENGINE_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_the_engine_never_imports_django_or_the_platform(path):
+    offending = {m for m in imported_modules(path) if m.split(".")[0] in DJANGO_SIDE}
+    assert not offending, f"{path.relative_to(REPO)} imports {sorted(offending)}"
+
+
+def test_the_web_side_never_imports_the_task_module():
+    for path in (REPO / "platform").rglob("*.py"):
+        assert "workers.tasks" not in imported_modules(path), path.relative_to(REPO)
+
+
+def test_platform_is_a_source_root_not_a_package_shadowing_the_standard_module():
+    assert not (REPO / "platform" / "__init__.py").exists()
+    import platform
+
+    assert hasattr(platform, "python_version")
