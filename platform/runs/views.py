@@ -170,7 +170,7 @@ def _policy_label(name: str) -> str:
     if name == "echo":
         return "One-shot BM25 (the question as the query)"
     if name.startswith("echo@"):
-        return f"One-shot BM25, top {name[5:]}"
+        return f"One-shot BM25 (the question as the query), top {name[5:]}"
     if name == "base":
         return "Base model, untrained"
     if name.startswith("openai:"):
@@ -263,7 +263,10 @@ def checkpoint_download(request, checkpoint_id: int):
     """Send the owner to a short-lived presigned URL for the checkpoint's archive."""
     checkpoint = _checkpoint_get_for_user(user=request.user, checkpoint_id=checkpoint_id)
     if not checkpoint.archive_key:
-        messages.error(request, "This checkpoint has no download yet; it is still being packed.")
+        if checkpoint.is_final and checkpoint.run.is_active:
+            messages.error(request, "This checkpoint is still being packed; try again shortly.")
+        else:
+            messages.error(request, "Only a run's final checkpoint is packed for download.")
         return redirect("runs:run_detail", run_id=checkpoint.run_id)
     url = presigned_download_url(
         bucket=settings.S3_ARTIFACTS_BUCKET,

@@ -291,6 +291,7 @@ def test_the_run_page_shows_status_events_checkpoints_and_the_validation_table(c
     assert "One-shot BM25 (the question as the query)" in html and "Trained agent" in html
     assert "45.0%" in html and "10.0%" in html  # answer score: agent vs one-shot BM25
     assert f"/checkpoints/{run.checkpoints.get().pk}/download/" in html
+    assert '75.0% <span class="muted small">pass@4</span>' in html
     assert "Cancel run" in html
 
 
@@ -342,12 +343,17 @@ def test_a_checkpoint_downloads_through_a_short_lived_presigned_url(client_alice
         assert "sleuth-first-try-step2.tar.gz" in download.headers["Content-Disposition"]
 
 
-def test_a_checkpoint_without_an_archive_yet_says_so(client_alice, project):
+def test_a_checkpoint_without_an_archive_says_why_it_has_no_download(client_alice, project):
     run = make_run(project, archive=False)
+    checkpoint = run.checkpoints.get()
+    url = f"/checkpoints/{checkpoint.pk}/download/"
 
-    response = client_alice.get(f"/checkpoints/{run.checkpoints.get().pk}/download/", follow=True)
+    intermediate = page(client_alice.get(url, follow=True))
+    Checkpoint.objects.filter(pk=checkpoint.pk).update(is_final=True)
+    final = page(client_alice.get(url, follow=True))
 
-    assert "still being packed" in page(response)
+    assert "Only a run&#x27;s final checkpoint is packed for download." in intermediate
+    assert "still being packed" in final
 
 
 def test_the_project_page_lists_its_runs(client_alice, run):
