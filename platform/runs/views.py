@@ -2,22 +2,20 @@
 cancel it, download its checkpoints. Thin: every lookup by id is scoped to the owner
 (404 for anyone else, staff included), writes go through runs.services."""
 
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.text import slugify
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from core.s3 import presigned_download_url
 from corpora.selectors import project_get_for_user
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import RewardInput, compute_reward
 
 from .forms import RewardPreviewForm, RunForm
-from .models import Checkpoint, Run
+from .models import Run
 from .presets import PRESETS, UnknownPreset, preset_config
+from .selectors import checkpoint_download_url, checkpoint_get_for_user, run_get_for_user
 from .services import RunRejected, run_cancel, run_create
 
 # The dashboard's charts: a title and the metrics keys it draws (a key ending in "*" takes
@@ -36,19 +34,6 @@ CHARTS = [
 ]
 # Golden chunk ids and texts can be long; the viewer shows this many samples per step.
 SAMPLES_PER_PAGE = 8
-
-
-def run_get_for_user(*, user, run_id: int) -> Run:
-    # Stand-in until runs.selectors.run_get_for_user lands; the same owner scope.
-    return get_object_or_404(Run.objects.select_related("project"), pk=run_id, project__owner=user)
-
-
-def _checkpoint_get_for_user(*, user, checkpoint_id: int) -> Checkpoint:
-    return get_object_or_404(
-        Checkpoint.objects.select_related("run__project"),
-        pk=checkpoint_id,
-        run__project__owner=user,
-    )
 
 
 @login_required
@@ -261,23 +246,11 @@ def run_cancel_view(request, run_id: int):
 @require_GET
 def checkpoint_download(request, checkpoint_id: int):
     """Send the owner to a short-lived presigned URL for the checkpoint's archive."""
-    checkpoint = _checkpoint_get_for_user(user=request.user, checkpoint_id=checkpoint_id)
+    checkpoint = checkpoint_get_for_user(user=request.user, checkpoint_id=checkpoint_id)
     if not checkpoint.archive_key:
         if checkpoint.is_final and checkpoint.run.is_active:
             messages.error(request, "This checkpoint is still being packed; try again shortly.")
         else:
             messages.error(request, "Only a run's final checkpoint is packed for download.")
         return redirect("runs:run_detail", run_id=checkpoint.run_id)
-    url = presigned_download_url(
-        bucket=settings.S3_ARTIFACTS_BUCKET,
-        key=checkpoint.archive_key,
-        filename=_archive_name(checkpoint),
-    )
-    return redirect(url)
-
-
-def _archive_name(checkpoint: Checkpoint) -> str:
-    """What the browser saves it as: run name and step, with the archive's own extension."""
-    basename = checkpoint.archive_key.rsplit("/", 1)[-1]
-    extension = basename[basename.index(".") :] if "." in basename else ""
-    return f"sleuth-{slugify(checkpoint.run.name) or 'run'}-step{checkpoint.step}{extension}"
+    return redirect(checkpoint_download_url(checkpoint=checkpoint))

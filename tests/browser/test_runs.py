@@ -190,7 +190,7 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
     with page.expect_download() as download_info:
         page.locator("#checkpoints").get_by_role("link", name="Download").click()
     download = download_info.value
-    assert download.suggested_filename == "sleuth-margins-step2.tar.gz"
+    assert download.suggested_filename == "final.tar.gz"
     assert open(download.path(), "rb").read() == b"model files"
 
 
@@ -209,7 +209,7 @@ def test_a_queued_run_can_be_cancelled_from_its_page(page, live_server, project)
     page.get_by_role("button", name="Cancel run").click()
 
     expect(page.locator("#run-status")).to_have_text("Cancelled")
-    expect(page.locator("#events")).to_contain_text("Cancelled before it started.")
+    expect(page.locator("#events")).to_contain_text("Cancel requested.")
 
 
 def test_the_landing_page_shows_measured_numbers(page, live_server, django_user_model, screenshot):

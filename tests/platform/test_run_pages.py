@@ -340,7 +340,7 @@ def test_a_checkpoint_downloads_through_a_short_lived_presigned_url(client_alice
     assert response.status_code == 302 and "X-Amz-Expires=" in url
     with urllib.request.urlopen(url) as download:
         assert download.read() == b"weights"
-        assert "sleuth-first-try-step2.tar.gz" in download.headers["Content-Disposition"]
+        assert "step-2.tar.gz" in download.headers["Content-Disposition"]
 
 
 def test_a_checkpoint_without_an_archive_says_why_it_has_no_download(client_alice, project):
