@@ -231,6 +231,7 @@ def train(
             max_batch_tokens=config.max_batch_tokens,
             pad_id=pad_id,
             seed=config.seed,
+            progress=progress,
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
 

@@ -8,6 +8,7 @@ import random
 from collections.abc import Callable, Sequence
 
 import torch
+from tqdm import tqdm
 from transformers import PreTrainedModel
 
 from workers.agent.trajectory import Trajectory
@@ -25,6 +26,7 @@ def sft(
     pad_id: int = 0,
     seed: int = 0,
     on_step: Callable[[dict], None] | None = None,
+    progress: bool = False,
 ) -> list[float]:
     """Fine-tune `model` in place; returns the mean loss of each epoch."""
     if not trajectories:
@@ -34,8 +36,15 @@ def sft(
     rng = random.Random(seed)
     model.train()
     epoch_losses = []
+    batches = micro_batches(range(len(trajectories)), lengths, max_batch_tokens)
+    bar = tqdm(
+        total=epochs * len(batches),
+        desc="cold start SFT",
+        unit="batch",
+        disable=not progress,
+        dynamic_ncols=True,
+    )
     for epoch in range(epochs):
-        batches = micro_batches(range(len(trajectories)), lengths, max_batch_tokens)
         rng.shuffle(batches)
         losses = []
         for rows in batches:
@@ -47,8 +56,11 @@ def sft(
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             losses.append(loss.item())
+            bar.update(1)
+            bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
             if on_step:
                 on_step({"epoch": epoch, "loss": loss.item()})
         epoch_losses.append(sum(losses) / len(losses))
+    bar.close()
     model.eval()
     return epoch_losses
