@@ -197,7 +197,13 @@ def run_samples(request, run_id: int):
     return render(
         request,
         "runs/_samples.html",
-        {"run": run, "steps": steps, "step": step, "samples": samples},
+        {
+            "run": run,
+            "steps": steps,
+            "step": step,
+            "latest": not steps or step == steps[-1],
+            "samples": samples,
+        },
     )
 
 

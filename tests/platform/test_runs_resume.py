@@ -78,6 +78,7 @@ def test_a_run_whose_worker_is_killed_resumes_on_another_from_its_last_checkpoin
             options={
                 **TINY_OPTIONS,
                 "steps": 40,
+                "hold_back_after": 10_000,  # a random model never answers: keep asking
                 "save_every": 3,
                 "model": tiny_model_folder(tmp_path),
             },
@@ -98,7 +99,8 @@ def test_a_run_whose_worker_is_killed_resumes_on_another_from_its_last_checkpoin
 
         assert run.status == "succeeded", run.status_reason
         steps = list(RunMetric.objects.filter(run=run).values_list("step", flat=True))
-        assert steps == list(range(1, 41))
+        messages = [e.message for e in run.events.all()]
+        assert steps == list(range(1, 41)), messages
         messages = [e.message for e in run.events.all()]
         assert any("stopped responding" in m for m in messages)
         resumed = [m for m in messages if m.startswith("Resuming from the checkpoint at step")]
