@@ -11,6 +11,6 @@ def test_task_round_trip_through_the_real_broker_and_worker(celery_worker):
     assert result.get(timeout=30) == {"payload": "hello", "worker": socket.gethostname()}
 
 
-def test_tasks_are_routed_to_the_ingest_queue_by_default():
+def test_tasks_without_a_queue_go_to_the_ingest_queue():
     assert app.conf.task_default_queue == "ingest"
-    assert app.amqp.router.route({}, "workers.tasks.train_run")["queue"].name == "train"
+    assert app.amqp.router.route({}, "workers.tasks.ping")["queue"].name == "ingest"
