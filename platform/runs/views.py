@@ -19,9 +19,9 @@ from .selectors import checkpoint_download_url, checkpoint_get_for_user, run_get
 from .services import RunRejected, run_cancel, run_create
 
 # The dashboard's charts: a title and the metrics keys it draws (a key ending in "*" takes
-# every key with that prefix, e.g. each reward component or each pass@k).
+# every key with that prefix, e.g. each reward component or each pass@k; "!key" leaves one out).
 CHARTS = [
-    ("Reward", ["reward/*"]),
+    ("Reward", ["reward/*", "!reward/judge_failed"]),
     (
         "Accuracy and golden recall",
         ["accuracy", "golden_recall", "val/accuracy", "val/golden_recall"],

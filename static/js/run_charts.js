@@ -6,6 +6,7 @@
   const COLORS = ["#0b6bcb", "#1a7f37", "#cf222e", "#8250df", "#bf8700", "#0a7a8a", "#6e7781", "#e16f24"];
 
   function matches(patterns, key) {
+    if (patterns.includes("!" + key)) return false;
     return patterns.some((p) => (p.endsWith("*") ? key.startsWith(p.slice(0, -1)) : key === p));
   }
 

@@ -323,6 +323,16 @@ def test_the_trajectory_viewer_marks_golden_chunks_and_breaks_down_the_reward(cl
     assert "golden_recall 1.00" in html and "format 0.75" in html
 
 
+def test_the_viewer_follows_new_samples_only_while_showing_the_latest_step(client_alice, run):
+    TrajectorySample.objects.create(run=run, step=1, question_id="q0", data=SAMPLE)
+
+    latest = page(client_alice.get(f"/runs/{run.pk}/samples/"))
+    older = page(client_alice.get(f"/runs/{run.pk}/samples/?step=1"))
+
+    assert 'hx-trigger="every 10s"' in latest and 'hx-trigger="every 10s"' not in older
+    assert '<option value="1" selected>' in older
+
+
 def test_cancelling_asks_the_run_to_stop(client_alice, run):
     response = client_alice.post(f"/runs/{run.pk}/cancel/")
 
