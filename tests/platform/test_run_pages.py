@@ -3,10 +3,12 @@ events, curves, validation against baselines, trajectories); cancel; checkpoint 
 through short-lived presigned URLs; the landing page's published numbers; and owner
 isolation over every run URL (alice owns, bob is another customer, charlie is staff)."""
 
+import json
 import urllib.request
 
 import pytest
 from django.conf import settings
+from django.test import override_settings
 
 from core.s3 import s3_client
 from corpora.models import Document, Question, QuestionSet
@@ -392,6 +394,16 @@ def test_the_landing_page_never_shows_a_customers_numbers(client, run):
     assert "Measured, not promised" not in html and "45.0%" not in html
 
 
+def test_the_landing_page_shows_a_configured_published_evaluation(client, tmp_path):
+    path = tmp_path / "eval.json"
+    path.write_text(json.dumps(EVAL_REPORT))
+
+    with override_settings(SLEUTH_PUBLISHED_EVAL=str(path)):
+        html = page(client.get("/"))
+
+    assert "published evaluation" in html and "45.0%" in html
+
+
 # --- isolation -----------------------------------------------------------------------------
 
 
@@ -436,3 +448,33 @@ def test_nobody_signed_in_is_sent_to_log_in_from_every_run_url(client, run):
     for method, url, data in run_requests(run):
         response = getattr(client, method)(url, data)
         assert response.status_code == 302 and "/accounts/login/" in response["Location"], url
+
+
+def test_another_customers_question_set_cannot_be_named_in_a_run_or_a_preview(
+    client, bob, project, question_set
+):
+    bobs = project_create(owner=bob, name="Bob's")
+    Document.objects.create(
+        project=bobs,
+        name="b.txt",
+        kind="text",
+        content_type="text/plain",
+        size=1,
+        sha256="1" * 64,
+        s3_key="projects/b/b.txt",
+        status=Document.Status.PARSED,
+    )
+    client.force_login(bob)
+    question = question_set.questions.first()
+
+    run = client.post(
+        f"/projects/{bobs.pk}/runs/new/",
+        {"name": "x", "preset": "quick-cpu", "question_set": question_set.pk},
+    )
+    preview = client.post(
+        f"/projects/{bobs.pk}/runs/reward-preview/",
+        {"sample_question": question.pk, "sample_answers": "A"},
+    )
+
+    assert run.status_code == 400 and not Run.objects.exists()
+    assert "Select a valid choice" in page(preview)
