@@ -93,30 +93,29 @@ def main() -> None:
     engine = HFRolloutEngine(model, tokenizer, tool, limits=limits, batch_size=args.n)
     sampling = SamplingParams(temperature=0.7, top_p=0.95, seed=0)
 
-    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    started = time.perf_counter()
-    batched = engine.rollout(questions, sampling)
-    batched_s = time.perf_counter() - started
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-    started = time.perf_counter()
-    alone = sequential_generate(engine, questions, sampling)
-    alone_s = time.perf_counter() - started
-
     def report(name, trajectories, seconds):
         tokens = sum(t.model_tokens for t in trajectories)
         searches = sum(len(t.searches) for t in trajectories)
         print(
             f"{name:<28} {tokens:>6} tokens  {searches:>3} searches  {seconds:7.1f} s  "
-            f"{tokens / seconds:7.1f} tok/s"
+            f"{tokens / seconds:7.1f} tok/s",
+            flush=True,
         )
         return tokens / seconds
 
     print(f"{args.n} trajectories, {args.threads} threads, max_new_tokens={args.max_new_tokens}")
-    fast = report("batched hf engine", batched, batched_s)
-    slow = report("model.generate, one by one", alone, alone_s)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    started = time.perf_counter()
+    batched = engine.rollout(questions, sampling)
+    fast = report("batched hf engine", batched, time.perf_counter() - started)
+    # Peak RSS so far: the batched run is the only big allocation after loading.
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS after batched rollout: {peak_mb:.0f} MB (after loading: {rss_before:.0f} MB)")
+
+    started = time.perf_counter()
+    alone = sequential_generate(engine, questions, sampling)
+    slow = report("model.generate, one by one", alone, time.perf_counter() - started)
     print(f"throughput ratio (batched / one by one): {fast / slow:.2f}x")
-    print(f"peak RSS during batched rollout: {peak_mb:.0f} MB (before: {rss_before:.0f} MB)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
 """The agent protocol parser: what one model segment asks for."""
 
-from workers.agent.protocol import normalize_query, parse_segment
+from workers.agent.protocol import (
+    ANSWER_STOP_STRINGS,
+    normalize_query,
+    parse_segment,
+    segment_stopped,
+)
 
 
 def test_a_closed_search_tag_is_a_search_with_its_query():
@@ -50,3 +55,15 @@ def test_an_answer_opened_by_the_harness_ends_at_end_of_sequence():
 
 def test_query_echo_ignores_case_and_spacing():
     assert normalize_query("What  is\nCapex?") == normalize_query("what is capex?")
+
+
+def test_an_answer_opened_by_the_harness_ends_with_its_first_line():
+    segment = parse_segment(
+        "\n 42 dollars\nThe 2018 report", ended_by_eos=False, answer_opened=True
+    )
+    assert (segment.kind, segment.text) == ("answer", "42 dollars")
+
+
+def test_a_leading_newline_does_not_stop_an_opened_answer():
+    assert not segment_stopped("\n", "\n", ANSWER_STOP_STRINGS)
+    assert segment_stopped("\n42\n", "\n42\n", ANSWER_STOP_STRINGS)

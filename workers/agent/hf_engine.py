@@ -18,14 +18,15 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import DynamicCache
 
 from workers.agent.protocol import (
-    ANSWER_CLOSE,
     ANSWER_OPEN,
+    ANSWER_STOP_STRINGS,
     SEARCH_CLOSE,
     SEARCH_OPEN,
     STOP_STRINGS,
     SYSTEM_PROMPT,
     build_messages,
     parse_segment,
+    segment_stopped,
 )
 from workers.agent.tool import SearchTool, format_hits
 from workers.agent.trajectory import (
@@ -137,7 +138,7 @@ class RolloutEngine:
         if not live:
             return
         stops = [
-            (ANSWER_CLOSE,) if trajectories[i].meta.get("answer_opened") else STOP_STRINGS
+            ANSWER_STOP_STRINGS if trajectories[i].meta.get("answer_opened") else STOP_STRINGS
             for i in live
         ]
         segments = self._generate(
@@ -304,7 +305,10 @@ class HFRolloutEngine(RolloutEngine):
                     out[seq] = (ids, lps, True)
                     continue
                 tail = self.tokenizer.decode(ids[-_STOP_TAIL_TOKENS:])
-                if any(s in tail for s in stops[seq]) or len(ids) >= budgets[seq]:
+                if len(ids) >= budgets[seq] or (
+                    any(s in tail for s in stops[seq])
+                    and segment_stopped(self.tokenizer.decode(ids), tail, stops[seq])
+                ):
                     continue
                 keep.append(r)
             if not keep:

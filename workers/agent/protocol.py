@@ -16,6 +16,9 @@ SEARCH_OPEN, SEARCH_CLOSE = "<search>", "</search>"
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 RESULTS_OPEN, RESULTS_CLOSE = "<results>", "</results>"
 STOP_STRINGS = (SEARCH_CLOSE, ANSWER_CLOSE)
+# When the harness opened the answer, the answer also ends at the end of its first line:
+# small models rarely close a tag they did not open, and ramble on instead.
+ANSWER_STOP_STRINGS = (ANSWER_CLOSE, "\n")
 
 SYSTEM_PROMPT = (
     "You answer questions about a collection of documents by searching it.\n"
@@ -54,6 +57,12 @@ class Segment:
 _WHITESPACE = re.compile(r"\s+")
 
 
+def segment_stopped(text: str, tail: str, stops: tuple[str, ...]) -> bool:
+    """Whether a segment whose last tokens read `tail` has reached one of `stops`
+    (a newline counts only after the answer's first words)."""
+    return any(s in tail and (s != "\n" or "\n" in text.lstrip()) for s in stops)
+
+
 def normalize_query(text: str) -> str:
     """Collapse whitespace and case, so query echo is detected regardless of spacing."""
     return _WHITESPACE.sub(" ", text).strip().lower()
@@ -63,12 +72,12 @@ def parse_segment(text: str, *, ended_by_eos: bool, answer_opened: bool = False)
     """Read one model segment.
 
     `answer_opened` says the harness already wrote `<answer>` for the model (the echo
-    policy does), so the end-of-sequence token closes the answer.
+    policy does), so the end of its first line or of the sequence closes the answer.
     """
     if answer_opened:
-        body = text.split(ANSWER_CLOSE, 1)[0]
-        if ANSWER_CLOSE in text or ended_by_eos:
-            return Segment("answer", body.strip())
+        body = text.split(ANSWER_CLOSE, 1)[0].lstrip()
+        if ANSWER_CLOSE in text or ended_by_eos or "\n" in body:
+            return Segment("answer", body.split("\n", 1)[0].strip())
         return Segment("unfinished")
     answer_end = text.find(ANSWER_CLOSE)
     search_end = text.find(SEARCH_CLOSE)

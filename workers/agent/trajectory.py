@@ -129,5 +129,6 @@ class Trajectory:
             "model_tokens": self.model_tokens,
             "wall_s": round(self.wall_s, 3),
             "reward": self.reward,
+            "judge_score": self.meta.get("judge_score"),
             "text": self.text,
         }

@@ -52,7 +52,7 @@ def summarize(
             )
             scores.append(verdict.score if verdict else 0.0)
             correct = correct or bool(verdict and verdict.correct)
-            t.reward.setdefault("answer_score", scores[-1])
+            t.meta["judge_score"] = scores[-1]
             if golden:
                 recalls.append(len(golden & set(t.retrieved_chunk_ids)) / len(golden))
             searches.append(len(t.valid_searches))
