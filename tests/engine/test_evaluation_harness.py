@@ -184,3 +184,52 @@ def test_retrieved_chunks_counts_distinct_chunks_shown():
     metrics = summarize([Question()], samples, OfflineJudge(), len)
     assert (metrics["retrieved_chunks"], metrics["searches_per_question"]) == (2.0, 2.0)
     assert metrics["golden_recall"] == 0.5
+
+
+def test_a_checkpoint_folder_is_a_policy_that_runs_through_the_tool_loop(tmp_path):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    from workers.agent.models import load_model
+    from workers.evaluation.policies import HFPolicy, build_policy
+
+    vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[EOS]", "<search>", "capex"])}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
+    )
+    config = LlamaConfig(
+        vocab_size=5,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        eos_token_id=2,
+    )
+    LlamaForCausalLM(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+
+    policy = build_policy(
+        str(tmp_path), tool=FakeIndex(), limits=Limits(max_new_tokens=4), load_model=load_model
+    )
+    assert isinstance(policy, HFPolicy) and policy.echo_k is None
+    trajectory = policy.rollout([QUESTION], SamplingParams(temperature=1.0))[0]
+    assert trajectory.model_name == str(tmp_path)
+    assert trajectory.finish_reason in ("max_tokens", "no_answer")
+
+
+def test_an_unknown_policy_is_a_clear_error():
+    from workers.evaluation.policies import PolicySpecError, build_policy
+
+    with pytest.raises(PolicySpecError, match="unknown policy"):
+        build_policy("no-such-folder", tool=FakeIndex(), limits=Limits(), load_model=None)
+
+
+def test_sleuth_eval_with_a_missing_index_says_so_and_exits_2(tmp_path, capsys):
+    from workers.cli import main
+
+    code = main(["eval", "--index", str(tmp_path / "none"), "--questions", str(tmp_path / "q")])
+    assert code == 2
+    assert "cannot load index" in capsys.readouterr().err
