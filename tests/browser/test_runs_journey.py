@@ -2,14 +2,16 @@
 waitlist → an admin invites → sign up → upload the FinanceBench PDFs → upload their
 questions → start a quick run → watch it progress → download the checkpoint.
 
-A real Celery worker parses the filings and trains the default model (SmolLM2-135M on CPU)
-for one RL step: 17 minutes on 2 busy shared cores, far over the suite's budget, so it runs
-only when asked: `SLEUTH_JOURNEY=1 pytest tests/browser/test_runs_journey.py`. Screenshots of
-every main page are saved to test-artifacts/journey-*.png."""
+A real Celery worker parses the filings and trains. In the suite the run's model is a tiny
+randomly initialized one (typed into the advanced options, as a customer would name any
+model), so the journey takes a couple of minutes; with `SLEUTH_JOURNEY=1` it trains the
+default model (SmolLM2-135M on CPU) for one RL step instead: 17 minutes on 2 busy shared
+cores. Screenshots of every main page are saved to test-artifacts/journey-*.png."""
 
 import json
 import os
 import re
+import sys
 import tarfile
 from pathlib import Path
 
@@ -18,10 +20,22 @@ from playwright.sync_api import expect
 
 from runs.models import Run
 
+sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
+from test_training_rl import tiny_model, tiny_tokenizer  # noqa: E402
+
+DEFAULT_MODEL = os.environ.get("SLEUTH_JOURNEY") == "1"
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 DATASET = Path(__file__).parents[2].parent / "shared" / "datasets" / "financebench-dev"
 RUN_MINUTES = 25  # the worst case seen on 2 shared cores, with room to spare
+
+
+def tiny_model_folder(root: Path) -> str:
+    tokenizer = tiny_tokenizer()
+    tiny_model(tokenizer).save_pretrained(root / "tiny-model")
+    tokenizer.save_pretrained(root / "tiny-model")
+    return str(root / "tiny-model")
 
 
 def questions_about_the_pdfs(folder: Path) -> Path:
@@ -35,9 +49,6 @@ def questions_about_the_pdfs(folder: Path) -> Path:
 
 
 @pytest.mark.skipif(not DATASET.is_dir(), reason="shared datasets are not beside the clone")
-@pytest.mark.skipif(
-    os.environ.get("SLEUTH_JOURNEY") != "1", reason="takes many minutes: set SLEUTH_JOURNEY=1"
-)
 def test_waitlist_to_a_trained_checkpoint_in_the_browser(
     page, live_server, screenshot, mailoutbox, django_user_model, celery_worker, tmp_path
 ):
@@ -92,6 +103,8 @@ def test_waitlist_to_a_trained_checkpoint_in_the_browser(
     page.get_by_label("Quick CPU demo").check()
     page.get_by_text("Advanced options").click()
     page.get_by_role("spinbutton", name="RL steps").fill("1")
+    if not DEFAULT_MODEL:
+        page.locator("#id_model").fill(tiny_model_folder(tmp_path))
     page.get_by_label("Pick a question").select_option(index=1)
     page.get_by_label("Sample answers, one per line").fill("I don't know")
     page.get_by_role("button", name="Preview rewards").click()
