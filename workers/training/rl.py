@@ -232,6 +232,8 @@ def train(
             pad_id=pad_id,
             seed=config.seed,
             progress=progress,
+            # The cold start may use at most half the budget: RL and evaluation need the rest.
+            deadline=started + config.max_minutes * 30 if config.max_minutes else None,
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
 

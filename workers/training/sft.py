@@ -5,6 +5,7 @@ results are context, never targets.
 """
 
 import random
+import time
 from collections.abc import Callable, Sequence
 
 import torch
@@ -27,8 +28,10 @@ def sft(
     seed: int = 0,
     on_step: Callable[[dict], None] | None = None,
     progress: bool = False,
+    deadline: float | None = None,
 ) -> list[float]:
-    """Fine-tune `model` in place; returns the mean loss of each epoch."""
+    """Fine-tune `model` in place; returns the mean loss of each epoch. Stops early (after a
+    micro-batch) once `time.monotonic()` passes `deadline`."""
     if not trajectories:
         return []
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
@@ -48,6 +51,8 @@ def sft(
         rng.shuffle(batches)
         losses = []
         for rows in batches:
+            if deadline is not None and time.monotonic() > deadline:
+                break
             batch = collate([trajectories[i] for i in rows], pad_id=pad_id)
             logp, _ = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.loss_mask)
             loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
@@ -60,6 +65,8 @@ def sft(
             bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
             if on_step:
                 on_step({"epoch": epoch, "loss": loss.item()})
+        if not losses:
+            break
         epoch_losses.append(sum(losses) / len(losses))
     bar.close()
     model.eval()
