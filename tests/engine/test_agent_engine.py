@@ -243,6 +243,7 @@ def test_results_longer_than_the_limit_are_cut(engine):
             tool_run.append(producer)
     assert len(tool_run) == 8
     assert trajectory.searches[0].truncated
+    assert trajectory.searches[0].chunk_ids == ["alpha-0"]  # alpha-1 was cut off
 
 
 def test_a_malformed_call_is_reported_to_the_model_which_goes_on(engine):

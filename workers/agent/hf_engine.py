@@ -196,6 +196,9 @@ class RolloutEngine:
         room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)
         if len(body) > room:
             body, call.truncated = body[:room], True
+            # Only chunks whose id survived the cut were shown to the model.
+            shown = self.tokenizer.decode(body)
+            call.chunk_ids = [c for c in call.chunk_ids if c in shown]
         trajectory.searches.append(call)
         self._append_tool(trajectory, None, head + body + tail)
 

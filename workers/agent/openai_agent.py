@@ -111,6 +111,7 @@ class OpenAIAgent:
         room = self.limits.max_result_tokens * _CHARS_PER_TOKEN
         if len(body) > room:
             body, call.truncated = body[:room], True
+            call.chunk_ids = [c for c in call.chunk_ids if c in body]
         trajectory.searches.append(call)
         return format_results(body)
 
