@@ -126,7 +126,7 @@ def forced_trajectory(
         trajectory.text += segment
         if segment.endswith(SEARCH_CLOSE):
             query = segment[len(SEARCH_OPEN) : -len(SEARCH_CLOSE)]
-            engine._run_search(trajectory, query, k or engine.limits.results_per_search)
+            engine.run_search(trajectory, query, k or engine.limits.results_per_search)
         elif segment.endswith(ANSWER_CLOSE):
             trajectory.answer = segment[len(ANSWER_OPEN) : -len(ANSWER_CLOSE)]
             trajectory.finish_reason = "answer"
