@@ -202,7 +202,6 @@ class RolloutEngine:
         trajectory.searches.append(call)
         self._append_tool(trajectory, None, head + body + tail)
 
-    _run_search = run_search  # the old private name, still used by workers/training
 
     def _echo_search(self, trajectory: Trajectory, k: int) -> None:
         self._append_tool(trajectory, f"{SEARCH_OPEN}{trajectory.question}{SEARCH_CLOSE}")
