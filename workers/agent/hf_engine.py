@@ -202,7 +202,6 @@ class RolloutEngine:
         trajectory.searches.append(call)
         self._append_tool(trajectory, None, head + body + tail)
 
-
     def _echo_search(self, trajectory: Trajectory, k: int) -> None:
         self._append_tool(trajectory, f"{SEARCH_OPEN}{trajectory.question}{SEARCH_CLOSE}")
         self.run_search(trajectory, trajectory.question, k)
