@@ -24,9 +24,15 @@ from workers.training.logprobs import full_logits_logprobs, token_logprobs
 from workers.training.losses import LossConfig, policy_loss
 
 SMOLLM2_135M = dict(
-    vocab_size=49152, hidden_size=576, intermediate_size=1536, num_hidden_layers=30,
-    num_attention_heads=9, num_key_value_heads=3, max_position_embeddings=8192,
-    tie_word_embeddings=True, rms_norm_eps=1e-5,
+    vocab_size=49152,
+    hidden_size=576,
+    intermediate_size=1536,
+    num_hidden_layers=30,
+    num_attention_heads=9,
+    num_key_value_heads=3,
+    max_position_embeddings=8192,
+    tie_word_embeddings=True,
+    rms_norm_eps=1e-5,
 )
 
 
@@ -100,15 +106,19 @@ def main() -> None:
     done_flops = 6 * body * tokens + 6 * head * model_tokens + attention_flops
 
     def row(name, seconds, flops):
-        return (f"{name:<28} {tokens / seconds:8.0f} tok/s   {seconds:6.2f} s/step   "
-                f"{model_flops / seconds / 1e9:6.1f} GFLOP/s model "
-                f"({model_flops / seconds / 1e9 / peak:5.1%} of peak)   "
-                f"{flops / seconds / 1e9:6.1f} GFLOP/s done ({flops / seconds / 1e9 / peak:5.1%})")
+        return (
+            f"{name:<28} {tokens / seconds:8.0f} tok/s   {seconds:6.2f} s/step   "
+            f"{model_flops / seconds / 1e9:6.1f} GFLOP/s model "
+            f"({model_flops / seconds / 1e9 / peak:5.1%} of peak)   "
+            f"{flops / seconds / 1e9:6.1f} GFLOP/s done ({flops / seconds / 1e9 / peak:5.1%})"
+        )
 
     print(f"fp32 matmul peak here: {peak:.1f} GFLOP/s ({torch.get_num_threads()} threads)")
-    print(f"batch: {rows} × {length} tokens, {model_tokens} model tokens "
-          f"({args.model_share:.0%}); SmolLM2-135M shape, {body / 1e6:.0f}M body + "
-          f"{head / 1e6:.0f}M head parameters")
+    print(
+        f"batch: {rows} × {length} tokens, {model_tokens} model tokens "
+        f"({args.model_share:.0%}); SmolLM2-135M shape, {body / 1e6:.0f}M body + "
+        f"{head / 1e6:.0f}M head parameters"
+    )
     print(row("naive (full logits)", naive_s, model_flops))
     print(row("sleuth loss path", real_s, done_flops))
     print(f"speed-up: {naive_s / real_s:.2f}× tokens/s over the naive step")

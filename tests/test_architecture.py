@@ -6,8 +6,18 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-DJANGO_SIDE = {"django", "config", "core", "accounts", "waitlist", "corpora", "runs", "devstack",
-               "storages", "celery"}
+DJANGO_SIDE = {
+    "django",
+    "config",
+    "core",
+    "accounts",
+    "waitlist",
+    "corpora",
+    "runs",
+    "devstack",
+    "storages",
+    "celery",
+}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -40,3 +50,14 @@ def test_platform_is_a_source_root_not_a_package_shadowing_the_standard_module()
     import platform
 
     assert hasattr(platform, "python_version")
+
+
+def test_the_code_is_ruff_clean_and_formatted():
+    import subprocess
+    import sys
+
+    for command in (["check", "."], ["format", "--check", "."]):
+        result = subprocess.run(
+            [sys.executable, "-m", "ruff", *command], cwd=REPO, capture_output=True, text=True
+        )
+        assert result.returncode == 0, result.stdout + result.stderr

@@ -9,16 +9,28 @@ from workers.cli import main
 
 def write_inputs(tmp_path):
     pages = tmp_path / "pages.jsonl"
-    pages.write_text("".join(
-        json.dumps({"doc": c.doc, "page": c.page, "text": c.text, "entity": c.entity}) + "\n"
-        for c in chunks()
-    ))
+    pages.write_text(
+        "".join(
+            json.dumps({"doc": c.doc, "page": c.page, "text": c.text, "entity": c.entity}) + "\n"
+            for c in chunks()
+        )
+    )
     qfile = tmp_path / "questions.jsonl"
-    qfile.write_text("".join(
-        json.dumps({"id": q.id, "question": q.question, "answer": q.answer, "entity": q.entity,
-                    "evidence": [{"text": e.text} for e in q.evidence]}) + "\n"
-        for q in questions()
-    ))
+    qfile.write_text(
+        "".join(
+            json.dumps(
+                {
+                    "id": q.id,
+                    "question": q.question,
+                    "answer": q.answer,
+                    "entity": q.entity,
+                    "evidence": [{"text": e.text} for e in q.evidence],
+                }
+            )
+            + "\n"
+            for q in questions()
+        )
+    )
     model_dir = tmp_path / "tiny-model"
     tokenizer = tiny_tokenizer()
     tiny_model(tokenizer).save_pretrained(model_dir)
@@ -30,16 +42,40 @@ def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, 
     pages, qfile, model_dir = write_inputs(tmp_path)
     out = tmp_path / "run"
 
-    code = main([
-        "train", "--docs", str(pages), "--questions", str(qfile), "--out", str(out),
-        "--model", str(model_dir), "--steps", "2", "--questions-per-step", "2",
-        "--group-size", "2", "--sft-epochs", "2", "--save-every", "1", "--eval-every", "0",
-        "--max-turns", "2", "--max-new-tokens", "16", "--results-per-search", "1",
-    ])
+    code = main(
+        [
+            "train",
+            "--docs",
+            str(pages),
+            "--questions",
+            str(qfile),
+            "--out",
+            str(out),
+            "--model",
+            str(model_dir),
+            "--steps",
+            "2",
+            "--questions-per-step",
+            "2",
+            "--group-size",
+            "2",
+            "--sft-epochs",
+            "2",
+            "--save-every",
+            "1",
+            "--eval-every",
+            "0",
+            "--max-turns",
+            "2",
+            "--max-new-tokens",
+            "16",
+            "--results-per-search",
+            "1",
+        ]
+    )
 
     assert code == 0
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step-000001",
-                                                                      "step-000002"]
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step-000001", "step-000002"]
     assert (out / "final" / "config.json").exists()
     assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").open()] == [1, 2]
     report = json.loads((out / "eval.json").read_text())
@@ -55,8 +91,19 @@ def test_sleuth_train_explains_a_bad_question_file(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"question": "what?"}\nnot json\n')
 
-    code = main(["train", "--docs", str(pages), "--questions", str(bad), "--out",
-                 str(tmp_path / "run"), "--model", str(model_dir)])
+    code = main(
+        [
+            "train",
+            "--docs",
+            str(pages),
+            "--questions",
+            str(bad),
+            "--out",
+            str(tmp_path / "run"),
+            "--model",
+            str(model_dir),
+        ]
+    )
 
     assert code == 2
     err = capsys.readouterr().err
