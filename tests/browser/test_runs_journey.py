@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 from runs.models import Run
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_training_rl import tiny_model, tiny_tokenizer  # noqa: E402
+from test_training_rl import tiny_model_folder  # noqa: E402
 
 DEFAULT_MODEL = os.environ.get("SLEUTH_JOURNEY") == "1"
 
@@ -29,13 +29,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(trans
 
 DATASET = Path(__file__).parents[2].parent / "shared" / "datasets" / "financebench-dev"
 RUN_MINUTES = 25  # the worst case seen on 2 shared cores, with room to spare
-
-
-def tiny_model_folder(root: Path) -> str:
-    tokenizer = tiny_tokenizer()
-    tiny_model(tokenizer).save_pretrained(root / "tiny-model")
-    tokenizer.save_pretrained(root / "tiny-model")
-    return str(root / "tiny-model")
 
 
 def questions_about_the_pdfs(folder: Path) -> Path:

@@ -124,6 +124,14 @@ def tiny_model(tokenizer, seed: int = 0) -> LlamaForCausalLM:
     )
 
 
+def tiny_model_folder(root) -> str:
+    """A tiny model and its tokenizer saved as a model folder, as a run's `model` names one."""
+    tokenizer = tiny_tokenizer()
+    tiny_model(tokenizer).save_pretrained(root / "tiny-model")
+    tokenizer.save_pretrained(root / "tiny-model")
+    return str(root / "tiny-model")
+
+
 LIMITS = Limits(max_turns=2, max_new_tokens=24, max_result_tokens=120, results_per_search=1)
 
 

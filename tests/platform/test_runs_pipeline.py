@@ -26,7 +26,7 @@ from runs.selectors import checkpoint_download_url, run_metric_series
 from runs.services import run_create
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_training_rl import FACTS, FILLER, tiny_model, tiny_tokenizer  # noqa: E402
+from test_training_rl import FACTS, FILLER, tiny_model_folder  # noqa: E402
 
 TINY_OPTIONS = {
     "steps": 2,
@@ -45,13 +45,6 @@ TINY_OPTIONS = {
         "results_per_search": 1,
     },
 }
-
-
-def tiny_model_folder(root: Path) -> str:
-    tokenizer = tiny_tokenizer()
-    tiny_model(tokenizer).save_pretrained(root / "tiny-model")
-    tokenizer.save_pretrained(root / "tiny-model")
-    return str(root / "tiny-model")
 
 
 def upload_corpus(project) -> None:

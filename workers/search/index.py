@@ -72,6 +72,7 @@ class SearchIndex:
             for name in FILTER_FIELDS
         }
         self._mask_cache: dict[tuple, np.ndarray] = {}
+        self._doc_freq: np.ndarray | None = None
 
     @classmethod
     def build(cls, chunks: list[Chunk], k1: float = 1.5, b: float = 0.75) -> SearchIndex:
@@ -95,6 +96,14 @@ class SearchIndex:
 
     def chunk(self, chunk_id: str) -> Chunk:
         return self._chunks[self._by_id[chunk_id]]
+
+    def document_frequency(self, stem: str) -> int:
+        """How many chunks contain a (stemmed) word, read off the BM25 matrix."""
+        if self._doc_freq is None:
+            indptr = self._retriever.scores["indptr"]
+            self._doc_freq = np.diff(indptr, append=len(self._retriever.scores["data"]))
+        token = self._vocab.get(stem)
+        return 0 if token is None else int(self._doc_freq[token])
 
     def search(self, query: str, k: int = 5, filters: dict | None = None) -> list[SearchHit]:
         """The top k chunks for a query; `filters` maps doc/entity/page to a value or a

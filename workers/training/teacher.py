@@ -18,7 +18,6 @@ rollouts, so the student is taught exactly the sequences it will produce and see
 
 import math
 import re
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -42,15 +41,9 @@ class ScriptedTeacher:
     max_terms: int = 6
     min_df: int = 3  # words in fewer chunks than this are too specific to be learned
 
-    def __post_init__(self) -> None:
-        # Document frequency of each stemmed word: how rare, and so how telling, it is.
-        self._df: Counter[str] = Counter()
-        for chunk in self.index.chunks:
-            self._df.update(set(tokenize(chunk.text)))
-        self._n = max(len(self.index), 1)
-
     def _idf(self, stem: str) -> float:
-        return math.log(1 + self._n / (1 + self._df.get(stem, 0)))
+        """How rare, and so how telling, a word is in the corpus."""
+        return math.log(1 + len(self.index) / (1 + self.index.document_frequency(stem)))
 
     def base_query(self, question: Question) -> str:
         """What the question itself says about where the answer is: entity and period."""
@@ -64,7 +57,7 @@ class ScriptedTeacher:
             stems = tokenize(word)
             if not stems or word.isdigit() or stems[0] in exclude:
                 continue
-            if self._df.get(stems[0], 0) < self.min_df:
+            if self.index.document_frequency(stems[0]) < self.min_df:
                 continue
             surface, count = found.get(stems[0], (word, 0))
             found[stems[0]] = (surface, count + 1)
