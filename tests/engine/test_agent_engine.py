@@ -226,24 +226,42 @@ def test_running_out_of_new_tokens_ends_with_max_tokens(engine):
     assert trajectory.model_tokens == 10
 
 
-def test_results_longer_than_the_limit_are_cut(engine):
-    limited = HFRolloutEngine(
+def _limited(engine, max_result_tokens):
+    return HFRolloutEngine(
         engine.model,
         engine.tokenizer,
         FakeIndex(),
         system_prompt=SYSTEM,
-        limits=Limits(max_result_tokens=8, results_per_search=2),
+        limits=Limits(max_result_tokens=max_result_tokens, results_per_search=2),
     )
-    trajectory = run(limited, "what is alpha")
-    tool_run = []
+
+
+def _first_tool_run(trajectory) -> int:
+    count = 0
     for producer in trajectory.producers[trajectory.prompt_length :]:
-        if producer != TOOL and tool_run:
+        if producer != TOOL and count:
             break
-        if producer == TOOL:
-            tool_run.append(producer)
-    assert len(tool_run) == 8
+        count += producer == TOOL
+    return count
+
+
+def test_results_longer_than_the_limit_are_cut_with_an_equal_share_per_hit(engine):
+    # <results> and </results> take a token each: 12 left, 6 per hit, enough for each
+    # hit's header "[ alpha-i ] doc" but not for all of its text.
+    trajectory = run(_limited(engine, 14), "what is alpha")
+    assert _first_tool_run(trajectory) == 14
     assert trajectory.searches[0].truncated
-    assert trajectory.searches[0].chunk_ids == ["alpha-0"]  # alpha-1 was cut off
+    assert trajectory.searches[0].chunk_ids == ["alpha-0", "alpha-1"]
+    results = trajectory.text.split("<results>")[1].split("</results>")[0]
+    assert "alpha-1" in results and "delta" not in results
+
+
+def test_a_hit_whose_header_was_cut_does_not_count_as_shown(engine):
+    # 3 tokens of room between the tags: one per hit, the odd one left unused.
+    trajectory = run(_limited(engine, 5), "what is alpha")
+    assert _first_tool_run(trajectory) == 4
+    assert trajectory.searches[0].truncated
+    assert trajectory.searches[0].chunk_ids == []
 
 
 def test_a_malformed_call_is_reported_to_the_model_which_goes_on(engine):

@@ -28,7 +28,7 @@ from workers.agent.protocol import (
     parse_segment,
     segment_stopped,
 )
-from workers.agent.tool import SearchTool, format_hits
+from workers.agent.tool import SearchTool, fit_hits
 from workers.agent.trajectory import (
     MODEL,
     PROMPT,
@@ -190,16 +190,11 @@ class RolloutEngine:
     def run_search(self, trajectory: Trajectory, query: str, k: int) -> None:
         """Run `query` and append its results as tool tokens (limited, and recorded)."""
         hits = list(self.tool.search(query, k=k))
-        call = SearchCall(query=query, chunk_ids=[h.chunk_id for h in hits])
-        body = self._encode(format_hits(hits))
         head, tail = self._encode("\n<results>\n"), self._encode("\n</results>\n")
         room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)
-        if len(body) > room:
-            body, call.truncated = body[:room], True
-            # Only chunks whose id survived the cut were shown to the model.
-            shown = self.tokenizer.decode(body)
-            call.chunk_ids = [c for c in call.chunk_ids if c in shown]
-        trajectory.searches.append(call)
+        # Only chunks whose id survived the cut count as shown to the model.
+        body, shown, truncated = fit_hits(hits, room, self._encode)
+        trajectory.searches.append(SearchCall(query=query, chunk_ids=shown, truncated=truncated))
         self._append_tool(trajectory, None, head + body + tail)
 
     def _echo_search(self, trajectory: Trajectory, k: int) -> None:

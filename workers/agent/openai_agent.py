@@ -22,7 +22,7 @@ from workers.agent.protocol import (
     format_results,
     parse_segment,
 )
-from workers.agent.tool import SearchTool, format_hits
+from workers.agent.tool import SearchTool, fit_hits
 from workers.agent.trajectory import Limits, SamplingParams, SearchCall, Trajectory
 
 _CHARS_PER_TOKEN = 4
@@ -106,14 +106,12 @@ class OpenAIAgent:
 
     def _search(self, trajectory: Trajectory, query: str) -> str:
         hits = list(self.tool.search(query, k=self.limits.results_per_search))
-        call = SearchCall(query=query, chunk_ids=[h.chunk_id for h in hits])
-        body = format_hits(hits)
         room = self.limits.max_result_tokens * _CHARS_PER_TOKEN
-        if len(body) > room:
-            body, call.truncated = body[:room], True
-            call.chunk_ids = [c for c in call.chunk_ids if c in body]
-        trajectory.searches.append(call)
-        return format_results(body)
+        # Characters stand in for tokens (no tokenizer here); as in the hf engine, every
+        # hit gets an equal share of the room.
+        body, shown, truncated = fit_hits(hits, room, list)
+        trajectory.searches.append(SearchCall(query=query, chunk_ids=shown, truncated=truncated))
+        return format_results("".join(body))
 
 
 def _restore_stop(text: str) -> str:

@@ -3,10 +3,10 @@ shaped like `workers.search.index.SearchHit` (a `SearchIndex` fits; tests pass f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from workers.search.tool import format_hits_for_model
+from workers.search.tool import HIT_SEPARATOR, NO_RESULTS, format_hit, format_hits_for_model
 
 
 class Hit(Protocol):
@@ -23,3 +23,27 @@ class SearchTool(Protocol):
 def format_hits(hits: Sequence[Hit]) -> str:
     """The text inside `<results>`, written by the search area's formatter."""
     return format_hits_for_model(list(hits))
+
+
+def fit_hits(
+    hits: Sequence[Hit], room: int, encode: Callable[[str], list[int]]
+) -> tuple[list[int], list[str], bool]:
+    """The `<results>` body as tokens within `room`: every hit gets an equal share, so a
+    long first hit cannot push the others out (each is shown in part instead). Returns the
+    tokens, the ids of the hits whose header survived, and whether anything was cut."""
+    if not hits:
+        return encode(NO_RESULTS)[:room], [], False
+    separator = encode(HIT_SEPARATOR)
+    share = max((room - len(separator) * (len(hits) - 1)) // len(hits), 0)
+    body: list[int] = []
+    shown: list[str] = []
+    truncated = False
+    for i, hit in enumerate(hits):
+        ids = encode(format_hit(hit))
+        header = encode(f"[{hit.chunk_id}]")
+        if len(ids) > share:
+            ids, truncated = ids[:share], True
+        if len(ids) >= len(header):
+            shown.append(hit.chunk_id)
+        body += (separator if i else []) + ids
+    return body, shown, truncated

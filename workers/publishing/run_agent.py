@@ -52,14 +52,20 @@ class Index:
         return [self.chunks[int(i)] for i in found[order]]
 
 
-def format_hits(hits: list[dict]) -> str:
+def fit_hits(hits: list[dict], room: int, encode) -> list[int]:
+    """The results as the agent saw them in training: every hit gets an equal share of
+    the token budget (a long first hit cannot push the others out)."""
     if not hits:
-        return "No results. Try other words: the documents may name it differently."
-    blocks = []
-    for hit in hits:
+        return encode("No results. Try other words: the documents may name it differently.")
+    separator = encode("\n\n")
+    share = max((room - len(separator) * (len(hits) - 1)) // len(hits), 0)
+    body = []
+    for i, hit in enumerate(hits):
         page = f" | page {hit['page']}" if hit.get("page") is not None else ""
-        blocks.append(f"[{hit['id']}] {hit['doc']}{page}\n{hit['text']}")
-    return "\n\n".join(blocks)
+        body += (separator if i else []) + encode(
+            f"[{hit['id']}] {hit['doc']}{page}\n{hit['text']}"
+        )[:share]
+    return body
 
 
 class _StopAfterTag:
@@ -129,8 +135,8 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
             break
         searches.append(query.group(1).strip())
         head, tail = encode("\n<results>\n"), encode("\n</results>\n")
-        body = encode(format_hits(index.search(searches[-1], limits["results_per_search"])))
-        body = body[: max(limits["max_result_tokens"] - len(head) - len(tail), 0)]
+        hits = index.search(searches[-1], limits["results_per_search"])
+        body = fit_hits(hits, max(limits["max_result_tokens"] - len(head) - len(tail), 0), encode)
         ids += head + body + tail
         transcript += tokenizer.decode(head + body + tail)
     return {"answer": None, "searches": searches, "transcript": transcript}

@@ -1,25 +1,26 @@
 """Cold-start teachers: correct trajectories for the student to imitate before RL.
 
 The scripted teacher needs no model and knows no domain. It writes the searches a student
-could learn to write from the question alone:
-1. the entity and period the question names, plus the question's own key words that the
-   golden chunk also uses ("revenue", "dividend");
-2. if that does not reach a golden chunk, a second search: entity and period plus the
-   golden chunk's most telling words — weighted by how often the chunk uses them and how
-   rare they are in the corpus, but never words so rare (a handful of chunks) or so
-   specific (bare numbers) that no student could guess them — added one at a time until
-   BM25 ranks a golden chunk among the results.
-Then it answers with the ground truth. A question no such search reaches gets no
+could learn to write from the question alone, and that generalize to entities it never saw:
+1. the question, cleaned: the entity, the years it names, and every question word the
+   evidence also uses, in the question's order. The words it drops are the instructions
+   ("give a response…", "round to two decimals") that pull BM25 towards any text that
+   happens to share them; that is what makes the whole question a weak query;
+2. if evidence is still missing, the evidence's heading: entity, year and the first
+   telling words of the golden page ("consolidated statement of cash flows"). Pages of one
+   kind share their headings across entities, so the student can learn which heading a
+   kind of question needs: knowledge that a one-shot search with the question lacks.
+Then it answers with the ground truth. A question neither search reaches gets no
 trajectory: only correct ones are kept.
 
 Trajectories are built token by token through the same engine and search tool as
 rollouts, so the student is taught exactly the sequences it will produce and see.
 """
 
-import math
 import re
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
@@ -27,71 +28,100 @@ from workers.agent.trajectory import MODEL, PROMPT, Trajectory
 from workers.documents.questions import Question
 from workers.search.index import SearchIndex, tokenize
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z&'-]{2,}|\d{4}")
-_PERIOD = re.compile(
-    r"\b(?:FY\s?\d{2,4}|Q[1-4]\s?(?:FY)?\s?\d{2,4}|(?:19|20)\d{2}|first|second|third|fourth)\b",
-    re.IGNORECASE,
-)
+_WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
+_YEAR = re.compile(r"(?:19|20)\d{2}")
 
 
 @dataclass
 class ScriptedTeacher:
     index: SearchIndex
     results_per_search: int = 3
-    max_terms: int = 6
+    heading_terms: int = 12
     min_df: int = 3  # words in fewer chunks than this are too specific to be learned
+    max_df_share: float = 0.3  # words in more chunks than this share tell nothing
+    _pages: dict | None = field(default=None, init=False, repr=False)
+    _running_header: set[str] = field(default_factory=set, init=False, repr=False)
 
-    def _idf(self, stem: str) -> float:
-        """How rare, and so how telling, a word is in the corpus."""
-        return math.log(1 + len(self.index) / (1 + self.index.document_frequency(stem)))
+    def _years(self, question: Question) -> list[str]:
+        return list(dict.fromkeys(_YEAR.findall(question.question)))[:2]
 
-    def base_query(self, question: Question) -> str:
-        """What the question itself says about where the answer is: entity and period."""
-        periods = dict.fromkeys(m.group(0) for m in _PERIOD.finditer(question.question))
-        return " ".join([question.entity or "", *periods]).strip()
+    def _stems(self, text: str) -> set[str]:
+        return set(tokenize(text))
 
-    def _words(self, text: str, exclude: set[str]) -> dict[str, tuple[str, int]]:
-        """stem -> (first surface form, count) for learnable words of `text`."""
-        found: dict[str, tuple[str, int]] = {}
-        for word in _WORD.findall(text):
+    def _learnable(self, stem: str) -> bool:
+        df = self.index.document_frequency(stem)
+        return self.min_df <= df <= self.max_df_share * len(self.index)
+
+    def _page_text(self, chunk_id: str) -> str:
+        """The whole page a golden chunk lies on: its heading is in the page's first chunk."""
+        if self._pages is None:
+            self._pages = {}
+            for c in self.index.chunks:
+                self._pages.setdefault((c.doc, c.page), []).append(c.text)
+            # Words that open a quarter of all pages ("Table of Contents") are running
+            # headers, not headings.
+            opening = Counter(
+                stem for texts in self._pages.values() for stem in set(tokenize(texts[0][:40]))
+            )
+            self._running_header = {
+                stem for stem, n in opening.items() if n >= 0.25 * len(self._pages)
+            }
+        chunk = self.index.chunk(chunk_id)
+        if chunk.page is None:
+            return chunk.text
+        return " ".join(self._pages[(chunk.doc, chunk.page)])
+
+    def cleaned_question(self, question: Question, evidence: str) -> str:
+        """Entity, years, and the question's words that the evidence also uses, in order."""
+        keep = self._stems(evidence) | self._stems(question.entity or "")
+        words = []
+        for word in _WORD.findall(question.question):
             stems = tokenize(word)
-            if not stems or word.isdigit() or stems[0] in exclude:
-                continue
-            if self.index.document_frequency(stems[0]) < self.min_df:
-                continue
-            surface, count = found.get(stems[0], (word, 0))
-            found[stems[0]] = (surface, count + 1)
-        return found
+            if stems and stems[0] in keep and word.lower() not in (w.lower() for w in words):
+                words.append(word)
+        entity = question.entity or ""
+        head = [entity] if entity and entity.lower() not in question.question.lower() else []
+        return " ".join([*head, *words, *self._years(question)]).strip()
 
-    def _hits_golden(self, query: str, golden: set[str]) -> bool:
-        return bool(
-            golden & {h.chunk_id for h in self.index.search(query, self.results_per_search)}
-        )
+    def heading(self, question: Question, page_text: str, terms_wanted: int) -> str:
+        """Entity, years and the first telling words of a page: what it is about."""
+        skip = self._stems(question.entity or "")
+        terms: list[str] = []
+        seen: set[str] = set()
+        for word in _WORD.findall(page_text):
+            stems = tokenize(word)
+            if not stems or stems[0] in skip | seen | self._running_header:
+                continue
+            if not self._learnable(stems[0]):
+                continue
+            seen.add(stems[0])
+            terms.append(word.lower())
+            if len(terms) == terms_wanted:
+                break
+        return " ".join([question.entity or "", *self._years(question), *terms]).strip()
+
+    def _shown(self, query: str) -> set[str]:
+        return {h.chunk_id for h in self.index.search(query, self.results_per_search)}
 
     def queries(self, question: Question) -> list[str] | None:
-        """One or two searches that retrieve a golden chunk, or None when none can."""
+        """One or two searches that retrieve golden chunks, or None when none can."""
         golden = set(question.golden_chunk_ids)
         if not golden:
             return None
-        base = self.base_query(question)
-        exclude = set(tokenize(base))
-        golden_text = " ".join(self.index.chunk(c).text for c in sorted(golden))
-        in_golden = self._words(golden_text, exclude)
-        shared = [
-            surface
-            for stem, (surface, _) in self._words(question.question, exclude).items()
-            if stem in in_golden
-        ]
-        first = " ".join([base, *shared[: self.max_terms]]).strip()
-        if first and self._hits_golden(first, golden):
-            return [first]
-        ranked = sorted(in_golden, key=lambda s: (-in_golden[s][1] * self._idf(s), s))
-        second = base
-        for stem in ranked[: self.max_terms]:
-            second = f"{second} {in_golden[stem][0]}".strip()
-            if self._hits_golden(second, golden):
-                return [first, second] if first and first != base else [second]
-        return None
+        pages = {cid: self._page_text(cid) for cid in sorted(golden)}
+        evidence = " ".join(dict.fromkeys(pages.values()))
+        first = self.cleaned_question(question, evidence)
+        searches, found = [], set()
+        if first:
+            searches, found = [first], golden & self._shown(first)
+        missing = [cid for cid in sorted(golden) if cid not in found]
+        for cid in missing:
+            # The page's opening words, as few as find it: headings come first.
+            for n in range(4, self.heading_terms + 1):
+                second = self.heading(question, pages[cid], n)
+                if golden & self._shown(second) - found:
+                    return [*searches, second]
+        return searches if found else None
 
     def segments(self, question: Question) -> list[str] | None:
         """The model-side text of the teacher's trajectory, one string per turn."""
