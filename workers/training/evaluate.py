@@ -4,10 +4,12 @@ Same held-out questions, same search tool, same judge, in the `sleuth eval --jso
 - "trained": the run's final model as an agent;
 - "base": the untrained model as an agent;
 - "echo@K": one search with the question itself, K results, K being the trained agent's
-  mean number of distinct retrieved chunks — so more searches alone cannot explain a gain;
+  mean number of distinct retrieved chunks rounded up (echo never sees fewer chunks than
+  the agent) — so more searches alone cannot explain a gain;
 - "echo": the same with the agent's usual number of results per search.
 """
 
+import math
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -52,7 +54,7 @@ def evaluate_run(
         )
 
     report = run({"trained": policy(str(Path(out_dir) / "final"))})
-    k = max(1, round(report["trained"]["retrieved_chunks"]))
+    k = max(1, math.ceil(round(report["trained"]["retrieved_chunks"], 2)))
     baselines = {"base": policy("base"), f"echo@{k}": policy(f"echo@{k}")}
     if k != config.limits.results_per_search:
         baselines["echo"] = policy("echo")

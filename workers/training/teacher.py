@@ -6,8 +6,8 @@ could learn to write from the question alone, and that generalize to entities it
    evidence also uses, in the question's order. The words it drops are the instructions
    ("give a response…", "round to two decimals") that pull BM25 towards any text that
    happens to share them; that is what makes the whole question a weak query;
-2. if evidence is still missing, the evidence's heading: entity, year and the first
-   telling words of the golden page ("consolidated statement of cash flows"). Pages of one
+2. the evidence's heading: entity, year and the first telling words of a golden page
+   ("consolidated statement of cash flows"), one the first search missed if it can. Pages of one
    kind share their headings across entities, so the student can learn which heading a
    kind of question needs: knowledge that a one-shot search with the question lacks.
 Then it answers with the ground truth. A question neither search reaches gets no
@@ -83,8 +83,9 @@ class ScriptedTeacher:
         head = [entity] if entity and entity.lower() not in question.question.lower() else []
         return " ".join([*head, *words, *self._years(question)]).strip()
 
-    def heading(self, question: Question, page_text: str, terms_wanted: int) -> str:
-        """Entity, years and the first telling words of a page: what it is about."""
+    def heading(self, question: Question, page_text: str, terms_wanted: int) -> str | None:
+        """Entity, years and the first telling words of a page: what it is about (None for
+        a page without telling words)."""
         skip = self._stems(question.entity or "")
         terms: list[str] = []
         seen: set[str] = set()
@@ -98,13 +99,16 @@ class ScriptedTeacher:
             terms.append(word.lower())
             if len(terms) == terms_wanted:
                 break
+        if not terms:
+            return None
         return " ".join([question.entity or "", *self._years(question), *terms]).strip()
 
     def _shown(self, query: str) -> set[str]:
         return {h.chunk_id for h in self.index.search(query, self.results_per_search)}
 
     def queries(self, question: Question) -> list[str] | None:
-        """One or two searches that retrieve golden chunks, or None when none can."""
+        """The cleaned question, then a heading search, as far as each retrieves golden
+        chunks; None when neither does."""
         golden = set(question.golden_chunk_ids)
         if not golden:
             return None
@@ -114,13 +118,16 @@ class ScriptedTeacher:
         searches, found = [], set()
         if first:
             searches, found = [first], golden & self._shown(first)
+        # The heading search comes always when one works, so the student learns one habit:
+        # preferably one that adds missing evidence, else one that finds it again.
         missing = [cid for cid in sorted(golden) if cid not in found]
-        for cid in missing:
-            # The page's opening words, as few as find it: headings come first.
-            for n in range(4, self.heading_terms + 1):
-                second = self.heading(question, pages[cid], n)
-                if golden & self._shown(second) - found:
-                    return [*searches, second]
+        for wanted, candidates in ((golden - found, missing), (golden, sorted(found))):
+            for cid in candidates:
+                # The page's opening words, as few as find it: headings come first.
+                for n in range(4, self.heading_terms + 1):
+                    second = self.heading(question, pages[cid], n)
+                    if second and wanted & self._shown(second):
+                        return [*searches, second]
         return searches if found else None
 
     def segments(self, question: Question) -> list[str] | None:
