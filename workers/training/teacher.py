@@ -7,9 +7,9 @@ could learn to write from the question alone, and that generalize to entities it
    ("give a response…", "round to two decimals") that pull BM25 towards any text that
    happens to share them; that is what makes the whole question a weak query;
 2. the evidence's heading: entity, year and the first telling words of a golden page
-   ("consolidated statement of cash flows"), one the first search missed if it can. Pages of one
-   kind share their headings across entities, so the student can learn which heading a
-   kind of question needs: knowledge that a one-shot search with the question lacks.
+   ("consolidated statement of cash flows"), one the first search missed if it can.
+   Pages of one kind share their headings across entities, so the student can learn
+   which heading a kind of question needs: knowledge a search with the question lacks.
 Then it answers with the ground truth. A question neither search reaches gets no
 trajectory: only correct ones are kept.
 
@@ -52,20 +52,22 @@ class ScriptedTeacher:
         df = self.index.document_frequency(stem)
         return self.min_df <= df <= self.max_df_share * len(self.index)
 
+    def _read_pages(self) -> None:
+        """Chunk texts by page, and the running headers: words that open a quarter of all
+        pages ("Table of Contents") are not headings."""
+        if self._pages is not None:
+            return
+        self._pages = {}
+        for c in self.index.chunks:
+            self._pages.setdefault((c.doc, c.page), []).append(c.text)
+        opening = Counter(
+            stem for texts in self._pages.values() for stem in set(tokenize(texts[0][:40]))
+        )
+        self._running_header = {s for s, n in opening.items() if n >= 0.25 * len(self._pages)}
+
     def _page_text(self, chunk_id: str) -> str:
         """The whole page a golden chunk lies on: its heading is in the page's first chunk."""
-        if self._pages is None:
-            self._pages = {}
-            for c in self.index.chunks:
-                self._pages.setdefault((c.doc, c.page), []).append(c.text)
-            # Words that open a quarter of all pages ("Table of Contents") are running
-            # headers, not headings.
-            opening = Counter(
-                stem for texts in self._pages.values() for stem in set(tokenize(texts[0][:40]))
-            )
-            self._running_header = {
-                stem for stem, n in opening.items() if n >= 0.25 * len(self._pages)
-            }
+        self._read_pages()
         chunk = self.index.chunk(chunk_id)
         if chunk.page is None:
             return chunk.text
@@ -86,12 +88,13 @@ class ScriptedTeacher:
     def heading(self, question: Question, page_text: str, terms_wanted: int) -> str | None:
         """Entity, years and the first telling words of a page: what it is about (None for
         a page without telling words)."""
-        skip = self._stems(question.entity or "")
+        self._read_pages()
+        skip = self._stems(question.entity or "") | self._running_header
         terms: list[str] = []
         seen: set[str] = set()
         for word in _WORD.findall(page_text):
             stems = tokenize(word)
-            if not stems or stems[0] in skip | seen | self._running_header:
+            if not stems or stems[0] in skip | seen:
                 continue
             if not self._learnable(stems[0]):
                 continue
