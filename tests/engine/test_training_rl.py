@@ -185,15 +185,32 @@ def greedy_recall(model, tokenizer, index) -> float:
     return sum(found) / len(found)
 
 
-def test_the_scripted_teacher_searches_with_the_cleaned_question_then_answers():
+def test_the_scripted_teacher_searches_with_the_question_then_answers():
     index = SearchIndex.build(chunks())
     teacher = ScriptedTeacher(index, results_per_search=1)
     segments = teacher.segments(questions()[0])
 
-    # The question's words the evidence shares, then its year ("what was in ?" is dropped);
-    # no heading search: the toy's words are all too rare to be telling.
-    assert segments == ["<search>acme revenue 2021</search>", "<answer>seven</answer>"]
-    assert index.search("acme revenue 2021", k=1)[0].chunk_id == "acme-1"
+    # No heading search: the toy's words are all too rare to be telling.
+    assert segments == [
+        "<search>what was acme revenue in 2021 ?</search>",
+        "<answer>seven</answer>",
+    ]
+
+
+def test_the_teacher_searches_the_sentence_that_asks_and_names_the_entity_as_the_question_does():
+    teacher = ScriptedTeacher(SearchIndex.build(chunks()))
+    question = Question(
+        id="q",
+        question="Assume you are an analyst. What is JPM's net revenue in 2021? Round it.",
+        answer="1",
+        entity="JPMorgan",
+        evidence=[],
+    )
+    assert teacher.main_sentence(question) == "What is JPM's net revenue in 2021?"
+    assert teacher.entity_mention(question) == "JPM"
+    assert teacher.entity_mention(Question("c", "Is Coca Cola big?", "yes", "Coca-Cola", [])) == (
+        "Coca Cola"
+    )
 
 
 def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
@@ -225,7 +242,8 @@ def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
 
     # Nothing of the question is in the evidence but the entity, which finds the wrong page;
     # the page's opening words find the right one ("statement" opens every page: skipped).
-    assert queries[0] == "acme"
+    assert queries[0] == question.question
+    assert index.search(queries[0], k=1)[0].chunk_id != "acme-cash flows"
     assert queries[1].startswith("acme cash flows")
     assert index.search(queries[1], k=1)[0].chunk_id == "acme-cash flows"
 

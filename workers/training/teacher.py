@@ -30,6 +30,8 @@ from workers.search.index import SearchIndex, tokenize
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
 _YEAR = re.compile(r"(?:19|20)\d{2}")
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+_POSSESSIVE = re.compile(r"['’]s?$")
 
 
 @dataclass
@@ -73,17 +75,26 @@ class ScriptedTeacher:
             return chunk.text
         return " ".join(self._pages[(chunk.doc, chunk.page)])
 
-    def cleaned_question(self, question: Question, evidence: str) -> str:
-        """Entity, years, and the question's words that the evidence also uses, in order."""
-        keep = self._stems(evidence) | self._stems(question.entity or "")
-        words = []
-        for word in _WORD.findall(question.question):
-            stems = tokenize(word)
-            if stems and stems[0] in keep and word.lower() not in (w.lower() for w in words):
-                words.append(word)
+    def main_sentence(self, question: Question) -> str:
+        """The sentence that asks (the one ending in "?", else the first), as written."""
+        sentences = _SENTENCE_END.split(question.question.strip())
+        return next((s for s in sentences if s.endswith("?")), sentences[0]).strip()
+
+    def entity_mention(self, question: Question) -> str:
+        """The entity as the question writes it ("JPM", "Coca Cola"): the student can copy
+        what it reads, but cannot know the canonical name of an entity it never saw."""
         entity = question.entity or ""
-        head = [entity] if entity and entity.lower() not in question.question.lower() else []
-        return " ".join([*head, *words, *self._years(question)]).strip()
+        names = {w.lower() for w in re.findall(r"\w+", entity)}
+        joined = re.sub(r"\W", "", entity.lower())
+        mention: list[str] = []
+        for word in question.question.split():
+            word = _POSSESSIVE.sub("", word.strip(',.?:;()"'))
+            bare = re.sub(r"\W", "", word.lower())
+            if bare and (bare in names or (len(bare) >= 3 and joined.startswith(bare))):
+                mention.append(word)
+            elif mention:
+                break
+        return " ".join(mention) or entity
 
     def heading(self, question: Question, page_text: str, terms_wanted: int) -> str | None:
         """Entity, years and the first telling words of a page: what it is about (None for
@@ -104,7 +115,7 @@ class ScriptedTeacher:
                 break
         if not terms:
             return None
-        return " ".join([question.entity or "", *self._years(question), *terms]).strip()
+        return " ".join([self.entity_mention(question), *self._years(question), *terms]).strip()
 
     def _shown(self, query: str) -> set[str]:
         return {h.chunk_id for h in self.index.search(query, self.results_per_search)}
@@ -116,11 +127,8 @@ class ScriptedTeacher:
         if not golden:
             return None
         pages = {cid: self._page_text(cid) for cid in sorted(golden)}
-        evidence = " ".join(dict.fromkeys(pages.values()))
-        first = self.cleaned_question(question, evidence)
-        searches, found = [], set()
-        if first:
-            searches, found = [first], golden & self._shown(first)
+        first = self.main_sentence(question)
+        searches, found = [first], golden & self._shown(first)
         # The heading search comes always when one works, so the student learns one habit:
         # preferably one that adds missing evidence, else one that finds it again.
         missing = [cid for cid in sorted(golden) if cid not in found]
