@@ -36,6 +36,35 @@ PRESETS: dict[str, dict] = {
             "max_minutes": 20,
         },
     },
+    "cpu-45min": {
+        "label": "45 minutes on a CPU",
+        "description": (
+            "SmolLM2-135M with the settings of the measured CPU run in the README: a "
+            "four-epoch cold start, then RL with groups of 4 until 35 minutes are spent, "
+            "then the evaluation against the base model and the echo baseline."
+        ),
+        "config": {
+            "model": "default",
+            "sft_epochs": 4,
+            "sft_lr": 3e-4,
+            "steps": 40,
+            "questions_per_step": 4,
+            "group_size": 4,
+            "lr": 1e-5,
+            "temperature": 0.7,
+            "train_layers": 6,
+            "limits": {
+                "max_turns": 3,
+                "max_new_tokens": 96,
+                "max_result_tokens": 400,
+                "results_per_search": 3,
+            },
+            "eval_every": 0,
+            "save_every": 2,
+            "samples_logged": 2,
+            "max_minutes": 45,
+        },
+    },
     "standard-gpu": {
         "label": "Standard (GPU)",
         "description": (

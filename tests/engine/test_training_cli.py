@@ -108,3 +108,11 @@ def test_sleuth_train_explains_a_bad_question_file(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "line 1" in err and "line 2" in err
+
+
+def test_the_time_budget_keeps_room_for_the_final_evaluation():
+    from workers.training.config import TrainConfig
+
+    assert TrainConfig(max_minutes=45).training_seconds() == 35 * 60  # ten minutes kept
+    assert TrainConfig(max_minutes=8).training_seconds() == 6 * 60  # a quarter kept
+    assert TrainConfig().training_seconds() is None

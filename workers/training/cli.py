@@ -159,9 +159,6 @@ def cmd_train(args) -> int:
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2))
-    if config.max_minutes:
-        # The final evaluation is part of the budget: keep time for it.
-        config.max_minutes = max(config.max_minutes * 0.75, config.max_minutes - 10)
     summary = train(
         config,
         model=model,

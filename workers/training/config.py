@@ -41,7 +41,13 @@ class TrainConfig:
     eval_samples: int = 4
     save_every: int = 10
     samples_logged: int = 2
-    max_minutes: float | None = None
+    max_minutes: float | None = None  # the whole run, its final evaluation included
+
+    def training_seconds(self) -> float | None:
+        """What training may spend of max_minutes: the final evaluation needs the rest."""
+        if not self.max_minutes:
+            return None
+        return 60 * max(self.max_minutes * 0.75, self.max_minutes - 10)
 
     def to_dict(self) -> dict:
         data = asdict(self)

@@ -178,7 +178,8 @@ def train(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    deadline = started + config.max_minutes * 60 if config.max_minutes else None
+    budget = config.training_seconds()
+    deadline = started + budget if budget else None
     by_id = {q.id: q for q in train_questions}
     judge = build_judge(config.reward)
     pad_id = tokenizer.pad_token_id or 0
@@ -233,7 +234,7 @@ def train(
             seed=config.seed,
             progress=progress,
             # The cold start may use at most half the budget: RL and evaluation need the rest.
-            deadline=started + config.max_minutes * 30 if config.max_minutes else None,
+            deadline=started + budget / 2 if budget else None,
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
 
