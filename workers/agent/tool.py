@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from workers.search.tool import HIT_SEPARATOR, NO_RESULTS, format_hit, format_hits_for_model
+from workers.search.tool import HIT_SEPARATOR, NO_RESULTS, format_hit
 
 
 class Hit(Protocol):
@@ -18,11 +18,6 @@ class Hit(Protocol):
 
 class SearchTool(Protocol):
     def search(self, query: str, k: int = 5) -> Sequence[Hit]: ...
-
-
-def format_hits(hits: Sequence[Hit]) -> str:
-    """The text inside `<results>`, written by the search area's formatter."""
-    return format_hits_for_model(list(hits))
 
 
 def fit_hits(
