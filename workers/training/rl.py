@@ -233,7 +233,7 @@ def train(
             pad_id=pad_id,
             seed=config.seed,
             progress=progress,
-            # The cold start may use at most half the budget: RL and evaluation need the rest.
+            # The cold start may use at most half the training budget: RL needs the rest.
             deadline=started + budget / 2 if budget else None,
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))

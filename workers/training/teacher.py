@@ -47,9 +47,6 @@ class ScriptedTeacher:
     def _years(self, question: Question) -> list[str]:
         return list(dict.fromkeys(_YEAR.findall(question.question)))[:2]
 
-    def _stems(self, text: str) -> set[str]:
-        return set(tokenize(text))
-
     def _learnable(self, stem: str) -> bool:
         df = self.index.document_frequency(stem)
         return self.min_df <= df <= self.max_df_share * len(self.index)
@@ -96,32 +93,27 @@ class ScriptedTeacher:
                 break
         return " ".join(mention) or entity
 
-    def heading(self, question: Question, page_text: str, terms_wanted: int) -> str | None:
-        """Entity, years and the first telling words of a page: what it is about (None for
-        a page without telling words)."""
+    def heading_words(self, question: Question, page_text: str) -> list[str]:
+        """The first telling words of a page, what it is about: learnable, not the entity,
+        not a running header."""
         self._read_pages()
-        skip = self._stems(question.entity or "") | self._running_header
-        terms: list[str] = []
-        seen: set[str] = set()
+        skip = set(tokenize(question.entity or "")) | self._running_header
+        words: list[str] = []
         for word in _WORD.findall(page_text):
             stems = tokenize(word)
-            if not stems or stems[0] in skip | seen:
+            if not stems or stems[0] in skip or not self._learnable(stems[0]):
                 continue
-            if not self._learnable(stems[0]):
-                continue
-            seen.add(stems[0])
-            terms.append(word.lower())
-            if len(terms) == terms_wanted:
+            skip.add(stems[0])
+            words.append(word.lower())
+            if len(words) == self.heading_terms:
                 break
-        if not terms:
-            return None
-        return " ".join([self.entity_mention(question), *self._years(question), *terms]).strip()
+        return words
 
     def _shown(self, query: str) -> set[str]:
         return {h.chunk_id for h in self.index.search(query, self.results_per_search)}
 
     def queries(self, question: Question) -> list[str] | None:
-        """The cleaned question, then a heading search, as far as each retrieves golden
+        """The sentence that asks, then a heading search, as far as each retrieves golden
         chunks; None when neither does."""
         golden = set(question.golden_chunk_ids)
         if not golden:
@@ -132,12 +124,14 @@ class ScriptedTeacher:
         # The heading search comes always when one works, so the student learns one habit:
         # preferably one that adds missing evidence, else one that finds it again.
         missing = [cid for cid in sorted(golden) if cid not in found]
+        where = [self.entity_mention(question), *self._years(question)]
         for wanted, candidates in ((golden - found, missing), (golden, sorted(found))):
             for cid in candidates:
+                words = self.heading_words(question, pages[cid])
                 # The page's opening words, as few as find it: headings come first.
-                for n in range(4, self.heading_terms + 1):
-                    second = self.heading(question, pages[cid], n)
-                    if second and wanted & self._shown(second):
+                for n in range(min(4, len(words)), len(words) + 1):
+                    second = " ".join([*where, *words[:n]]).strip()
+                    if n and wanted & self._shown(second):
                         return [*searches, second]
         return searches if found else None
 
