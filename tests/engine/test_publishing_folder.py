@@ -67,9 +67,15 @@ def test_the_bundled_index_finds_what_the_engine_finds(published):
         sys.path.pop(0)
     bundled = run_agent.Index(published / "agent" / "index")
     engine = SearchIndex.load(published / "agent" / "index")
-    for q in questions():
-        expected = [h.chunk_id for h in engine.search(q.question, k=3)]
-        assert [h["id"] for h in bundled.search(q.question, k=3)] == expected
+    queries = [q.question for q in questions()]
+    scopes = [f"[{c.entity}] {q}" for c, q in zip(engine.chunks, queries, strict=False)]
+    for query in [*queries, *scopes, "[no such document] revenue"]:
+        expected = [h.chunk_id for h in engine.search(query, k=3)]
+        assert [h["id"] for h in bundled.search(query, k=3)] == expected
+    assert any(
+        [h.chunk_id for h in engine.search(s, k=3)] != [h.chunk_id for h in engine.search(q, k=3)]
+        for s, q in zip(scopes, queries, strict=False)
+    ), "no scope changed the results: the test would not see a bundle that ignores scopes"
 
 
 def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):

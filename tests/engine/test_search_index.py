@@ -55,6 +55,28 @@ def test_filters_restrict_results(index):
     assert [h.chunk_id for h in hits] == ["d1:p1:c0"]
 
 
+def test_a_bracketed_scope_searches_only_the_documents_it_names():
+    docs = [
+        chunk("a18", "capital expenditure 100", doc="3M_2018_10K", entity="3M"),
+        chunk("a22", "capital expenditure 100 capital", doc="3M_2022_10K", entity="3M"),
+        chunk("j21", "capital expenditure capital expenditure", doc="JPMORGAN_2021Q1_10Q"),
+    ]
+    index = SearchIndex.build(docs)
+
+    def found(query):
+        return [h.chunk_id for h in index.search(query, k=3)]
+
+    assert found("capital expenditure") == ["j21", "a22", "a18"]
+    assert found("[3M 2018] capital expenditure") == ["a18"]
+    assert found("[3m] capital expenditure") == ["a22", "a18"]
+    # Each scope word starts a word of the name: "jpm" names JPMORGAN, "2021" names 2021Q1.
+    assert found("[jpm 2021] capital expenditure") == ["j21"]
+    assert index.documents_named("Acme") == ["JPMORGAN_2021Q1_10Q"]  # its entity
+    # A scope that names no document searches everything; the scope's words are not searched.
+    assert found("[Initech 2018] capital expenditure") == found("capital expenditure")
+    assert found("[3M 2018]") == []
+
+
 def test_unknown_filter_is_an_error(index):
     with pytest.raises(ValueError, match="unknown filter"):
         index.search("widget", filters={"color": "red"})

@@ -185,14 +185,15 @@ def greedy_recall(model, tokenizer, index) -> float:
     return sum(found) / len(found)
 
 
-def test_the_scripted_teacher_searches_with_the_question_then_answers():
+def test_the_scripted_teacher_searches_the_entitys_documents_with_the_question_then_answers():
     index = SearchIndex.build(chunks())
     teacher = ScriptedTeacher(index, results_per_search=1)
     segments = teacher.segments(questions()[0])
 
-    # No heading search: the toy's words are all too rare to be telling.
+    # No heading search: the toy's words are all too rare to be telling. No document name
+    # has the year, so the scope is the entity alone.
     assert segments == [
-        "<search>what was acme revenue in 2021 ?</search>",
+        "<search>[acme] what was acme revenue in 2021 ?</search>",
         "<answer>seven</answer>",
     ]
 
@@ -211,6 +212,24 @@ def test_the_teacher_searches_the_sentence_that_asks_and_names_the_entity_as_the
     assert teacher.entity_mention(Question("c", "Is Coca Cola big?", "yes", "Coca-Cola", [])) == (
         "Coca Cola"
     )
+
+
+def test_the_teacher_scopes_to_the_documents_of_the_entity_and_year_the_question_names():
+    filings = [
+        Chunk(f"{doc}:1", doc, 1, entity, "revenue was 7 .")
+        for doc, entity in (
+            ("JPMORGAN_2021Q1_10Q", "JPMorgan"),
+            ("JPMORGAN_2022Q2_10Q", "JPMorgan"),
+        )
+    ]
+    teacher = ScriptedTeacher(SearchIndex.build(filings))
+
+    def scope(text):
+        return teacher.scope(Question("q", text, "7", "JPMorgan", []))
+
+    assert scope("What was JPM's revenue in 2021 Q1?") == "[JPM 2021] "
+    assert scope("What was JPM's revenue in 2019?") == "[JPM] "  # no 2019 filing
+    assert teacher.scope(Question("q", "What was Globex's revenue?", "7", "Globex", [])) == ""
 
 
 def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
@@ -242,9 +261,9 @@ def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
 
     # Nothing of the question is in the evidence but the entity, which finds the wrong page;
     # the page's opening words find the right one ("statement" opens every page: skipped).
-    assert queries[0] == question.question
+    assert queries[0] == f"[acme] {question.question}"
     assert index.search(queries[0], k=1)[0].chunk_id != "acme-cash flows"
-    assert queries[1].startswith("acme cash flows")
+    assert queries[1].startswith("[acme] cash flows")
     assert index.search(queries[1], k=1)[0].chunk_id == "acme-cash flows"
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 _WORD = re.compile(r"[^\W_]+")
+_SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 
 
 class Index:
@@ -39,14 +40,31 @@ class Index:
         words = [w for w in _WORD.findall(text.lower()) if w not in self.stopwords]
         return [self.stemmer.stemWord(w) for w in words]
 
+    def documents_named(self, scope: str) -> set[str]:
+        """Documents whose name or entity has a word starting with each scope word."""
+        words = _WORD.findall(scope.lower())
+        named = set()
+        for c in self.chunks:
+            names = _WORD.findall(f"{c.get('entity') or ''} {c['doc']}".lower())
+            if words and all(any(n.startswith(w) for n in names) for w in words):
+                named.add(c["doc"])
+        return named
+
     def search(self, query: str, k: int) -> list[dict]:
+        """A leading "[3M 2018]" limits the search to the documents it names, if any."""
         import numpy as np
 
+        scope = _SCOPE.match(query)
+        if scope:
+            query = query[scope.end() :]
         vocab = self.retriever.vocab_dict
         ids = [vocab[t] for t in self.tokenize(query) if t in vocab]
         if not ids:
             return []
         scores = self.retriever.get_scores_from_ids(ids)
+        docs = self.documents_named(scope.group(1)) if scope else set()
+        if docs:
+            scores = scores * np.array([c["doc"] in docs for c in self.chunks])
         found = np.flatnonzero(scores > 0)
         order = np.lexsort((found, -scores[found]))[:k]
         return [self.chunks[int(i)] for i in found[order]]

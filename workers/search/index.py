@@ -7,6 +7,10 @@ exact masks rather than post-filtering a truncated top-k.
 
 An index folder holds `bm25/` (bm25s's own files), `chunks.jsonl` and `index.json`
 (format version and build parameters).
+
+A query may begin with a scope in square brackets, "[3M 2018] capital expenditure": it
+searches only the documents whose name or entity has every scope word as the start of one
+of its words ("3M_2018_10K"); a scope that names no document searches everything.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ FILTER_FIELDS = ("doc", "entity", "page")
 # Words are runs of letters/digits; "_" and punctuation separate them, so a file name
 # like "3M_2018_10K" yields the words a question uses ("3m", "2018", "10k").
 _WORD = re.compile(r"[^\W_]+")
+_SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 _stemmer = Stemmer.Stemmer("english")
 
@@ -42,6 +47,14 @@ def _stem(word: str) -> str:
 def tokenize(text: str) -> list[str]:
     """The words BM25 sees: lowercased, stopwords dropped, Snowball-stemmed."""
     return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+
+
+def split_scope(query: str) -> tuple[str, str]:
+    """`"[3M 2018] capex"` -> `("3M 2018", "capex")`; a query without a scope -> `("", query)`."""
+    match = _SCOPE.match(query)
+    if not match:
+        return "", query
+    return match.group(1).strip(), query[match.end() :]
 
 
 def indexed_text(chunk: Chunk) -> str:
@@ -73,6 +86,10 @@ class SearchIndex:
         }
         self._mask_cache: dict[tuple, np.ndarray] = {}
         self._doc_freq: np.ndarray | None = None
+        self._doc_words: dict[str, set[str]] = {}
+        for c in chunks:
+            if c.doc not in self._doc_words:
+                self._doc_words[c.doc] = set(_WORD.findall(f"{c.entity or ''} {c.doc}".lower()))
 
     @classmethod
     def build(cls, chunks: list[Chunk], k1: float = 1.5, b: float = 0.75) -> SearchIndex:
@@ -105,15 +122,31 @@ class SearchIndex:
         token = self._vocab.get(stem)
         return 0 if token is None else int(self._doc_freq[token])
 
+    def documents_named(self, scope: str) -> list[str]:
+        """The documents a scope names: each scope word starts a word of the document's
+        name or entity ("jpm 2021" names "JPMORGAN_2021Q1_10Q")."""
+        words = _WORD.findall(scope.lower())
+        if not words:
+            return []
+        return sorted(
+            doc
+            for doc, names in self._doc_words.items()
+            if all(any(name.startswith(w) for name in names) for w in words)
+        )
+
     def search(self, query: str, k: int = 5, filters: dict | None = None) -> list[SearchHit]:
-        """The top k chunks for a query; `filters` maps doc/entity/page to a value or a
-        list of accepted values. Chunks that share no word with the query never appear."""
+        """The top k chunks for a query (see the module's note on a `[scope]`); `filters`
+        maps doc/entity/page to a value or a list of accepted values. Chunks that share no
+        word with the query never appear."""
+        scope, query = split_scope(query)
         ids = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
         if not ids or k <= 0:
             return []
         scores = self._retriever.get_scores_from_ids(ids)
         if filters:
             scores = scores * self._mask(filters)
+        if scope and (docs := self.documents_named(scope)):
+            scores = scores * self._mask({"doc": docs})
         # Everything scoring at least the k-th best score (ties included, zero never), then
         # an exact sort on (-score, position) so equal scores come out in chunk-id order.
         n = len(scores)

@@ -1,15 +1,16 @@
 """Cold-start teachers: correct trajectories for the student to imitate before RL.
 
 The scripted teacher needs no model and knows no domain. It writes the searches a student
-could learn to write from the question alone, and that generalize to entities it never saw:
-1. the question, cleaned: the entity, the years it names, and every question word the
-   evidence also uses, in the question's order. The words it drops are the instructions
-   ("give a response…", "round to two decimals") that pull BM25 towards any text that
-   happens to share them; that is what makes the whole question a weak query;
-2. the evidence's heading: entity, year and the first telling words of a golden page
-   ("consolidated statement of cash flows"), one the first search missed if it can.
-   Pages of one kind share their headings across entities, so the student can learn
-   which heading a kind of question needs: knowledge a search with the question lacks.
+could learn to write from the question alone, and that generalize to entities it never saw.
+Both are scoped to the documents the question names ("[3M 2018] …": the entity as the
+question writes it and the year it asks about), which the student learns by copying, and
+which keeps other companies' filings that share the question's words out of the results:
+1. the sentence of the question that asks, as written (the instructions around it,
+   "give a response…", pull BM25 towards any text that shares them);
+2. the evidence's heading: the first telling words of a golden page ("consolidated
+   statement cash flows"), one the first search missed if it can. Pages of one kind
+   share their headings across entities, so the student can learn which heading a kind
+   of question needs: knowledge a search with the question lacks.
 Then it answers with the ground truth. A question neither search reaches gets no
 trajectory: only correct ones are kept.
 
@@ -39,6 +40,7 @@ class ScriptedTeacher:
     index: SearchIndex
     results_per_search: int = 3
     heading_terms: int = 12
+    min_heading_words: int = 2
     min_df: int = 3  # words in fewer chunks than this are too specific to be learned
     max_df_share: float = 0.3  # words in more chunks than this share tell nothing
     _pages: dict | None = field(default=None, init=False, repr=False)
@@ -112,6 +114,16 @@ class ScriptedTeacher:
     def _shown(self, query: str) -> set[str]:
         return {h.chunk_id for h in self.index.search(query, self.results_per_search)}
 
+    def scope(self, question: Question) -> str:
+        """`"[3M 2018] "`: the entity as the question names it and the first year it asks
+        about, or the entity alone, whichever first names documents; else no scope."""
+        mention = self.entity_mention(question)
+        for words in ([mention, *self._years(question)[:1]], [mention]):
+            named = " ".join(words).strip()
+            if named and self.index.documents_named(named):
+                return f"[{named}] "
+        return ""
+
     def queries(self, question: Question) -> list[str] | None:
         """The sentence that asks, then a heading search, as far as each retrieves golden
         chunks; None when neither does."""
@@ -119,18 +131,19 @@ class ScriptedTeacher:
         if not golden:
             return None
         pages = {cid: self._page_text(cid) for cid in sorted(golden)}
-        first = self.main_sentence(question)
+        scope = self.scope(question)
+        first = scope + self.main_sentence(question)
         searches, found = [first], golden & self._shown(first)
         # The heading search comes always when one works, so the student learns one habit:
         # preferably one that adds missing evidence, else one that finds it again.
         missing = [cid for cid in sorted(golden) if cid not in found]
-        where = [self.entity_mention(question), *self._years(question)]
+        where = "" if scope else " ".join([self.entity_mention(question), *self._years(question)])
         for wanted, candidates in ((golden - found, missing), (golden, sorted(found))):
             for cid in candidates:
                 words = self.heading_words(question, pages[cid])
                 # The page's opening words, as few as find it: headings come first.
-                for n in range(min(4, len(words)), len(words) + 1):
-                    second = " ".join([*where, *words[:n]]).strip()
+                for n in range(min(self.min_heading_words, len(words)), len(words) + 1):
+                    second = scope + " ".join([where, *words[:n]]).strip()
                     if n and wanted & self._shown(second):
                         return [*searches, second]
         return searches if found else None
