@@ -53,8 +53,10 @@ def test_an_answer_opened_by_the_harness_ends_at_end_of_sequence():
     assert (segment.kind, segment.text) == ("answer", "42 dollars")
 
 
-def test_query_echo_ignores_case_and_spacing():
+def test_query_echo_ignores_case_spacing_and_a_scope():
     assert normalize_query("What  is\nCapex?") == normalize_query("what is capex?")
+    assert normalize_query("[3M 2018] What is capex?") == normalize_query("what is capex?")
+    assert normalize_query("What is capex? [3M]") != normalize_query("what is capex?")
 
 
 def test_an_answer_opened_by_the_harness_ends_with_its_first_line():

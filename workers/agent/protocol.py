@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from workers.search.index import split_scope
+
 SEARCH_OPEN, SEARCH_CLOSE = "<search>", "</search>"
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
 RESULTS_OPEN, RESULTS_CLOSE = "<results>", "</results>"
@@ -66,8 +68,9 @@ def segment_stopped(text: str, tail: str, stops: tuple[str, ...]) -> bool:
 
 
 def normalize_query(text: str) -> str:
-    """Collapse whitespace and case, so query echo is detected regardless of spacing."""
-    return _WHITESPACE.sub(" ", text).strip().lower()
+    """Collapse whitespace and case and drop a leading `[scope]`, so query echo is detected
+    regardless of spacing or of the documents it was limited to."""
+    return _WHITESPACE.sub(" ", split_scope(text)[1]).strip().lower()
 
 
 def parse_segment(text: str, *, ended_by_eos: bool, answer_opened: bool = False) -> Segment:

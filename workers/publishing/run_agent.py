@@ -3,8 +3,9 @@
     python agent/run_agent.py "your question" [--model FOLDER] [--index FOLDER]
 
 Standalone: it needs transformers, torch, bm25s and PyStemmer, not Sleuth. The model
-writes <search>query</search>; this script runs the query on the bundled BM25 index and
-appends the hits between <results> and </results>, until the model writes
+writes <search>query</search> (or <search>[3M 2018] query</search>, searching only the
+documents whose names have words starting with those); this script runs the query on the
+bundled BM25 index and appends the hits between <results> and </results>, until the model writes
 <answer>…</answer> or a limit is reached. Prints the answer (or the whole transcript with
 --verbose). This file is copied into every published folder as agent/run_agent.py.
 """
