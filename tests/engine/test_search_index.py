@@ -72,6 +72,8 @@ def test_a_bracketed_scope_searches_only_the_documents_it_names():
     # Each scope word starts a word of the name: "jpm" names JPMORGAN, "2021" names 2021Q1.
     assert found("[jpm 2021] capital expenditure") == ["j21"]
     assert index.documents_named("Acme") == ["JPMORGAN_2021Q1_10Q"]  # its entity
+    # No 3M filing of 2019: the scope's longest leading part that names documents is used.
+    assert found("[3M 2019] capital expenditure") == found("[3M] capital expenditure")
     # A scope that names no document searches everything; the scope's words are not searched.
     assert found("[Initech 2018] capital expenditure") == found("capital expenditure")
     assert found("[3M 2018]") == []

@@ -1,6 +1,7 @@
 """The RL trainer on a toy corpus with a tiny randomly initialized model (seconds, not minutes)."""
 
 import json
+import re
 
 import pytest
 import torch
@@ -24,7 +25,7 @@ from workers.training.config import TrainConfig
 from workers.training.logprobs import full_logits_logprobs, token_logprobs
 from workers.training.losses import LossConfig
 from workers.training.rl import train
-from workers.training.teacher import ScriptedTeacher, forced_trajectory
+from workers.training.teacher import ScriptedTeacher, forced_trajectory, scope_drills
 
 FACTS = {  # entity: (year, metric, value)
     "acme": ("2021", "revenue", "seven"),
@@ -191,9 +192,9 @@ def test_the_scripted_teacher_searches_the_entitys_documents_with_the_question_t
     segments = teacher.segments(questions()[0])
 
     # No heading search: the toy's words are all too rare to be telling. No document name
-    # has the year, so the scope is the entity alone.
+    # has the year; the tool then searches the entity's documents.
     assert segments == [
-        "<search>[acme] what was acme revenue in 2021 ?</search>",
+        "<search>[acme 2021] what was acme revenue in 2021 ?</search>",
         "<answer>seven</answer>",
     ]
 
@@ -228,8 +229,30 @@ def test_the_teacher_scopes_to_the_documents_of_the_entity_and_year_the_question
         return teacher.scope(Question("q", text, "7", "JPMorgan", []))
 
     assert scope("What was JPM's revenue in 2021 Q1?") == "[JPM 2021] "
-    assert scope("What was JPM's revenue in 2019?") == "[JPM] "  # no 2019 filing
+    # No 2019 filing: the tool falls back to JPMorgan's filings, so the habit stays one.
+    assert scope("What was JPM's revenue in 2019?") == "[JPM 2019] "
     assert teacher.scope(Question("q", "What was Globex's revenue?", "7", "Globex", [])) == ""
+
+
+def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there():
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    teacher = ScriptedTeacher(index)
+    drills = scope_drills(engine, teacher, questions(), per_question=3, seed=1)
+
+    assert len(drills) == 3 * len(questions())
+    for drill in drills:
+        question = drill.question
+        assert question.startswith("what was ") and question.endswith(" ?")
+        name, year = re.fullmatch(r"what was (.+) \w+ in (\d{4}) \?", question).groups()
+        assert name not in FACTS  # made up
+        assert drill.text == f"<search>[{name} {year}] {question}</search>"
+        # Only the segment is a target, and nothing follows it: no results, no answer.
+        prompt = len(engine.prompt_ids(question))
+        assert drill.loss_mask[:prompt] == [0] * prompt
+        assert all(drill.loss_mask[prompt:]) and len(drill.token_ids) > prompt
+    assert len({d.question for d in drills}) == len(drills)
 
 
 def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():

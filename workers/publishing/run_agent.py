@@ -42,14 +42,22 @@ class Index:
         return [self.stemmer.stemWord(w) for w in words]
 
     def documents_named(self, scope: str) -> set[str]:
-        """Documents whose name or entity has a word starting with each scope word."""
+        """Documents whose name or entity has a word starting with each scope word, else
+        with each word of the scope's longest leading part that names any."""
         words = _WORD.findall(scope.lower())
-        named = set()
-        for c in self.chunks:
-            names = _WORD.findall(f"{c.get('entity') or ''} {c['doc']}".lower())
-            if words and all(any(n.startswith(w) for n in names) for w in words):
-                named.add(c["doc"])
-        return named
+        docs = {
+            c["doc"]: _WORD.findall(f"{c.get('entity') or ''} {c['doc']}".lower())
+            for c in self.chunks
+        }
+        for n in range(len(words), 0, -1):
+            named = {
+                doc
+                for doc, names in docs.items()
+                if all(any(name.startswith(w) for name in names) for w in words[:n])
+            }
+            if named:
+                return named
+        return set()
 
     def search(self, query: str, k: int) -> list[dict]:
         """A leading "[3M 2018]" limits the search to the documents it names, if any."""

@@ -10,7 +10,9 @@ An index folder holds `bm25/` (bm25s's own files), `chunks.jsonl` and `index.jso
 
 A query may begin with a scope in square brackets, "[3M 2018] capital expenditure": it
 searches only the documents whose name or entity has every scope word as the start of one
-of its words ("3M_2018_10K"); a scope that names no document searches everything.
+of its words ("3M_2018_10K"). When no document has them all, the longest leading part of
+the scope that names documents is used ("[3M 2019]" without a 2019 filing searches 3M's);
+a scope that names no document searches everything.
 """
 
 from __future__ import annotations
@@ -124,15 +126,18 @@ class SearchIndex:
 
     def documents_named(self, scope: str) -> list[str]:
         """The documents a scope names: each scope word starts a word of the document's
-        name or entity ("jpm 2021" names "JPMORGAN_2021Q1_10Q")."""
+        name or entity ("jpm 2021" names "JPMORGAN_2021Q1_10Q"); else those its longest
+        leading part names ("jpm 2019" names JPMorgan's); else none."""
         words = _WORD.findall(scope.lower())
-        if not words:
-            return []
-        return sorted(
-            doc
-            for doc, names in self._doc_words.items()
-            if all(any(name.startswith(w) for name in names) for w in words)
-        )
+        for n in range(len(words), 0, -1):
+            named = sorted(
+                doc
+                for doc, names in self._doc_words.items()
+                if all(any(name.startswith(w) for name in names) for w in words[:n])
+            )
+            if named:
+                return named
+        return []
 
     def search(self, query: str, k: int = 5, filters: dict | None = None) -> list[SearchHit]:
         """The top k chunks for a query (see the module's note on a `[scope]`); `filters`

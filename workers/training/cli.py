@@ -50,6 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--train-layers", type=int, help="train only the top N decoder layers")
     p.add_argument("--sft-epochs", type=int, default=TrainConfig.sft_epochs)
     p.add_argument("--sft-lr", type=float, default=TrainConfig.sft_lr)
+    p.add_argument(
+        "--scope-drills",
+        type=int,
+        default=TrainConfig.scope_drills,
+        help="per teacher question, first searches on made-up entity names (0: none)",
+    )
     p.add_argument("--temperature", type=float, default=TrainConfig.temperature)
     p.add_argument("--max-turns", type=int, default=Limits.max_turns)
     p.add_argument("--max-new-tokens", type=int, default=Limits.max_new_tokens)
@@ -82,6 +88,7 @@ def config_from_args(args) -> TrainConfig:
         val_fraction=args.val_fraction,
         sft_epochs=args.sft_epochs,
         sft_lr=args.sft_lr,
+        scope_drills=args.scope_drills,
         steps=args.steps,
         questions_per_step=args.questions_per_step,
         group_size=args.group_size,

@@ -16,6 +16,8 @@ class TrainConfig:
     # cold start
     sft_epochs: int = 3
     sft_lr: float = 1e-4
+    # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
+    scope_drills: int = 2
     # RL
     steps: int = 20
     questions_per_step: int = 4

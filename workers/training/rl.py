@@ -48,7 +48,7 @@ from workers.training.config import TrainConfig
 from workers.training.logprobs import token_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
 from workers.training.sft import sft
-from workers.training.teacher import ScriptedTeacher, teacher_trajectories
+from workers.training.teacher import ScriptedTeacher, scope_drills, teacher_trajectories
 
 CORRECT = 0.5  # a correctness component at or above this counts as a correct answer
 
@@ -224,9 +224,18 @@ def train(
     )
 
     if not checkpoint and config.sft_epochs > 0 and teacher_for:
+        drills = scope_drills(
+            engine,
+            teacher,
+            [q for q in train_questions if q.id in teacher_for],
+            per_question=config.scope_drills,
+            seed=config.seed,
+        )
+        if drills:
+            log(f"scope drills: {len(drills)} first searches on made-up entity names")
         losses = sft(
             model,
-            list(teacher_for.values()),
+            [*teacher_for.values(), *drills],
             epochs=config.sft_epochs,
             lr=config.sft_lr,
             max_batch_tokens=config.max_batch_tokens,

@@ -18,6 +18,7 @@ Trajectories are built token by token through the same engine and search tool as
 rollouts, so the student is taught exactly the sequences it will produce and see.
 """
 
+import random
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -116,13 +117,10 @@ class ScriptedTeacher:
 
     def scope(self, question: Question) -> str:
         """`"[3M 2018] "`: the entity as the question names it and the first year it asks
-        about, or the entity alone, whichever first names documents; else no scope."""
-        mention = self.entity_mention(question)
-        for words in ([mention, *self._years(question)[:1]], [mention]):
-            named = " ".join(words).strip()
-            if named and self.index.documents_named(named):
-                return f"[{named}] "
-        return ""
+        about, when they name documents (the tool falls back to the entity's documents when
+        no filing has the year); else no scope."""
+        named = " ".join([self.entity_mention(question), *self._years(question)[:1]]).strip()
+        return f"[{named}] " if named and self.index.documents_named(named) else ""
 
     def queries(self, question: Question) -> list[str] | None:
         """The sentence that asks, then a heading search, as far as each retrieves golden
@@ -197,3 +195,64 @@ def teacher_trajectories(
         if set(trajectory.retrieved_chunk_ids) & set(question.golden_chunk_ids):
             found[question.id] = trajectory
     return found
+
+
+def scope_drills(
+    engine: HFRolloutEngine,
+    teacher: ScriptedTeacher,
+    questions: Sequence[Question],
+    per_question: int = 2,
+    seed: int = 0,
+) -> list[Trajectory]:
+    """Extra cold-start examples of the first search alone, on questions whose entity and
+    year are swapped for made-up ones. A training set names few companies (16 here), and
+    a student taught only on them writes one of their names into the scope of a question
+    about another; on names it has never seen, it can only learn to copy what it reads.
+    Each drill stops at `</search>`: the made-up scope names no document, so what follows
+    would teach nothing true."""
+    rng = random.Random(seed)
+    drills = []
+    for question in questions:
+        mention, years = teacher.entity_mention(question), teacher._years(question)
+        if not teacher.scope(question) or mention not in question.question:
+            continue
+        for _ in range(per_question):
+            name = _made_up_name(rng)
+            text = question.question.replace(mention, name)
+            for year in years:
+                text = text.replace(year, str(rng.randint(2000, 2030)))
+            swapped = Question(question.id, text, question.answer, entity=None, evidence=[])
+            scope = " ".join([name, *teacher._years(swapped)[:1]])
+            query = f"[{scope}] {teacher.main_sentence(swapped)}"
+            drills.append(search_prefix(engine, text, f"{SEARCH_OPEN}{query}{SEARCH_CLOSE}"))
+    return drills
+
+
+_SYLLABLES = ("ka", "lo", "ver", "tan", "mi", "dex", "ro", "sol", "ne", "qua", "bri", "tor")
+
+
+def _made_up_name(rng: random.Random) -> str:
+    """A company-like name of one of the shapes filings use: "Verola", "Tandex Brisol",
+    "KQM", "4T"."""
+    shape = rng.random()
+    if shape < 0.25:
+        return "".join(rng.choice("ABCDEFGHJKLMNPRSTUVWXZ") for _ in range(rng.randint(2, 4)))
+    if shape < 0.35:
+        return f"{rng.randint(2, 9)}{rng.choice('ABCDEFGHJKLMNPRSTUVWXZ')}"
+    words = rng.choice((1, 1, 2))
+    return " ".join(
+        "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
+        for _ in range(words)
+    )
+
+
+def search_prefix(engine: HFRolloutEngine, question: str, segment: str) -> Trajectory:
+    """A trajectory of the prompt and one model segment, nothing after: the segment is the
+    only target."""
+    trajectory = Trajectory(question=question, model_name="teacher")
+    trajectory.append(engine.prompt_ids(question), PROMPT)
+    ids = engine.tokenizer.encode(segment, add_special_tokens=False)
+    trajectory.append(ids, MODEL, [0.0] * len(ids))
+    trajectory.text += segment
+    trajectory.meta["teacher"] = "scope drill"
+    return trajectory
