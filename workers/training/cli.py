@@ -51,6 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--sft-epochs", type=int, default=TrainConfig.sft_epochs)
     p.add_argument("--sft-lr", type=float, default=TrainConfig.sft_lr)
     p.add_argument(
+        "--no-heading-search",
+        action="store_true",
+        help="the scripted teacher searches with the scoped question only",
+    )
+    p.add_argument(
         "--scope-drills",
         type=int,
         default=TrainConfig.scope_drills,
@@ -89,6 +94,7 @@ def config_from_args(args) -> TrainConfig:
         sft_epochs=args.sft_epochs,
         sft_lr=args.sft_lr,
         scope_drills=args.scope_drills,
+        heading_search=not args.no_heading_search,
         steps=args.steps,
         questions_per_step=args.questions_per_step,
         group_size=args.group_size,

@@ -18,6 +18,7 @@ class TrainConfig:
     sft_lr: float = 1e-4
     # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
     scope_drills: int = 2
+    heading_search: bool = True  # the scripted teacher's second search (teacher.py)
     # RL
     steps: int = 20
     questions_per_step: int = 4

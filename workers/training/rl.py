@@ -48,7 +48,12 @@ from workers.training.config import TrainConfig
 from workers.training.logprobs import token_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
 from workers.training.sft import sft
-from workers.training.teacher import ScriptedTeacher, scope_drills, teacher_trajectories
+from workers.training.teacher import (
+    ScriptedTeacher,
+    scope_drills,
+    search_prefix,
+    teacher_trajectories,
+)
 
 CORRECT = 0.5  # a correctness component at or above this counts as a correct answer
 
@@ -216,7 +221,11 @@ def train(
     if config.train_layers and not config.lora:
         freeze_below(model, config.train_layers)
     engine = HFRolloutEngine(model, tokenizer, index, limits=config.limits, model_name=config.model)
-    teacher = ScriptedTeacher(index, results_per_search=config.limits.results_per_search)
+    teacher = ScriptedTeacher(
+        index,
+        results_per_search=config.limits.results_per_search,
+        heading_search=config.heading_search,
+    )
     teacher_for = teacher_trajectories(engine, teacher, train_questions)
     log(
         f"scripted teacher: correct trajectories for {len(teacher_for)}/{len(train_questions)} "
@@ -224,15 +233,20 @@ def train(
     )
 
     if not checkpoint and config.sft_epochs > 0 and teacher_for:
+        # Without the heading search most questions have no correct trajectory; their
+        # scoped first search is still worth imitating (the drill stops before any answer).
+        drilled = [q for q in train_questions if q.id in teacher_for or not config.heading_search]
         drills = scope_drills(
-            engine,
-            teacher,
-            [q for q in train_questions if q.id in teacher_for],
-            per_question=config.scope_drills,
-            seed=config.seed,
+            engine, teacher, drilled, per_question=config.scope_drills, seed=config.seed
         )
+        if not config.heading_search:
+            drills += [
+                search_prefix(engine, q.question, teacher.segments_of([q.question], q)[0])
+                for q in drilled
+                if q.id not in teacher_for and teacher.scope(q)
+            ]
         if drills:
-            log(f"scope drills: {len(drills)} first searches on made-up entity names")
+            log(f"scope drills: {len(drills)} scoped first searches (most on made-up names)")
         losses = sft(
             model,
             [*teacher_for.values(), *drills],

@@ -2,17 +2,16 @@
 
 The scripted teacher needs no model and knows no domain. It writes the searches a student
 could learn to write from the question alone, and that generalize to entities it never saw.
-Both are scoped to the documents the question names ("[3M 2018] …": the entity as the
+Each is scoped to the documents the question names ("[3M 2018] …": the entity as the
 question writes it and the year it asks about), which the student learns by copying, and
 which keeps other companies' filings that share the question's words out of the results:
-1. the sentence of the question that asks, as written (the instructions around it,
-   "give a response…", pull BM25 towards any text that shares them);
-2. the evidence's heading: the first telling words of a golden page ("consolidated
-   statement cash flows"), one the first search missed if it can. Pages of one kind
-   share their headings across entities, so the student can learn which heading a kind
-   of question needs: knowledge a search with the question lacks.
+1. the question, as written;
+2. optionally (`heading_search`), the evidence's heading: the first telling words of a
+   golden page ("consolidated statement cash flows"), one the first search missed if it
+   can. Pages of one kind share their headings across entities, so the student can learn
+   which heading a kind of question needs: knowledge a search with the question lacks.
 Then it answers with the ground truth. A question neither search reaches gets no
-trajectory: only correct ones are kept.
+trajectory: only correct ones are kept (`scope_drills` still teaches its first search).
 
 Trajectories are built token by token through the same engine and search tool as
 rollouts, so the student is taught exactly the sequences it will produce and see.
@@ -32,7 +31,6 @@ from workers.search.index import SearchIndex, tokenize
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
 _YEAR = re.compile(r"(?:19|20)\d{2}")
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 
@@ -42,6 +40,10 @@ class ScriptedTeacher:
     results_per_search: int = 3
     heading_terms: int = 12
     min_heading_words: int = 2
+    # A second search on a golden page's heading: worth learning when there is data and
+    # compute to learn which heading a question needs; on a few dozen questions and a CPU
+    # the student only memorizes headings, and its extra results dilute what it found.
+    heading_search: bool = True
     min_df: int = 3  # words in fewer chunks than this are too specific to be learned
     max_df_share: float = 0.3  # words in more chunks than this share tell nothing
     _pages: dict | None = field(default=None, init=False, repr=False)
@@ -74,11 +76,6 @@ class ScriptedTeacher:
         if chunk.page is None:
             return chunk.text
         return " ".join(self._pages[(chunk.doc, chunk.page)])
-
-    def main_sentence(self, question: Question) -> str:
-        """The sentence that asks (the one ending in "?", else the first), as written."""
-        sentences = _SENTENCE_END.split(question.question.strip())
-        return next((s for s in sentences if s.endswith("?")), sentences[0]).strip()
 
     def entity_mention(self, question: Question) -> str:
         """The entity as the question writes it ("JPM", "Coca Cola"): the student can copy
@@ -130,8 +127,10 @@ class ScriptedTeacher:
             return None
         pages = {cid: self._page_text(cid) for cid in sorted(golden)}
         scope = self.scope(question)
-        first = scope + self.main_sentence(question)
+        first = scope + question.question
         searches, found = [first], golden & self._shown(first)
+        if not self.heading_search:
+            return searches if found else None
         # The heading search comes always when one works, so the student learns one habit:
         # preferably one that adds missing evidence, else one that finds it again.
         missing = [cid for cid in sorted(golden) if cid not in found]
@@ -145,6 +144,10 @@ class ScriptedTeacher:
                     if n and wanted & self._shown(second):
                         return [*searches, second]
         return searches if found else None
+
+    def segments_of(self, queries: list[str], question: Question) -> list[str]:
+        """Model-side search turns for `queries`, each scoped as the teacher scopes."""
+        return [f"{SEARCH_OPEN}{self.scope(question)}{q}{SEARCH_CLOSE}" for q in queries]
 
     def segments(self, question: Question) -> list[str] | None:
         """The model-side text of the teacher's trajectory, one string per turn."""
@@ -223,7 +226,7 @@ def scope_drills(
                 text = text.replace(year, str(rng.randint(2000, 2030)))
             swapped = Question(question.id, text, question.answer, entity=None, evidence=[])
             scope = " ".join([name, *teacher._years(swapped)[:1]])
-            query = f"[{scope}] {teacher.main_sentence(swapped)}"
+            query = f"[{scope}] {text}"
             drills.append(search_prefix(engine, text, f"{SEARCH_OPEN}{query}{SEARCH_CLOSE}"))
     return drills
 
