@@ -40,13 +40,14 @@ PRESETS: dict[str, dict] = {
         "label": "45 minutes on a CPU",
         "description": (
             "SmolLM2-135M with the settings of the measured CPU run in the README: a "
-            "four-epoch cold start, then RL with groups of 4 until 35 minutes are spent, "
+            "three-epoch cold start, then RL with groups of 4 until 35 minutes are spent, "
             "then the evaluation against the base model and the echo baseline."
         ),
         "config": {
             "model": "default",
-            "sft_epochs": 4,
+            "sft_epochs": 3,
             "sft_lr": 3e-4,
+            "heading_search": False,
             "steps": 40,
             "questions_per_step": 4,
             "group_size": 4,
@@ -55,7 +56,7 @@ PRESETS: dict[str, dict] = {
             "train_layers": 6,
             "limits": {
                 "max_turns": 3,
-                "max_new_tokens": 96,
+                "max_new_tokens": 160,
                 "max_result_tokens": 400,
                 "results_per_search": 3,
             },
