@@ -29,7 +29,8 @@ SCRIPTS = {
     "just talk": ["forty two is it [EOS]"],
     "ramble": ["alpha beta gamma delta " * 6 + "<answer> three </answer>"],
 }
-ECHO_QUESTION, ECHO_ANSWER = "what is alpha", "forty two </answer>"
+# The echo script has its own question: under one prompt, two scripts would be a coin toss.
+ECHO_QUESTION, ECHO_ANSWER = "what is gamma", "forty two </answer>"
 GREEDY = SamplingParams(temperature=0.0)
 SYSTEM = "search then answer"  # short: the tiny model learns faster
 
