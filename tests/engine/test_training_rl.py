@@ -238,7 +238,8 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
     index = SearchIndex.build(chunks())
     engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
     teacher = ScriptedTeacher(index)
-    drills = scope_drills(engine, teacher, questions(), per_question=3, seed=1)
+    taught = frozenset(q.id for q in questions())  # so only made-up names are drilled
+    drills = scope_drills(engine, teacher, questions(), per_question=3, seed=1, taught=taught)
 
     assert len(drills) == 3 * len(questions())
     for drill in drills:
@@ -252,6 +253,11 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
         assert drill.loss_mask[:prompt] == [0] * prompt
         assert all(drill.loss_mask[prompt:]) and len(drill.token_ids) > prompt
     assert len({d.question for d in drills}) == len(drills)
+    # A question without a whole teacher trajectory is drilled on its real scoped search.
+    real = scope_drills(engine, teacher, questions(), per_question=0)
+    assert [d.text for d in real] == [
+        f"<search>[{q.entity} {FACTS[q.entity][0]}] {q.question}</search>" for q in questions()
+    ]
 
 
 def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():

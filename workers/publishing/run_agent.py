@@ -35,6 +35,11 @@ class Index:
         with open(folder / "chunks.jsonl", encoding="utf-8") as f:
             self.chunks = [json.loads(line) for line in f]
         self.stopwords = frozenset(STOPWORDS_EN)
+        self.doc_names = {
+            c["doc"]: _WORD.findall(f"{c.get('entity') or ''} {c['doc']}".lower())
+            for c in self.chunks
+        }
+        self.chunk_docs = [c["doc"] for c in self.chunks]
         self.stemmer = Stemmer.Stemmer("english")
 
     def tokenize(self, text: str) -> list[str]:
@@ -45,14 +50,10 @@ class Index:
         """Documents whose name or entity has a word starting with each scope word, else
         with each word of the scope's longest leading part that names any."""
         words = _WORD.findall(scope.lower())
-        docs = {
-            c["doc"]: _WORD.findall(f"{c.get('entity') or ''} {c['doc']}".lower())
-            for c in self.chunks
-        }
         for n in range(len(words), 0, -1):
             named = {
                 doc
-                for doc, names in docs.items()
+                for doc, names in self.doc_names.items()
                 if all(any(name.startswith(w) for name in names) for w in words[:n])
             }
             if named:
@@ -73,7 +74,7 @@ class Index:
         scores = self.retriever.get_scores_from_ids(ids)
         docs = self.documents_named(scope.group(1)) if scope else set()
         if docs:
-            scores = scores * np.array([c["doc"] in docs for c in self.chunks])
+            scores = scores * np.array([doc in docs for doc in self.chunk_docs])
         found = np.flatnonzero(scores > 0)
         order = np.lexsort((found, -scores[found]))[:k]
         return [self.chunks[int(i)] for i in found[order]]

@@ -48,12 +48,7 @@ from workers.training.config import TrainConfig
 from workers.training.logprobs import token_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
 from workers.training.sft import sft
-from workers.training.teacher import (
-    ScriptedTeacher,
-    scope_drills,
-    search_prefix,
-    teacher_trajectories,
-)
+from workers.training.teacher import ScriptedTeacher, scope_drills, teacher_trajectories
 
 CORRECT = 0.5  # a correctness component at or above this counts as a correct answer
 
@@ -233,18 +228,14 @@ def train(
     )
 
     if not checkpoint and config.sft_epochs > 0 and teacher_for:
-        # Without the heading search most questions have no correct trajectory; their
-        # scoped first search is still worth imitating (the drill stops before any answer).
-        drilled = [q for q in train_questions if q.id in teacher_for or not config.heading_search]
         drills = scope_drills(
-            engine, teacher, drilled, per_question=config.scope_drills, seed=config.seed
+            engine,
+            teacher,
+            train_questions,
+            per_question=config.scope_drills,
+            seed=config.seed,
+            taught=frozenset(teacher_for),
         )
-        if not config.heading_search:
-            drills += [
-                search_prefix(engine, q.question, teacher.segments_of([q.question], q)[0])
-                for q in drilled
-                if q.id not in teacher_for and teacher.scope(q)
-            ]
         if drills:
             log(f"scope drills: {len(drills)} scoped first searches (most on made-up names)")
         losses = sft(

@@ -120,8 +120,8 @@ class ScriptedTeacher:
         return f"[{named}] " if named and self.index.documents_named(named) else ""
 
     def queries(self, question: Question) -> list[str] | None:
-        """The sentence that asks, then a heading search, as far as each retrieves golden
-        chunks; None when neither does."""
+        """The scoped question, then (with `heading_search`) a heading search, as far as
+        each retrieves golden chunks; None when neither does."""
         golden = set(question.golden_chunk_ids)
         if not golden:
             return None
@@ -144,10 +144,6 @@ class ScriptedTeacher:
                     if n and wanted & self._shown(second):
                         return [*searches, second]
         return searches if found else None
-
-    def segments_of(self, queries: list[str], question: Question) -> list[str]:
-        """Model-side search turns for `queries`, each scoped as the teacher scopes."""
-        return [f"{SEARCH_OPEN}{self.scope(question)}{q}{SEARCH_CLOSE}" for q in queries]
 
     def segments(self, question: Question) -> list[str] | None:
         """The model-side text of the teacher's trajectory, one string per turn."""
@@ -206,28 +202,36 @@ def scope_drills(
     questions: Sequence[Question],
     per_question: int = 2,
     seed: int = 0,
+    taught: frozenset[str] = frozenset(),
 ) -> list[Trajectory]:
-    """Extra cold-start examples of the first search alone, on questions whose entity and
-    year are swapped for made-up ones. A training set names few companies (16 here), and
-    a student taught only on them writes one of their names into the scope of a question
-    about another; on names it has never seen, it can only learn to copy what it reads.
-    Each drill stops at `</search>`: the made-up scope names no document, so what follows
-    would teach nothing true."""
+    """Extra cold-start examples of the scoped first search alone: for each question, copies
+    whose entity and years are swapped for made-up ones, and the real one unless its id is
+    in `taught` (a whole teacher trajectory already shows it). A training set names few
+    companies (16 here), and a student taught only on them writes one of their names into
+    the scope of a question about another; on names it has never seen, it can only learn
+    to copy what it reads. Each drill stops at `</search>`: a made-up scope names no
+    document, and a question the teacher could not answer has no true continuation."""
     rng = random.Random(seed)
     drills = []
     for question in questions:
-        mention, years = teacher.entity_mention(question), teacher._years(question)
-        if not teacher.scope(question) or mention not in question.question:
+        scope = teacher.scope(question)
+        if not scope:
             continue
+        if question.id not in taught:
+            drills.append(_search_prefix(engine, question.question, scope + question.question))
+        mention, years = teacher.entity_mention(question), teacher._years(question)
+        if mention not in question.question:
+            continue  # nothing to swap
         for _ in range(per_question):
             name = _made_up_name(rng)
-            text = question.question.replace(mention, name)
-            for year in years:
-                text = text.replace(year, str(rng.randint(2000, 2030)))
-            swapped = Question(question.id, text, question.answer, entity=None, evidence=[])
-            scope = " ".join([name, *teacher._years(swapped)[:1]])
-            query = f"[{scope}] {text}"
-            drills.append(search_prefix(engine, text, f"{SEARCH_OPEN}{query}{SEARCH_CLOSE}"))
+            new_years = {year: str(rng.randint(2000, 2030)) for year in years}
+            # One pass, so a year swapped in is never swapped again.
+            text = _YEAR.sub(
+                lambda m, new_years=new_years: new_years.get(m.group(), m.group()),
+                question.question.replace(mention, name),
+            )
+            named = " ".join([name, *(new_years[y] for y in years[:1])])
+            drills.append(_search_prefix(engine, text, f"[{named}] {text}"))
     return drills
 
 
@@ -249,9 +253,10 @@ def _made_up_name(rng: random.Random) -> str:
     )
 
 
-def search_prefix(engine: HFRolloutEngine, question: str, segment: str) -> Trajectory:
-    """A trajectory of the prompt and one model segment, nothing after: the segment is the
-    only target."""
+def _search_prefix(engine: HFRolloutEngine, question: str, query: str) -> Trajectory:
+    """A trajectory of the prompt and one search turn, nothing after: the turn is the only
+    target."""
+    segment = f"{SEARCH_OPEN}{query}{SEARCH_CLOSE}"
     trajectory = Trajectory(question=question, model_name="teacher")
     trajectory.append(engine.prompt_ids(question), PROMPT)
     ids = engine.tokenizer.encode(segment, add_special_tokens=False)
