@@ -79,6 +79,23 @@ def test_a_bracketed_scope_searches_only_the_documents_it_names():
     assert found("[3M 2018]") == []
 
 
+def test_within_a_scope_words_are_weighed_by_their_rarity_among_the_scoped_chunks():
+    # "widget" is rare in the index but in every 3M chunk; "capex" is everywhere else but in
+    # one 3M chunk: inside the 3M scope, only "capex" tells the chunks apart.
+    docs = [
+        chunk("a1", "widget widget widget widget report", doc="3M_2018_10K", entity="3M"),
+        chunk("a2", "widget capex report", doc="3M_2018_10K", entity="3M", page=2),
+        chunk("a3", "widget report", doc="3M_2018_10K", entity="3M", page=3),
+        *(chunk(f"x{i:02}", "capex plan", doc="OTHER_2018", entity="Other") for i in range(12)),
+    ]
+    index = SearchIndex.build(docs)
+    # A plain filter keeps the whole index's weights: the chunk full of "widget" wins.
+    filtered = index.search("widget capex", k=3, filters={"doc": "3M_2018_10K"})
+    assert [h.chunk_id for h in filtered][0] == "a1"
+    scoped = index.search("[3M] widget capex", k=3)
+    assert [h.chunk_id for h in scoped] == ["a2", "a1", "a3"]
+
+
 def test_unknown_filter_is_an_error(index):
     with pytest.raises(ValueError, match="unknown filter"):
         index.search("widget", filters={"color": "red"})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from pathlib import Path
@@ -60,6 +61,24 @@ class Index:
                 return named
         return set()
 
+    def scores_within(self, ids: list[int], scope):
+        """BM25 over the scoped chunks alone: each word's stored score (Lucene IDF times its
+        term-frequency part) rescaled by its IDF among the scoped chunks / in the whole index."""
+        import numpy as np
+
+        matrix = self.retriever.scores
+        data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+        n_all, n_scoped = len(scope), int(scope.sum())
+        scores = np.zeros(n_all, dtype=np.float32)
+        for token in ids:
+            chunks = indices[indptr[token] : indptr[token + 1]]
+            inside = scope[chunks]
+            df_scoped = int(inside.sum())
+            if df_scoped:
+                weight = _idf(df_scoped, n_scoped) / _idf(len(chunks), n_all)
+                scores[chunks[inside]] += data[indptr[token] : indptr[token + 1]][inside] * weight
+        return scores
+
     def search(self, query: str, k: int) -> list[dict]:
         """A leading "[3M 2018]" limits the search to the documents it names, if any."""
         import numpy as np
@@ -71,13 +90,18 @@ class Index:
         ids = [vocab[t] for t in self.tokenize(query) if t in vocab]
         if not ids:
             return []
-        scores = self.retriever.get_scores_from_ids(ids)
         docs = self.documents_named(scope.group(1)) if scope else set()
         if docs:
-            scores = scores * np.array([doc in docs for doc in self.chunk_docs])
+            scores = self.scores_within(ids, np.array([doc in docs for doc in self.chunk_docs]))
+        else:
+            scores = self.retriever.get_scores_from_ids(ids)
         found = np.flatnonzero(scores > 0)
         order = np.lexsort((found, -scores[found]))[:k]
         return [self.chunks[int(i)] for i in found[order]]
+
+
+def _idf(df: int, n: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def fit_hits(hits: list[dict], room: int, encode) -> list[int]:

@@ -12,12 +12,15 @@ A query may begin with a scope in square brackets, "[3M 2018] capital expenditur
 searches only the documents whose name or entity has every scope word as the start of one
 of its words ("3M_2018_10K"). When no document has them all, the longest leading part of
 the scope that names documents is used ("[3M 2019]" without a 2019 filing searches 3M's);
-a scope that names no document searches everything.
+a scope that names no document searches everything. Within a scope, each word's IDF is
+counted among the scoped chunks: a word all of them share ("3M" in 3M's filings) tells
+nothing there, however rare it is elsewhere.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -101,7 +104,7 @@ class SearchIndex:
         for a, b_ in zip(ordered, ordered[1:], strict=False):
             if a.id == b_.id:
                 raise ValueError(f"duplicate chunk id {a.id!r}")
-        retriever = bm25s.BM25(k1=k1, b=b)
+        retriever = bm25s.BM25(k1=k1, b=b, method="lucene")  # scores_within assumes it
         retriever.index([tokenize(indexed_text(c)) for c in ordered], show_progress=False)
         params = {"format_version": FORMAT_VERSION, "k1": k1, "b": b, "stemmer": "english"}
         return cls(ordered, retriever, params)
@@ -147,11 +150,13 @@ class SearchIndex:
         ids = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
         if not ids or k <= 0:
             return []
-        scores = self._retriever.get_scores_from_ids(ids)
+        docs = self.documents_named(scope) if scope else []
+        if docs:
+            scores = scores_within(self._retriever.scores, ids, self._mask({"doc": docs}))
+        else:
+            scores = self._retriever.get_scores_from_ids(ids)
         if filters:
             scores = scores * self._mask(filters)
-        if scope and (docs := self.documents_named(scope)):
-            scores = scores * self._mask({"doc": docs})
         # Everything scoring at least the k-th best score (ties included, zero never), then
         # an exact sort on (-score, position) so equal scores come out in chunk-id order.
         n = len(scores)
@@ -207,6 +212,29 @@ class SearchIndex:
         retriever = bm25s.BM25.load(str(directory / "bm25"))
         params.pop("chunk_count", None)
         return cls(chunks, retriever, params)
+
+
+def scores_within(matrix: dict, ids: list[int], scope: np.ndarray) -> np.ndarray:
+    """BM25 scores of the chunks in `scope` (a boolean mask; others score 0) with each word's
+    IDF counted among them. bm25s stores, per word and chunk, IDF times the term-frequency
+    part (Lucene's IDF, its default method, which `build` uses), so rescaling a word's
+    stored scores by scoped IDF / whole-index IDF gives BM25 over the scoped chunks alone."""
+    data, indices, indptr = matrix["data"], matrix["indices"], matrix["indptr"]
+    n_all, n_scoped = len(scope), int(scope.sum())
+    scores = np.zeros(n_all, dtype=np.float32)
+    for token in ids:
+        chunks = indices[indptr[token] : indptr[token + 1]]
+        inside = scope[chunks]
+        df_scoped = int(inside.sum())
+        if df_scoped:
+            weight = _idf(df_scoped, n_scoped) / _idf(len(chunks), n_all)
+            scores[chunks[inside]] += data[indptr[token] : indptr[token + 1]][inside] * weight
+    return scores
+
+
+def _idf(df: int, n: int) -> float:
+    """Lucene's BM25 IDF, as bm25s computes it."""
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 def _key(value) -> str:
