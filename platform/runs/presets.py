@@ -58,7 +58,7 @@ PRESETS: dict[str, dict] = {
                 "max_turns": 3,
                 "max_new_tokens": 160,
                 "max_result_tokens": 400,
-                "results_per_search": 3,
+                "results_per_search": 2,
             },
             "eval_every": 0,
             "save_every": 2,
