@@ -1,17 +1,23 @@
 """Training throughput: the trainer's loss path against a naive full-logits step, same batch.
 
 Both do forward, backward and an AdamW step on a SmolLM2-135M-shaped model (random
-weights: speed does not depend on them) over the same batch of trajectories, where a
-quarter of the tokens are model tokens (the rest prompt and tool output, as in real
-rollouts). Reported: tokens/s of each, their ratio, and each as a share of this machine's
-fp32 matmul peak, measured in the same run.
+weights: speed does not depend on them) over the same trajectories, of mixed lengths as
+rollouts are (some answer at once, some search twice), where a quarter of each one's tokens
+are model tokens (the rest prompt and tool output). The real path packs trajectories into
+rows and runs the LM head only where the loss looks; the naive step pads one trajectory per
+row and computes logits everywhere. Reported: tokens/s of each (real tokens, padding not
+counted), their ratio, and each as a share of this machine's fp32 matmul peak, measured in
+the same run.
 
-Two utilization figures, because the real path skips work:
-  model FLOPs  6·N·T for the whole model (LM head at every position, as the naive step
-               computes it): "how fast, compared with doing it the plain way".
-  done FLOPs   what the real path actually computes (LM head only at model tokens).
+Two utilization figures:
+  model FLOPs  the useful work, 6·N per real token with the LM head at every position plus
+               causal attention within each trajectory (MFU): "how fast, compared with the
+               plain way at full efficiency".
+  done FLOPs   what the real path actually computes (LM head only at model tokens,
+               attention over whole packed rows).
 
-    .venv/bin/python bench/train_throughput.py [--rows 4 --length 512 --repeats 3]
+    .venv/bin/python bench/train_throughput.py [--trajectories 12 --min-length 128
+        --max-length 512 --repeats 3]
 """
 
 import argparse
@@ -20,6 +26,8 @@ import time
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
+from workers.agent.trajectory import MODEL, PROMPT, Trajectory
+from workers.training.batching import collate, collate_packed, pack
 from workers.training.logprobs import full_logits_logprobs, token_logprobs
 from workers.training.losses import LossConfig, policy_loss
 
@@ -47,22 +55,53 @@ def matmul_peak(size: int = 2048, seconds: float = 3.0) -> float:
     return 2 * size**3 * runs / (time.perf_counter() - started) / 1e9
 
 
-def step_real(model, optimizer, batch):
-    ids, attention, mask, rollout_logp, advantages = batch
-    logp, _ = token_logprobs(model, ids, attention, mask)
-    loss, _ = policy_loss(logp, rollout_logp, advantages, mask, LossConfig(kind="dppo_tv"))
+def step_real(model, optimizer, trajectories):
+    batch = collate_packed([[trajectories[i] for i in row] for row in trajectories.rows])
+    logp, _ = token_logprobs(
+        model,
+        batch.input_ids,
+        batch.attention_mask,
+        batch.loss_mask,
+        position_ids=batch.position_ids,
+    )
+    advantages = torch.ones_like(logp)
+    loss, _ = policy_loss(
+        logp, batch.rollout_logp, advantages, batch.loss_mask, LossConfig(kind="dppo_tv")
+    )
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
 
 
-def step_naive(model, optimizer, batch):
-    ids, attention, mask, rollout_logp, advantages = batch
-    logp = full_logits_logprobs(model, ids, attention)
-    loss, _ = policy_loss(logp, rollout_logp, advantages, mask, LossConfig(kind="dppo_tv"))
+def step_naive(model, optimizer, trajectories):
+    batch = collate(list(trajectories))
+    logp = full_logits_logprobs(model, batch.input_ids, batch.attention_mask)
+    advantages = torch.ones_like(logp)
+    loss, _ = policy_loss(
+        logp, batch.rollout_logp, advantages, batch.loss_mask, LossConfig(kind="dppo_tv")
+    )
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
+
+
+class Trajectories(list):
+    """Trajectories, and the rows the trainer packs them into."""
+
+    rows: list[list[int]]
+
+
+def make_trajectories(n: int, low: int, high: int, model_share: float, vocab: int):
+    lengths = torch.linspace(low, high, n).round().long().tolist()
+    trajectories = Trajectories()
+    for length in lengths:
+        t = Trajectory(question="q", model_name="bench")
+        answer = int(length * model_share)
+        t.append(torch.randint(0, vocab, (length - answer,)).tolist(), PROMPT)
+        t.append(torch.randint(0, vocab, (answer,)).tolist(), MODEL, [-1.0] * answer)
+        trajectories.append(t)
+    trajectories.rows = pack(range(n), lengths, max(lengths))
+    return trajectories
 
 
 def timed(step, model, batch, repeats: int) -> float:
@@ -76,8 +115,9 @@ def timed(step, model, batch, repeats: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=4)
-    parser.add_argument("--length", type=int, default=512)
+    parser.add_argument("--trajectories", type=int, default=12)
+    parser.add_argument("--min-length", type=int, default=128)
+    parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--model-share", type=float, default=0.25)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
@@ -86,41 +126,47 @@ def main() -> None:
     peak = matmul_peak()
     config = LlamaConfig(**SMOLLM2_135M)
     model = LlamaForCausalLM(config)
-    rows, length = args.rows, args.length
-    ids = torch.randint(0, config.vocab_size, (rows, length))
-    attention = torch.ones_like(ids)
-    mask = torch.zeros(rows, length)
-    mask[:, int(length * (1 - args.model_share)) :] = 1  # the answer side of each trajectory
-    batch = (ids, attention, mask, torch.full((rows, length), -1.0), torch.ones(rows, length))
-    tokens = rows * length
-    model_tokens = int(mask.sum())
+    trajectories = make_trajectories(
+        args.trajectories, args.min_length, args.max_length, args.model_share, config.vocab_size
+    )
+    lengths = [len(t.token_ids) for t in trajectories]
+    tokens, model_tokens = sum(lengths), sum(t.model_tokens for t in trajectories)
+    width, rows = max(lengths), len(trajectories.rows)
 
-    naive_s = timed(step_naive, model, batch, args.repeats)
-    real_s = timed(step_real, model, batch, args.repeats)
+    naive_s = timed(step_naive, model, trajectories, args.repeats)
+    real_s = timed(step_real, model, trajectories, args.repeats)
 
     head = config.vocab_size * config.hidden_size
     body = sum(p.numel() for p in model.parameters()) - head  # tied: the head is the embedding
-    layers, hidden = config.num_hidden_layers, config.hidden_size
-    attention_flops = 6 * 2 * layers * hidden * length * tokens / 2  # causal QK^T and AV
-    model_flops = 6 * (body + head) * tokens + attention_flops
-    done_flops = 6 * body * tokens + 6 * head * model_tokens + attention_flops
+    per_attention = 6 * 2 * config.num_hidden_layers * config.hidden_size  # QK^T and AV
+    useful_attention = per_attention * sum(n * n for n in lengths) / 2  # causal, per trajectory
+    model_flops = 6 * (body + head) * tokens + useful_attention
+    done_flops = (
+        6 * body * rows * width + 6 * head * model_tokens + per_attention * rows * width * width
+    )
 
-    def row(name, seconds, flops):
+    def row(name, seconds, flops=None):
+        done = (
+            f"   {flops / seconds / 1e9:6.1f} GFLOP/s done ({flops / seconds / 1e9 / peak:5.1%})"
+            if flops
+            else ""
+        )
         return (
             f"{name:<28} {tokens / seconds:8.0f} tok/s   {seconds:6.2f} s/step   "
             f"{model_flops / seconds / 1e9:6.1f} GFLOP/s model "
-            f"({model_flops / seconds / 1e9 / peak:5.1%} of peak)   "
-            f"{flops / seconds / 1e9:6.1f} GFLOP/s done ({flops / seconds / 1e9 / peak:5.1%})"
+            f"({model_flops / seconds / 1e9 / peak:5.1%} of peak){done}"
         )
 
     print(f"fp32 matmul peak here: {peak:.1f} GFLOP/s ({torch.get_num_threads()} threads)")
     print(
-        f"batch: {rows} × {length} tokens, {model_tokens} model tokens "
-        f"({args.model_share:.0%}); SmolLM2-135M shape, {body / 1e6:.0f}M body + "
-        f"{head / 1e6:.0f}M head parameters"
+        f"batch: {len(lengths)} trajectories of {min(lengths)}–{width} tokens, {tokens} tokens, "
+        f"{model_tokens} model tokens ({args.model_share:.0%}); naive: {len(lengths)} padded "
+        f"rows × {width} ({len(lengths) * width - tokens} padding), packed: {rows} rows × "
+        f"{width} ({rows * width - tokens} padding); SmolLM2-135M shape, {body / 1e6:.0f}M "
+        f"body + {head / 1e6:.0f}M head parameters"
     )
-    print(row("naive (full logits)", naive_s, model_flops))
-    print(row("sleuth loss path", real_s, done_flops))
+    print(row("naive (padded, full logits)", naive_s))
+    print(row("sleuth loss path (packed)", real_s, done_flops))
     print(f"speed-up: {naive_s / real_s:.2f}× tokens/s over the naive step")
 
 

@@ -1,4 +1,11 @@
-"""Trajectories to tensors: right-padded token batches, grouped by length to save padding."""
+"""Trajectories to tensors.
+
+The trainer packs: several trajectories share a row, each counting its positions from 0,
+and transformers keeps each one's attention to itself (it reads the restarts in
+`position_ids`). Rows are as wide as the longest trajectory, so a short drill or a
+trajectory that answered at once fills space that padding would waste. `collate` (one
+right-padded trajectory per row, grouped by length) stays for the benchmark's baseline.
+"""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,6 +22,7 @@ class TokenBatch:
     loss_mask: torch.Tensor  # [B, T], 1 on model tokens (never prompt or tool output)
     rollout_logp: torch.Tensor  # [B, T], the rollout engine's log-probs (0 elsewhere)
     advantages: torch.Tensor  # [B, T], the trajectory's advantage on each of its tokens
+    position_ids: torch.Tensor | None = None  # [B, T] when packed: restarts at each trajectory
 
     @property
     def model_tokens(self) -> int:
@@ -61,3 +69,65 @@ def micro_batches(items: Sequence[int], lengths: Sequence[int], max_tokens: int)
     if current:
         batches.append(current)
     return batches
+
+
+def pack(items: Sequence[int], lengths: Sequence[int], width: int) -> list[list[int]]:
+    """Rows of item indices whose lengths add up to at most `width` (first fit, longest
+    first: near-optimal for this and simple)."""
+    rows: list[list[int]] = []
+    room: list[int] = []
+    for i in sorted(items, key=lambda i: -lengths[i]):
+        for r, free in enumerate(room):
+            if lengths[i] <= free:
+                rows[r].append(i)
+                room[r] -= lengths[i]
+                break
+        else:
+            rows.append([i])
+            room.append(width - lengths[i])
+    return rows
+
+
+def packed_micro_batches(
+    items: Sequence[int], lengths: Sequence[int], max_tokens: int
+) -> list[list[list[int]]]:
+    """Micro-batches of packed rows: rows as wide as the longest item, as many rows per
+    micro-batch as `max_tokens` allows (at least one)."""
+    if not items:
+        return []
+    width = max(lengths[i] for i in items)
+    rows = pack(items, lengths, width)
+    per_batch = max(1, max_tokens // width)
+    return [rows[i : i + per_batch] for i in range(0, len(rows), per_batch)]
+
+
+def collate_packed(
+    rows: Sequence[Sequence[Trajectory]],
+    advantages: Sequence[Sequence[float]] | None = None,
+    pad_id: int = 0,
+) -> TokenBatch:
+    """One row per group of trajectories, laid end to end. The tail of a shorter row is
+    padding with its own positions from 0: a sequence of its own that nothing attends to."""
+    width = max(sum(len(t.token_ids) for t in row) for row in rows)
+    shape = (len(rows), width)
+    input_ids = torch.full(shape, pad_id, dtype=torch.long)
+    attention = torch.zeros(shape, dtype=torch.long)
+    positions = torch.zeros(shape, dtype=torch.long)
+    loss_mask = torch.zeros(shape, dtype=torch.float32)
+    rollout_logp = torch.zeros(shape, dtype=torch.float32)
+    per_token_adv = torch.zeros(shape, dtype=torch.float32)
+    for r, row in enumerate(rows):
+        start = 0
+        for k, trajectory in enumerate(row):
+            n = len(trajectory.token_ids)
+            span = slice(start, start + n)
+            input_ids[r, span] = torch.tensor(trajectory.token_ids)
+            attention[r, span] = 1
+            positions[r, span] = torch.arange(n)
+            loss_mask[r, span] = torch.tensor(trajectory.loss_mask, dtype=torch.float32)
+            rollout_logp[r, span] = torch.tensor(trajectory.logprobs, dtype=torch.float32)
+            if advantages is not None:
+                per_token_adv[r, span] = advantages[r][k]
+            start += n
+        positions[r, start:] = torch.arange(width - start)
+    return TokenBatch(input_ids, attention, loss_mask, rollout_logp, per_token_adv, positions)

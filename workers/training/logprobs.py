@@ -23,14 +23,21 @@ def token_logprobs(
     target_mask: torch.Tensor,
     *,
     with_entropy: bool = False,
+    position_ids: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log π(x_t | x_<t) at every t where target_mask is 1, zeros elsewhere; [B, T].
 
-    Also the entropy of π at those positions when asked (it comes almost free: the
-    logits are already there).
+    With `position_ids` the rows are packed (`batching.collate_packed`): transformers
+    finds where positions restart and keeps each trajectory's attention to itself, which
+    it does only without an attention mask. Also the entropy of π at those positions when
+    asked (it comes almost free: the logits are already there).
     """
     decoder, head = _decoder_and_head(model)
-    hidden = decoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    if position_ids is not None:
+        out = decoder(input_ids=input_ids, position_ids=position_ids, use_cache=False)
+    else:
+        out = decoder(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+    hidden = out.last_hidden_state
     # The hidden state at t-1 predicts token t.
     where = target_mask[:, 1:].bool()
     logits = head(hidden[:, :-1][where]).float()

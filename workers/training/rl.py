@@ -37,7 +37,7 @@ from workers.documents.questions import Question
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
 from workers.search.index import SearchIndex
-from workers.training.batching import collate, micro_batches
+from workers.training.batching import collate_packed, packed_micro_batches
 from workers.training.checkpoint import (
     latest_checkpoint,
     load_trainer_state,
@@ -361,18 +361,29 @@ def train(
         lengths = [len(t.token_ids) for t in trajectories]
         loss_metrics: dict[str, float] = {}
         entropy_sum, trained_tokens = 0.0, 0
-        for rows in micro_batches(train_rows, lengths, config.max_batch_tokens):
-            batch = collate(
-                [trajectories[i] for i in rows], [advantages[i].item() for i in rows], pad_id=pad_id
+        for rows in packed_micro_batches(train_rows, lengths, config.max_batch_tokens):
+            batch = collate_packed(
+                [[trajectories[i] for i in row] for row in rows],
+                [[advantages[i].item() for i in row] for row in rows],
+                pad_id=pad_id,
             )
             logp, entropy = token_logprobs(
-                model, batch.input_ids, batch.attention_mask, batch.loss_mask, with_entropy=True
+                model,
+                batch.input_ids,
+                batch.attention_mask,
+                batch.loss_mask,
+                with_entropy=True,
+                position_ids=batch.position_ids,
             )
             ref_logp = None
             if reference is not None:
                 with torch.no_grad():
                     ref_logp, _ = token_logprobs(
-                        reference, batch.input_ids, batch.attention_mask, batch.loss_mask
+                        reference,
+                        batch.input_ids,
+                        batch.attention_mask,
+                        batch.loss_mask,
+                        position_ids=batch.position_ids,
                     )
             loss, metrics = policy_loss(
                 logp,
@@ -389,14 +400,18 @@ def train(
             entropy_sum += float((entropy * batch.loss_mask).sum())
             trained_tokens += batch.tokens
         if dgpo:
-            for rows in micro_batches(
+            for rows in packed_micro_batches(
                 range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
             ):
-                batch = collate([dgpo[i] for i in rows], pad_id=pad_id)
+                batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id)
                 logp, _ = token_logprobs(
-                    model, batch.input_ids, batch.attention_mask, batch.loss_mask
+                    model,
+                    batch.input_ids,
+                    batch.attention_mask,
+                    batch.loss_mask,
+                    position_ids=batch.position_ids,
                 )
-                share = len(rows) / len(dgpo)
+                share = sum(len(row) for row in rows) / len(dgpo)
                 (config.dgpo_coef * teacher_nll(logp, batch.loss_mask) * share).backward()
                 trained_tokens += batch.tokens
         grad_norm = (

@@ -13,7 +13,7 @@ from tqdm import tqdm
 from transformers import PreTrainedModel
 
 from workers.agent.trajectory import Trajectory
-from workers.training.batching import collate, micro_batches
+from workers.training.batching import collate_packed, packed_micro_batches
 from workers.training.logprobs import token_logprobs
 
 
@@ -39,7 +39,7 @@ def sft(
     rng = random.Random(seed)
     model.train()
     epoch_losses = []
-    batches = micro_batches(range(len(trajectories)), lengths, max_batch_tokens)
+    batches = packed_micro_batches(range(len(trajectories)), lengths, max_batch_tokens)
     bar = tqdm(
         total=epochs * len(batches),
         desc="cold start SFT",
@@ -53,8 +53,14 @@ def sft(
         for rows in batches:
             if deadline is not None and time.monotonic() > deadline:
                 break
-            batch = collate([trajectories[i] for i in rows], pad_id=pad_id)
-            logp, _ = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.loss_mask)
+            batch = collate_packed([[trajectories[i] for i in row] for row in rows], pad_id=pad_id)
+            logp, _ = token_logprobs(
+                model,
+                batch.input_ids,
+                batch.attention_mask,
+                batch.loss_mask,
+                position_ids=batch.position_ids,
+            )
             loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()

@@ -1,0 +1,103 @@
+"""Packed micro-batches: several trajectories per row must train exactly as one per row."""
+
+import torch
+from transformers import LlamaConfig, LlamaForCausalLM
+
+from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
+from workers.training.batching import collate, collate_packed, pack, packed_micro_batches
+from workers.training.logprobs import token_logprobs
+
+
+def trajectory(seed: int, prompt: int, tool: int, model: int) -> Trajectory:
+    g = torch.Generator().manual_seed(seed)
+    t = Trajectory(question=f"q{seed}", model_name="test")
+    t.append(torch.randint(0, 64, (prompt,), generator=g).tolist(), PROMPT)
+    t.append(torch.randint(0, 64, (model,), generator=g).tolist(), MODEL, [-1.0] * model)
+    t.append(torch.randint(0, 64, (tool,), generator=g).tolist(), TOOL)
+    t.append(torch.randint(0, 64, (model,), generator=g).tolist(), MODEL, [-1.0] * model)
+    return t
+
+
+def tiny_model() -> LlamaForCausalLM:
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+    )
+    return LlamaForCausalLM(config).eval()
+
+
+def test_pack_fills_rows_up_to_the_width_and_keeps_every_item_once():
+    lengths = [10, 3, 7, 2, 5, 10, 1]
+    rows = pack(range(len(lengths)), lengths, width=10)
+    assert sorted(i for row in rows for i in row) == list(range(len(lengths)))
+    assert all(sum(lengths[i] for i in row) <= 10 for row in rows)
+    assert len(rows) == 4  # 38 tokens need at least 4 rows of 10
+    batches = packed_micro_batches(range(len(lengths)), lengths, max_tokens=25)
+    assert [len(b) for b in batches] == [2, 2]  # two rows of 10 per 25 tokens
+    assert packed_micro_batches([], lengths, 25) == []
+
+
+def test_packed_rows_give_each_trajectory_the_log_probs_it_has_alone():
+    model = tiny_model()
+    trajectories = [trajectory(0, 11, 6, 4), trajectory(1, 5, 3, 2), trajectory(2, 7, 0, 3)]
+    alone = collate(trajectories)
+    expected, _ = token_logprobs(model, alone.input_ids, alone.attention_mask, alone.loss_mask)
+
+    packed = collate_packed([[trajectories[1], trajectories[2]], [trajectories[0]]])
+    assert packed.input_ids.shape == (2, len(trajectories[0].token_ids))
+    got, _ = token_logprobs(
+        model,
+        packed.input_ids,
+        packed.attention_mask,
+        packed.loss_mask,
+        position_ids=packed.position_ids,
+    )
+    n1, n2 = len(trajectories[1].token_ids), len(trajectories[2].token_ids)
+    first, second = got[0, :n1], got[0, n1 : n1 + n2]
+    assert torch.allclose(first, expected[1, :n1], atol=1e-5)
+    # The second trajectory of a row sees nothing of the first: same values as alone.
+    assert torch.allclose(second, expected[2, :n2], atol=1e-5)
+    assert torch.allclose(got[1], expected[0], atol=1e-5)
+    assert packed.model_tokens == alone.model_tokens
+    # A row's padded tail changes nothing either.
+    padded = collate_packed([[trajectories[1]], [trajectories[0]]])
+    got, _ = token_logprobs(
+        model,
+        padded.input_ids,
+        padded.attention_mask,
+        padded.loss_mask,
+        position_ids=padded.position_ids,
+    )
+    assert torch.allclose(got[0, :n1], expected[1, :n1], atol=1e-5)
+    assert packed.tokens == alone.tokens
+
+
+def test_without_the_position_restarts_the_second_trajectory_would_differ():
+    """The check above can fail: laid end to end with one running position (and so one
+    causal attention span), the second trajectory's log-probs change."""
+    model = tiny_model()
+    a, b = trajectory(1, 5, 3, 2), trajectory(2, 7, 0, 3)
+    packed = collate_packed([[a, b]])
+    running = torch.arange(packed.input_ids.shape[1]).unsqueeze(0)
+    got, _ = token_logprobs(
+        model, packed.input_ids, packed.attention_mask, packed.loss_mask, position_ids=running
+    )
+    alone = collate([b])
+    expected, _ = token_logprobs(model, alone.input_ids, alone.attention_mask, alone.loss_mask)
+    n = len(a.token_ids)
+    assert not torch.allclose(got[0, n:], expected[0], atol=1e-5)
+
+
+def test_packed_advantages_follow_their_trajectory():
+    a, b = trajectory(1, 5, 3, 2), trajectory(2, 7, 0, 3)
+    packed = collate_packed([[a, b]], [[0.5, -2.0]])
+    n = len(a.token_ids)
+    assert set(packed.advantages[0, :n].tolist()) == {0.5}
+    assert set(packed.advantages[0, n:].tolist()) == {-2.0}
+    assert packed.position_ids[0, n].item() == 0
