@@ -131,3 +131,23 @@ def fresh_cache():
 
     cache.clear()
     yield
+
+
+@pytest.fixture
+def wait_for_uploads(page):
+    """wait_for_uploads(n): wait until n uploads on the page have ended, and fail with each
+    upload's name and state (the reason, for a failed one) if any failed or is still going."""
+    from playwright.sync_api import expect
+
+    def wait(n: int, timeout_s: float = 180) -> None:
+        states = page.locator(".upload-item")
+        ended = page.locator(".upload-item.done, .upload-item.failed")
+        try:
+            expect(ended).to_have_count(n, timeout=timeout_s * 1000)
+        except AssertionError:
+            raise AssertionError(
+                f"uploads not ended after {timeout_s:.0f} s: {states.all_inner_texts()}"
+            ) from None
+        assert page.locator(".upload-item.failed").all_inner_texts() == []
+
+    return wait

@@ -43,7 +43,14 @@ def questions_about_the_pdfs(folder: Path) -> Path:
 
 @pytest.mark.skipif(not DATASET.is_dir(), reason="shared datasets are not beside the clone")
 def test_waitlist_to_a_trained_checkpoint_in_the_browser(
-    page, live_server, screenshot, mailoutbox, django_user_model, celery_worker, tmp_path
+    page,
+    live_server,
+    screenshot,
+    mailoutbox,
+    django_user_model,
+    celery_worker,
+    wait_for_uploads,
+    tmp_path,
 ):
     # A visitor joins the waitlist.
     page.goto(live_server.url)
@@ -81,7 +88,7 @@ def test_waitlist_to_a_trained_checkpoint_in_the_browser(
     pdfs = sorted((DATASET / "pdfs").glob("*.pdf"))
     page.locator("#id_files").set_input_files([str(p) for p in pdfs])
     # Six PDFs through Django to S3: seconds alone, over a minute on a loaded 2-core CI box.
-    expect(page.locator(".upload-item.done")).to_have_count(len(pdfs), timeout=180_000)
+    wait_for_uploads(len(pdfs), timeout_s=180)
     expect(page.locator("#documents .status-parsed")).to_have_count(len(pdfs), timeout=240_000)
 
     # And the questions about them.

@@ -22,7 +22,7 @@ def alice(django_user_model):
 
 @pytest.mark.skipif(not DATASET.is_dir(), reason="shared datasets are not beside the clone")
 def test_waitlist_to_invite_to_signup_to_uploads(
-    page, live_server, screenshot, mailoutbox, django_user_model, celery_worker
+    page, live_server, screenshot, mailoutbox, django_user_model, celery_worker, wait_for_uploads
 ):
     # A visitor joins the waitlist.
     page.goto(live_server.url)
@@ -66,7 +66,7 @@ def test_waitlist_to_invite_to_signup_to_uploads(
     pdfs = sorted((DATASET / "pdfs").glob("*.pdf"))
     page.locator("#id_files").set_input_files([str(p) for p in pdfs])
     # Six PDFs through Django to S3: seconds alone, over a minute on a loaded 2-core CI box.
-    expect(page.locator(".upload-item.done")).to_have_count(len(pdfs), timeout=180_000)
+    wait_for_uploads(len(pdfs), timeout_s=180)
     expect(page.locator("#documents tbody tr")).to_have_count(len(pdfs))
     expect(page.locator("#documents")).to_contain_text("AMCOR")
 
