@@ -28,7 +28,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from workers.agent.trajectory import MODEL, PROMPT, Trajectory
 from workers.training.batching import collate, collate_packed, pack
-from workers.training.logprobs import full_logits_logprobs, token_logprobs
+from workers.training.logprobs import batch_logprobs, full_logits_logprobs
 from workers.training.losses import LossConfig, policy_loss
 
 SMOLLM2_135M = dict(
@@ -61,13 +61,7 @@ def matmul_peak(size: int = 2048, seconds: float = 1.0, rounds: int = 3) -> floa
 
 def step_real(model, optimizer, trajectories):
     batch = collate_packed([[trajectories[i] for i in row] for row in trajectories.rows])
-    logp, _ = token_logprobs(
-        model,
-        batch.input_ids,
-        batch.attention_mask,
-        batch.loss_mask,
-        position_ids=batch.position_ids,
-    )
+    logp, _ = batch_logprobs(model, batch)
     advantages = torch.ones_like(logp)
     loss, _ = policy_loss(
         logp, batch.rollout_logp, advantages, batch.loss_mask, LossConfig(kind="dppo_tv")

@@ -5,7 +5,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.training.batching import collate, collate_packed, pack, packed_micro_batches
-from workers.training.logprobs import token_logprobs
+from workers.training.logprobs import batch_logprobs, token_logprobs
 
 
 def trajectory(seed: int, prompt: int, tool: int, model: int) -> Trajectory:
@@ -47,17 +47,11 @@ def test_packed_rows_give_each_trajectory_the_log_probs_it_has_alone():
     model = tiny_model()
     trajectories = [trajectory(0, 11, 6, 4), trajectory(1, 5, 3, 2), trajectory(2, 7, 0, 3)]
     alone = collate(trajectories)
-    expected, _ = token_logprobs(model, alone.input_ids, alone.attention_mask, alone.loss_mask)
+    expected, _ = batch_logprobs(model, alone)
 
     packed = collate_packed([[trajectories[1], trajectories[2]], [trajectories[0]]])
     assert packed.input_ids.shape == (2, len(trajectories[0].token_ids))
-    got, _ = token_logprobs(
-        model,
-        packed.input_ids,
-        packed.attention_mask,
-        packed.loss_mask,
-        position_ids=packed.position_ids,
-    )
+    got, _ = batch_logprobs(model, packed)
     n1, n2 = len(trajectories[1].token_ids), len(trajectories[2].token_ids)
     first, second = got[0, :n1], got[0, n1 : n1 + n2]
     assert torch.allclose(first, expected[1, :n1], atol=1e-5)
@@ -67,13 +61,7 @@ def test_packed_rows_give_each_trajectory_the_log_probs_it_has_alone():
     assert packed.model_tokens == alone.model_tokens
     # A row's padded tail changes nothing either.
     padded = collate_packed([[trajectories[1]], [trajectories[0]]])
-    got, _ = token_logprobs(
-        model,
-        padded.input_ids,
-        padded.attention_mask,
-        padded.loss_mask,
-        position_ids=padded.position_ids,
-    )
+    got, _ = batch_logprobs(model, padded)
     assert torch.allclose(got[0, :n1], expected[1, :n1], atol=1e-5)
     assert packed.tokens == alone.tokens
 
@@ -89,7 +77,7 @@ def test_without_the_position_restarts_the_second_trajectory_would_differ():
         model, packed.input_ids, packed.attention_mask, packed.loss_mask, position_ids=running
     )
     alone = collate([b])
-    expected, _ = token_logprobs(model, alone.input_ids, alone.attention_mask, alone.loss_mask)
+    expected, _ = batch_logprobs(model, alone)
     n = len(a.token_ids)
     assert not torch.allclose(got[0, n:], expected[0], atol=1e-5)
 

@@ -4,7 +4,7 @@ The trainer packs: several trajectories share a row, each counting its positions
 and transformers keeps each one's attention to itself (it reads the restarts in
 `position_ids`). Rows are as wide as the longest trajectory, so a short drill or a
 trajectory that answered at once fills space that padding would waste. `collate` (one
-right-padded trajectory per row, grouped by length) stays for the benchmark's baseline.
+right-padded trajectory per row) stays for the benchmark's baseline and for tests.
 """
 
 from collections.abc import Sequence
@@ -52,23 +52,6 @@ def collate(
         if advantages is not None:
             per_token_adv[row, :n] = advantages[row]
     return TokenBatch(input_ids, attention, loss_mask, rollout_logp, per_token_adv)
-
-
-def micro_batches(items: Sequence[int], lengths: Sequence[int], max_tokens: int) -> list[list[int]]:
-    """Split item indices into micro-batches of at most `max_tokens` padded tokens each,
-    after sorting by length so sequences of a micro-batch have similar lengths."""
-    order = sorted(items, key=lambda i: lengths[i])
-    batches: list[list[int]] = []
-    current: list[int] = []
-    for i in order:
-        width = max([lengths[j] for j in current] + [lengths[i]])
-        if current and width * (len(current) + 1) > max_tokens:
-            batches.append(current)
-            current = []
-        current.append(i)
-    if current:
-        batches.append(current)
-    return batches
 
 
 def pack(items: Sequence[int], lengths: Sequence[int], width: int) -> list[list[int]]:

@@ -10,6 +10,8 @@ token.
 import torch
 from transformers import PreTrainedModel
 
+from workers.training.batching import TokenBatch
+
 
 def _decoder_and_head(model: PreTrainedModel):
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -55,6 +57,20 @@ def token_logprobs(
         entropy = torch.zeros_like(logp)
         entropy[:, 1:][where] = per_token
     return logp, entropy
+
+
+def batch_logprobs(
+    model: PreTrainedModel, batch: TokenBatch, *, with_entropy: bool = False
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """`token_logprobs` at the model tokens of a collated batch, packed or not."""
+    return token_logprobs(
+        model,
+        batch.input_ids,
+        batch.attention_mask,
+        batch.loss_mask,
+        with_entropy=with_entropy,
+        position_ids=batch.position_ids,
+    )
 
 
 def full_logits_logprobs(

@@ -45,7 +45,7 @@ from workers.training.checkpoint import (
     save_checkpoint,
 )
 from workers.training.config import TrainConfig
-from workers.training.logprobs import token_logprobs
+from workers.training.logprobs import batch_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
 from workers.training.sft import sft
 from workers.training.teacher import ScriptedTeacher, scope_drills, teacher_trajectories
@@ -367,24 +367,11 @@ def train(
                 [[advantages[i].item() for i in row] for row in rows],
                 pad_id=pad_id,
             )
-            logp, entropy = token_logprobs(
-                model,
-                batch.input_ids,
-                batch.attention_mask,
-                batch.loss_mask,
-                with_entropy=True,
-                position_ids=batch.position_ids,
-            )
+            logp, entropy = batch_logprobs(model, batch, with_entropy=True)
             ref_logp = None
             if reference is not None:
                 with torch.no_grad():
-                    ref_logp, _ = token_logprobs(
-                        reference,
-                        batch.input_ids,
-                        batch.attention_mask,
-                        batch.loss_mask,
-                        position_ids=batch.position_ids,
-                    )
+                    ref_logp, _ = batch_logprobs(reference, batch)
             loss, metrics = policy_loss(
                 logp,
                 batch.rollout_logp,
@@ -404,13 +391,7 @@ def train(
                 range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
             ):
                 batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id)
-                logp, _ = token_logprobs(
-                    model,
-                    batch.input_ids,
-                    batch.attention_mask,
-                    batch.loss_mask,
-                    position_ids=batch.position_ids,
-                )
+                logp, _ = batch_logprobs(model, batch)
                 share = sum(len(row) for row in rows) / len(dgpo)
                 (config.dgpo_coef * teacher_nll(logp, batch.loss_mask) * share).backward()
                 trained_tokens += batch.tokens

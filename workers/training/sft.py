@@ -14,7 +14,7 @@ from transformers import PreTrainedModel
 
 from workers.agent.trajectory import Trajectory
 from workers.training.batching import collate_packed, packed_micro_batches
-from workers.training.logprobs import token_logprobs
+from workers.training.logprobs import batch_logprobs
 
 
 def sft(
@@ -54,13 +54,7 @@ def sft(
             if deadline is not None and time.monotonic() > deadline:
                 break
             batch = collate_packed([[trajectories[i] for i in row] for row in rows], pad_id=pad_id)
-            logp, _ = token_logprobs(
-                model,
-                batch.input_ids,
-                batch.attention_mask,
-                batch.loss_mask,
-                position_ids=batch.position_ids,
-            )
+            logp, _ = batch_logprobs(model, batch)
             loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
