@@ -35,6 +35,26 @@ METRIC_KEYS = (
 )
 
 
+def behaviour(
+    trajectories: Sequence[Trajectory], count_tokens: Callable[[str], int]
+) -> dict[str, float]:
+    """How the agent went about it, whatever it found: searches, chunks shown, query echo,
+    answers and their length. Shared by evaluation and the trainer's logs."""
+    answers = [t.answer for t in trajectories if t.answer]
+    return {
+        "searches_per_question": _mean([len(t.valid_searches) for t in trajectories]),
+        "retrieved_chunks": _mean([len(t.retrieved_chunk_ids) for t in trajectories]),
+        "echo_rate": _mean([_echoes(t) for t in trajectories]),
+        "answered": _mean([t.finish_reason == "answer" for t in trajectories]),
+        "answer_tokens": _mean([count_tokens(a) for a in answers]),
+    }
+
+
+def _echoes(t: Trajectory) -> bool:
+    first = t.valid_searches[0].query if t.valid_searches else None
+    return first is not None and normalize_query(first) == normalize_query(t.question)
+
+
 def summarize(
     questions: Sequence[Any],
     samples: Sequence[Sequence[Trajectory]],
@@ -42,7 +62,7 @@ def summarize(
     count_tokens: Callable[[str], int],
 ) -> dict[str, float]:
     """Metrics for one policy; `samples[i]` holds the trajectories of `questions[i]`."""
-    scores, recalls, passed, searches, shown, echoes, answer_tokens, times = ([] for _ in range(8))
+    scores, recalls, passed, times = [], [], [], []
     for question, trajectories in zip(questions, samples, strict=True):
         golden = set(getattr(question, "golden_chunk_ids", None) or [])
         correct = False
@@ -55,24 +75,17 @@ def summarize(
             t.meta["judge_score"] = scores[-1]
             if golden:
                 recalls.append(len(golden & set(t.retrieved_chunk_ids)) / len(golden))
-            searches.append(len(t.valid_searches))
-            shown.append(len(t.retrieved_chunk_ids))
-            first = t.valid_searches[0].query if t.valid_searches else None
-            echoes.append(
-                first is not None and normalize_query(first) == normalize_query(t.question)
-            )
-            if t.answer:
-                answer_tokens.append(count_tokens(t.answer))
         passed.append(correct)
         times.append(max((t.wall_s for t in trajectories), default=0.0))
+    how = behaviour([t for trajectories in samples for t in trajectories], count_tokens)
     return {
         "answer_score": _mean(scores),
         "golden_recall": _mean(recalls),
         "pass@k": _mean(passed),
-        "searches_per_question": _mean(searches),
-        "retrieved_chunks": _mean(shown),
-        "echo_rate": _mean(echoes),
-        "answer_tokens": _mean(answer_tokens),
+        "searches_per_question": how["searches_per_question"],
+        "retrieved_chunks": how["retrieved_chunks"],
+        "echo_rate": how["echo_rate"],
+        "answer_tokens": how["answer_tokens"],
         "p50_s": round(float(np.percentile(times, 50)), 3) if times else 0.0,
         "p95_s": round(float(np.percentile(times, 95)), 3) if times else 0.0,
         "n": len(questions),

@@ -31,9 +31,9 @@ import torch
 from tqdm import tqdm
 
 from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.protocol import normalize_query
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
+from workers.evaluation.metrics import behaviour
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
 from workers.search.index import SearchIndex
@@ -92,23 +92,10 @@ class QuestionSampler:
 
 
 def rollout_stats(trajectories: Sequence[Trajectory], tokenizer) -> dict[str, float]:
-    """Behaviour of the agent: searches, query echo, answer length."""
-    n = max(len(trajectories), 1)
-    echoes = [
-        bool(t.valid_searches)
-        and normalize_query(t.valid_searches[0].query) == normalize_query(t.question)
-        for t in trajectories
-    ]
-    answer_tokens = [
-        len(tokenizer.encode(t.answer or "", add_special_tokens=False)) for t in trajectories
-    ]
-    return {
-        "searches_per_question": sum(len(t.valid_searches) for t in trajectories) / n,
-        "echo_rate": sum(echoes) / n,
-        "answer_tokens": sum(answer_tokens) / n,
-        "answered": sum(t.finish_reason == "answer" for t in trajectories) / n,
-        "retrieved_chunks": sum(len(t.retrieved_chunk_ids) for t in trajectories) / n,
-    }
+    """Behaviour of the agent (`evaluation.metrics.behaviour`), tokens counted as trained."""
+    return behaviour(
+        trajectories, lambda text: len(tokenizer.encode(text, add_special_tokens=False))
+    )
 
 
 def score(trajectories, questions, config: TrainConfig, judge) -> list[dict[str, float]]:
