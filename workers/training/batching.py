@@ -8,7 +8,7 @@ right-padded trajectory per row) stays for the benchmark's baseline and for test
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -36,22 +36,11 @@ class TokenBatch:
 def collate(
     trajectories: Sequence[Trajectory], advantages: Sequence[float] | None = None, pad_id: int = 0
 ) -> TokenBatch:
-    width = max(len(t.token_ids) for t in trajectories)
-    rows = len(trajectories)
-    input_ids = torch.full((rows, width), pad_id, dtype=torch.long)
-    attention = torch.zeros((rows, width), dtype=torch.long)
-    loss_mask = torch.zeros((rows, width), dtype=torch.float32)
-    rollout_logp = torch.zeros((rows, width), dtype=torch.float32)
-    per_token_adv = torch.zeros((rows, width), dtype=torch.float32)
-    for row, trajectory in enumerate(trajectories):
-        n = len(trajectory.token_ids)
-        input_ids[row, :n] = torch.tensor(trajectory.token_ids)
-        attention[row, :n] = 1
-        loss_mask[row, :n] = torch.tensor(trajectory.loss_mask, dtype=torch.float32)
-        rollout_logp[row, :n] = torch.tensor(trajectory.logprobs, dtype=torch.float32)
-        if advantages is not None:
-            per_token_adv[row, :n] = advantages[row]
-    return TokenBatch(input_ids, attention, loss_mask, rollout_logp, per_token_adv)
+    """One right-padded trajectory per row, read through an attention mask (no positions):
+    the plain way, for the benchmark's baseline and as the reference packing is tested on."""
+    rows = [[t] for t in trajectories]
+    per_row = None if advantages is None else [[a] for a in advantages]
+    return replace(collate_packed(rows, per_row, pad_id), position_ids=None)
 
 
 def pack(items: Sequence[int], lengths: Sequence[int], width: int) -> list[list[int]]:

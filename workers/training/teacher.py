@@ -49,7 +49,8 @@ class ScriptedTeacher:
     _pages: dict | None = field(default=None, init=False, repr=False)
     _running_header: set[str] = field(default_factory=set, init=False, repr=False)
 
-    def _years(self, question: Question) -> list[str]:
+    def years(self, question: Question) -> list[str]:
+        """The (at most two) years a question names, in order."""
         return list(dict.fromkeys(_YEAR.findall(question.question)))[:2]
 
     def _learnable(self, stem: str) -> bool:
@@ -116,7 +117,7 @@ class ScriptedTeacher:
         """`"[3M 2018] "`: the entity as the question names it and the first year it asks
         about, when they name documents (the tool falls back to the entity's documents when
         no filing has the year); else no scope."""
-        named = " ".join([self.entity_mention(question), *self._years(question)[:1]]).strip()
+        named = " ".join([self.entity_mention(question), *self.years(question)[:1]]).strip()
         return f"[{named}] " if named and self.index.documents_named(named) else ""
 
     def queries(self, question: Question) -> list[str] | None:
@@ -134,7 +135,7 @@ class ScriptedTeacher:
         # The heading search comes always when one works, so the student learns one habit:
         # preferably one that adds missing evidence, else one that finds it again.
         missing = [cid for cid in sorted(golden) if cid not in found]
-        where = "" if scope else " ".join([self.entity_mention(question), *self._years(question)])
+        where = "" if scope else " ".join([self.entity_mention(question), *self.years(question)])
         for wanted, candidates in ((golden - found, missing), (golden, sorted(found))):
             for cid in candidates:
                 words = self.heading_words(question, pages[cid])
@@ -219,7 +220,7 @@ def scope_drills(
             continue
         if question.id not in taught:
             drills.append(_search_prefix(engine, question.question, scope + question.question))
-        mention, years = teacher.entity_mention(question), teacher._years(question)
+        mention, years = teacher.entity_mention(question), teacher.years(question)
         if mention not in question.question:
             continue  # nothing to swap
         for _ in range(per_question):
