@@ -170,7 +170,7 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
         run=run,
         step=2,
         s3_prefix=key,
-        metrics={"val/accuracy": 0.45, "val/golden_recall": 0.6, "val/pass@4": 0.55},
+        metrics={"val/answer_score": 0.45, "val/golden_recall": 0.6, "val/pass@4": 0.55},
         archive_key=key,
         is_final=True,
         size_bytes=11,

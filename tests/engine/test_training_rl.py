@@ -390,4 +390,33 @@ def test_a_run_whose_judge_always_fails_still_finishes_and_says_so(tmp_path, col
     assert result["steps"] == 1
     assert metrics[0]["judge_errors"] >= 1
     assert metrics[0]["reward/correctness"] == 0.0
-    assert "val/accuracy" in metrics[0]
+    assert "val/answer_score" in metrics[0]
+
+
+def test_with_unchanged_weights_the_trainer_recomputes_the_rollout_log_probs_at_its_temperature():
+    from workers.training.batching import collate_packed
+    from workers.training.logprobs import batch_logprobs
+    from workers.training.losses import policy_loss
+
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(tokenizer).eval()
+    engine = HFRolloutEngine(
+        model, tokenizer, SearchIndex.build(chunks()), limits=Limits(max_new_tokens=24)
+    )
+    trajectories = engine.rollout(
+        [q.question for q in questions()], SamplingParams(temperature=0.7, seed=3)
+    )
+    batch = collate_packed([[t] for t in trajectories], pad_id=0)
+    with torch.no_grad():
+        logp, _ = batch_logprobs(model, batch, temperature=0.7)
+    mask = batch.loss_mask.bool()
+    assert mask.sum() > 20
+    assert torch.allclose(logp[mask], batch.rollout_logp[mask], atol=1e-4)
+    _, metrics = policy_loss(
+        logp, batch.rollout_logp, torch.ones_like(logp), batch.loss_mask, LossConfig()
+    )
+    assert metrics["mismatch_abs"] < 1e-4 and metrics["masked_share"] == 0.0
+    # At temperature 1 the same tokens look like drift: what the trainer measured before.
+    with torch.no_grad():
+        at_one, _ = batch_logprobs(model, batch)
+    assert (at_one[mask] - batch.rollout_logp[mask]).abs().mean() > 1e-2

@@ -121,7 +121,7 @@ def make_run(project, *, status=Run.Status.TRAINING, archive=True) -> Run:
     for step in (1, 2):
         data = {"step": step, "reward/total": 0.2 * step, "reward/correctness": 0.1 * step}
         if step == 2:
-            data |= {"val/accuracy": 0.5, "val/pass@4": 0.75}
+            data |= {"val/answer_score": 0.5, "val/pass@4": 0.75}
         RunMetric.objects.create(run=run, step=step, data=data)
     TrajectorySample.objects.create(run=run, step=2, question_id="q1", data=SAMPLE)
     key = f"projects/{project.pk}/runs/{run.pk}/checkpoints/step-2.tar.gz"
@@ -131,7 +131,7 @@ def make_run(project, *, status=Run.Status.TRAINING, archive=True) -> Run:
         run=run,
         step=2,
         s3_prefix=key.removesuffix(".tar.gz"),
-        metrics={"val/accuracy": 0.5, "val/golden_recall": 0.6, "val/pass@4": 0.75},
+        metrics={"val/answer_score": 0.5, "val/golden_recall": 0.6, "val/pass@4": 0.75},
         archive_key=key if archive else "",
         size_bytes=7,
     )
@@ -174,7 +174,7 @@ def test_starting_a_run_records_the_preset_with_the_chosen_options(
             "name": "Capex hunt",
             "question_set": question_set.pk,
             "preset": "quick-cpu",
-            "loss": "ppo",
+            "loss": "tis",
             "steps": "3",
             "group_size": "3",
             "weight_correctness": "0.8",
@@ -184,7 +184,7 @@ def test_starting_a_run_records_the_preset_with_the_chosen_options(
     run = Run.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/runs/{run.pk}/"
     assert (run.name, run.question_set, run.total_steps) == ("Capex hunt", question_set, 3)
-    assert run.config["loss"]["kind"] == "ppo" and run.config["group_size"] == 3
+    assert run.config["loss"]["kind"] == "tis" and run.config["group_size"] == 3
     assert run.config["reward"]["weights"]["correctness"] == 0.8
     assert run.config["reward"]["weights"]["golden_recall"] == 0.2  # untouched: the default
     assert run.config["limits"]["max_turns"] == 2  # the rest comes from the preset

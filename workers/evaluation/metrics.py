@@ -9,6 +9,7 @@
 - echo_rate: share of trajectories whose first search is the question itself.
 - answer_tokens: tokens in the answer, mean over trajectories that answered.
 - p50_s / p95_s: wall time per question (its slowest sample).
+- judge_errors: answers the judge could not score (counted as 0).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import numpy as np
 
 from workers.agent.protocol import normalize_query
 from workers.agent.trajectory import Trajectory
+from workers.rewards.judge import JudgeError
 
 METRIC_KEYS = (
     "answer_score",
@@ -32,6 +34,7 @@ METRIC_KEYS = (
     "p50_s",
     "p95_s",
     "n",
+    "judge_errors",
 )
 
 
@@ -63,13 +66,19 @@ def summarize(
 ) -> dict[str, float]:
     """Metrics for one policy; `samples[i]` holds the trajectories of `questions[i]`."""
     scores, recalls, passed, times = [], [], [], []
+    judge_errors = 0
     for question, trajectories in zip(questions, samples, strict=True):
         golden = set(getattr(question, "golden_chunk_ids", None) or [])
         correct = False
         for t in trajectories:
-            verdict = (
-                judge.judge(question.question, question.answer, t.answer) if t.answer else None
-            )
+            verdict = None
+            if t.answer:
+                try:
+                    verdict = judge.judge(question.question, question.answer, t.answer)
+                except JudgeError:
+                    # Scored 0 and counted, as in training rewards: one unreachable judge
+                    # must not throw away a whole evaluation.
+                    judge_errors += 1
             scores.append(verdict.score if verdict else 0.0)
             correct = correct or bool(verdict and verdict.correct)
             t.meta["judge_score"] = scores[-1]
@@ -89,6 +98,7 @@ def summarize(
         "p50_s": round(float(np.percentile(times, 50)), 3) if times else 0.0,
         "p95_s": round(float(np.percentile(times, 95)), 3) if times else 0.0,
         "n": len(questions),
+        "judge_errors": judge_errors,
     }
 
 

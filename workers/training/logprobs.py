@@ -26,8 +26,13 @@ def token_logprobs(
     *,
     with_entropy: bool = False,
     position_ids: torch.Tensor | None = None,
+    temperature: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log π(x_t | x_<t) at every t where target_mask is 1, zeros elsewhere; [B, T].
+
+    `temperature` is the one the rollout sampled with: π is then the distribution the
+    tokens were drawn from (logits / T), so π/μ measures policy drift and engine mismatch,
+    not the temperature. 0 (greedy) and 1 leave the logits as they are.
 
     With `position_ids` the rows are packed (`batching.collate_packed`): transformers
     finds where positions restart and keeps each trajectory's attention to itself, which
@@ -43,6 +48,8 @@ def token_logprobs(
     # The hidden state at t-1 predicts token t.
     where = target_mask[:, 1:].bool()
     logits = head(hidden[:, :-1][where]).float()
+    if temperature > 0 and temperature != 1.0:
+        logits = logits / temperature
     targets = input_ids[:, 1:][where]
     log_norm = torch.logsumexp(logits, dim=-1)
     picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1) - log_norm
@@ -60,7 +67,11 @@ def token_logprobs(
 
 
 def batch_logprobs(
-    model: PreTrainedModel, batch: TokenBatch, *, with_entropy: bool = False
+    model: PreTrainedModel,
+    batch: TokenBatch,
+    *,
+    with_entropy: bool = False,
+    temperature: float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """`token_logprobs` at the model tokens of a collated batch, packed or not."""
     return token_logprobs(
@@ -70,6 +81,7 @@ def batch_logprobs(
         batch.loss_mask,
         with_entropy=with_entropy,
         position_ids=batch.position_ids,
+        temperature=temperature,
     )
 
 

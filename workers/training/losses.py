@@ -3,13 +3,13 @@
 All tensors are [batch, time] over the tokens of whole trajectories:
     logp          log π(token) under the policy being trained (carries the gradient)
     rollout_logp  log μ(token), what the rollout engine sampled with
-    old_logp      log π_old(token), the trainer's own log-probs before this update (PPO);
-                  None means one update per batch, so π_old = sg(π)
     advantages    the trajectory's advantage, repeated on each of its tokens
     mask          1 on model-generated tokens, 0 on prompt and tool output (never trained on)
 
-Losses (`LossConfig.kind`):
-    "ppo"      PPO-clip on π/π_old (asymmetric clip range, as in DAPO).
+Losses (`LossConfig.kind`). There is no PPO-clip: the trainer takes one optimizer step per
+batch of rollouts, so π_old is π itself and its clipped ratio would always be 1. The
+rollout engine samples with the current weights, so μ is π_old up to engine numerics, and
+the losses below weigh and mask by π/μ instead:
     "dppo_tv"  DPPO (Qi et al., arXiv 2602.04879), Binary-TV: gradient A·sg(min(π/μ, C))·∇log π,
                dropping a token only when it has left the trust region in its advantage's
                direction: A>0 and π−μ > δ, or A<0 and π−μ < −δ.
@@ -59,7 +59,6 @@ def policy_loss(
     advantages: torch.Tensor,
     mask: torch.Tensor,
     config: LossConfig,
-    old_logp: torch.Tensor | None = None,
     ref_logp: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """The scalar loss to minimize, and metrics: mismatch |π−μ|, KL(μ‖π), kept share, clip share."""
@@ -70,13 +69,7 @@ def policy_loss(
     ratio_mu = log_ratio_mu.detach().exp()
     keep = torch.ones_like(mask)
 
-    if config.kind == "ppo":
-        old = logp.detach() if old_logp is None else old_logp
-        ratio = (logp - old).exp()
-        clipped = ratio.clamp(1 - config.clip_low, 1 + config.clip_high)
-        per_token = -torch.minimum(ratio * advantages, clipped * advantages)
-        clip_share = _masked_mean(((ratio - clipped).abs() > 0).to(mask.dtype), mask)
-    elif config.kind in ("dppo_tv", "dppo_kl"):
+    if config.kind in ("dppo_tv", "dppo_kl"):
         if config.kind == "dppo_tv":
             distance = (pi - mu).detach()
             moved_up, moved_down = distance > config.delta, distance < -config.delta

@@ -33,7 +33,7 @@ from tqdm import tqdm
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
-from workers.evaluation.metrics import behaviour
+from workers.evaluation.metrics import behaviour, summarize
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
 from workers.search.index import SearchIndex
@@ -108,22 +108,23 @@ def score(trajectories, questions, config: TrainConfig, judge) -> list[dict[str,
 
 
 def validate(engine, questions: Sequence[Question], config: TrainConfig, judge, seed: int) -> dict:
-    """Sampled validation: accuracy, golden recall and pass@k over `eval_samples` rollouts."""
+    """Sampled validation, `eval_samples` rollouts per question, measured exactly as
+    `sleuth eval` and eval.json measure (`evaluation.metrics.summarize`), under `val/`."""
     k = config.eval_samples
     expanded = [q for q in questions for _ in range(k)]
     trajectories = engine.rollout(
         [q.question for q in expanded],
         SamplingParams(temperature=config.temperature, top_p=config.top_p, seed=seed),
     )
-    rewards = score(trajectories, expanded, config, judge)
-    correct = [r["correctness"] >= CORRECT for r in rewards]
-    per_question = [any(correct[i * k : (i + 1) * k]) for i in range(len(questions))]
-    return {
-        f"val/pass@{k}": sum(per_question) / max(len(questions), 1),
-        "val/accuracy": sum(correct) / max(len(correct), 1),
-        "val/golden_recall": sum(r["golden_recall"] for r in rewards) / max(len(rewards), 1),
-        **{f"val/{key}": v for key, v in rollout_stats(trajectories, engine.tokenizer).items()},
-    }
+    samples = [trajectories[i * k : (i + 1) * k] for i in range(len(questions))]
+    tokens = engine.tokenizer
+
+    def count_tokens(text: str) -> int:
+        return len(tokens.encode(text, add_special_tokens=False))
+
+    metrics = summarize(questions, samples, judge, count_tokens)
+    metrics[f"pass@{k}"] = metrics.pop("pass@k")  # the page labels pass@k with its k
+    return {f"val/{key}": value for key, value in metrics.items()}
 
 
 def freeze_below(model, top_layers: int) -> None:
@@ -354,11 +355,16 @@ def train(
                 [[advantages[i].item() for i in row] for row in rows],
                 pad_id=pad_id,
             )
-            logp, entropy = batch_logprobs(model, batch, with_entropy=True)
+            # π of the distribution the rollout sampled from (its temperature), as μ is.
+            logp, entropy = batch_logprobs(
+                model, batch, with_entropy=True, temperature=config.temperature
+            )
             ref_logp = None
             if reference is not None:
                 with torch.no_grad():
-                    ref_logp, _ = batch_logprobs(reference, batch)
+                    ref_logp, _ = batch_logprobs(
+                        reference, batch, temperature=config.temperature
+                    )
             loss, metrics = policy_loss(
                 logp,
                 batch.rollout_logp,

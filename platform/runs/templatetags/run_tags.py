@@ -66,12 +66,11 @@ def published_result() -> dict | None:
 
 @register.filter
 def validation_numbers(metrics: dict | None) -> dict:
-    """A checkpoint's validation numbers for the table: accuracy (the final evaluation calls
-    it answer_score), golden recall, and each pass@k as (k label, value)."""
+    """A checkpoint's validation numbers for the table (`evaluation.metrics`, as in eval.json):
+    answer score, golden recall, and each pass@k as (k label, value)."""
     metrics = metrics or {}
-    accuracy = metrics.get("val/accuracy", metrics.get("val/answer_score"))
     return {
-        "accuracy": accuracy,
+        "accuracy": metrics.get("val/answer_score"),
         "golden_recall": metrics.get("val/golden_recall"),
         "pass_at": [(k.removeprefix("val/"), v) for k, v in metrics.items() if "pass@" in k],
     }
