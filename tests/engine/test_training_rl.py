@@ -24,7 +24,7 @@ from workers.search.index import SearchIndex
 from workers.training.config import TrainConfig
 from workers.training.logprobs import full_logits_logprobs, token_logprobs
 from workers.training.losses import LossConfig
-from workers.training.rl import train
+from workers.training.rl import synthetic_curriculum, train
 from workers.training.teacher import ScriptedTeacher, forced_trajectory, scope_drills
 
 FACTS = {  # entity: (year, metric, value)
@@ -283,9 +283,9 @@ def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
         evidence=[Evidence("purchases of equipment 40")],
         golden_chunk_ids=["acme-cash flows"],
     )
-    queries = ScriptedTeacher(index, results_per_search=1, min_df=1, max_df_share=1.0).queries(
-        question
-    )
+    queries = ScriptedTeacher(
+        index, results_per_search=1, min_df=1, max_df_share=1.0, refine_search=False
+    ).queries(question)
 
     # Nothing of the question is in the evidence but the entity, which finds the wrong page;
     # the page's opening words find the right one ("statement" opens every page: skipped).
@@ -295,9 +295,56 @@ def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
     assert index.search(queries[1], k=1)[0].chunk_id == "acme-cash flows"
     # Without the heading search, a question whose own search misses has no trajectory.
     without = ScriptedTeacher(
-        index, results_per_search=1, min_df=1, max_df_share=1.0, heading_search=False
+        index,
+        results_per_search=1,
+        min_df=1,
+        max_df_share=1.0,
+        heading_search=False,
+        refine_search=False,
     )
     assert without.queries(question) is None
+
+
+def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms():
+    boiler = "report amount fiscal"
+    pages = [
+        Chunk("acme-1", "acme-10k", 1, "acme", f"acme {boiler} {boiler} overview"),
+        Chunk("acme-2", "acme-10k", 2, "acme", "acme backlog was three at year end"),
+        Chunk("globex-1", "globex-10k", 1, "globex", f"globex {boiler} backlog nine"),
+    ]
+    index = SearchIndex.build(pages)
+
+    def ask(entity: str, what: str, answer: str, golden: str) -> Question:
+        text = f"what amount did {entity} report as {what} for fiscal 2021 ?"
+        return Question(entity, text, answer, entity, [Evidence(answer)], [golden])
+
+    question = ask("acme", "backlog", "three", "acme-2")
+    pool = [question, ask("globex", "sales", "nine", "globex-1"), ask("acme", "dividends", "1", "")]
+    teacher = ScriptedTeacher(index, results_per_search=1, heading_search=False)
+    teacher.learn_boilerplate(pool, share=0.6)  # words of all three questions
+
+    first, second = teacher.queries(question)
+    # The question's own words rank the boilerplate page first; its key terms do not.
+    assert index.search(first, k=1)[0].chunk_id == "acme-1"
+    assert second == "[acme 2021] backlog"  # no 2021 filing: the tool keeps acme's
+    assert index.search(second, k=1)[0].chunk_id == "acme-2"
+
+
+def test_the_synthetic_curriculum_reads_only_the_training_entities_documents():
+    table = "(Millions) 2021 2020\nBacklog of orders {a} {b}\nResearch spending {b} {a}\n"
+    pages = [
+        Chunk(f"{co}-1", f"{co}-10k", 1, co, table.format(a=a, b=b))
+        for co, a, b in (("acme", 7, 8), ("globex", 5, 6))
+    ]
+    train_questions = [q for q in questions() if q.entity == "acme"]
+    cfg = config(synthetic_questions=50)
+
+    synthetic = synthetic_curriculum(SearchIndex.build(pages), train_questions, cfg)
+
+    assert len(synthetic) == 2  # one question per row, acme only
+    assert {q.entity for q in synthetic} == {"acme"}
+    assert all(q.golden_chunk_ids == ["acme-1"] for q in synthetic)
+    assert synthetic_curriculum(SearchIndex.build(pages), train_questions, config()) == []
 
 
 def test_teacher_trajectories_train_only_on_the_teachers_own_tokens():

@@ -4,7 +4,10 @@ chunks.
 Two generators, one filter:
 - `offline_questions` needs no model: it reads financial-style tables (a header row of
   years, then rows of a label and one value per year) and asks for one cell, naming
-  the entity and the year, with the row's chunk as golden evidence.
+  the entity and the year, in one of several sentence shapes (a student trained on one
+  template learns the template, not the task). Every chunk of the entity that holds the
+  same row and value is golden evidence: a filing repeats its tables, and a search that
+  finds any copy has found the answer. Labels with table debris are skipped.
 - `teacher_questions` asks a teacher model on any OpenAI-compatible endpoint to write a
   question and answer from a chunk.
 - `is_self_contained` drops questions that are ambiguous without the chunk: a question
@@ -58,8 +61,9 @@ def is_self_contained(question: str, entity: str | None) -> bool:
     )
 
 
-def table_facts(chunk: Chunk) -> list[tuple[str, str, str]]:
-    """(row label, year, value) cells of year-column tables in a chunk."""
+def table_facts(chunk: Chunk, with_raw: bool = False) -> list[tuple]:
+    """(row label, year, value) cells of year-column tables in a chunk; with `with_raw`
+    also the value as the table writes it."""
     facts = []
     years: list[str] = []
     unit = _unit(chunk.text)
@@ -76,11 +80,13 @@ def table_facts(chunk: Chunk) -> list[tuple[str, str, str]]:
         # A row starting in lower case is the wrapped tail of the row above: no label.
         if label[0].islower():
             continue
-        row_unit = "" if "per share" in label.lower() else unit
+        per_share = "per share" in label.lower() or "eps" in label.lower().split()
+        row_unit = "" if per_share else unit
         for year, value in zip(years, values, strict=True):
             if value.strip() in ("—", "-"):
                 continue
-            facts.append((label, year, _answer(value, row_unit)))
+            fact = (label, year, _answer(value, row_unit))
+            facts.append((*fact, value) if with_raw else fact)
     return facts
 
 
@@ -97,25 +103,60 @@ def _split_row(line: str) -> tuple[str, list[str]]:
     return label, values
 
 
+# Sentence shapes of a one-cell question ({e} entity, {l} row label, {y} year). Varied on
+# purpose, and as customers write them: the entity before or after the figure, a fiscal
+# year written "FY2019", a preamble before the question proper.
+_SHAPES = (
+    "What was {e}'s {l} in {y}?",
+    "What is the FY{y} {l} for {e}?",
+    "How much was {l} for {e} in fiscal {y}?",
+    "According to its financial statements, what did {e} report as {l} for {y}?",
+    "In {y}, what was the {l} of {e}?",
+    "What amount of {l} did {e} report for fiscal year {y}?",
+    "Using the company's annual report, what was {e}'s {l} in FY{y}?",
+    "{e}: what was the {l} in {y}? Answer with the figure as reported.",
+)
+# A label is words, not table debris ("cash and due from banks $27.2 $27.2 $ —").
+_CLEAN_LABEL = re.compile(r"[A-Za-z][A-Za-z ,'&()/—–-]*[A-Za-z)]")
+_MIN_LABEL_LETTERS = 6  # "Total", "Other", "Net": too vague to ask about alone
+
+
+def _clean_label(label: str) -> bool:
+    letters = sum(ch.isalpha() for ch in label)
+    return bool(_CLEAN_LABEL.fullmatch(label)) and letters >= _MIN_LABEL_LETTERS
+
+
 def offline_questions(chunks: Iterable[Chunk], n: int = 100, seed: int = 0) -> list[Question]:
     """Up to n questions, each about one table cell, at most one per chunk row label."""
+    chunks = list(chunks)
+    rng = random.Random(seed)
     candidates = []
     for chunk in chunks:
         seen_labels = set()
-        for label, year, answer in table_facts(chunk):
-            if label.lower() in seen_labels or not chunk.entity:
+        for label, year, answer, raw in table_facts(chunk, with_raw=True):
+            if label.lower() in seen_labels or not chunk.entity or not _clean_label(label):
                 continue
             seen_labels.add(label.lower())
-            text = f"What was {chunk.entity}'s {_lower_first(label)} in {year}?"
-            candidates.append((chunk, label, year, answer, text))
-    random.Random(seed).shuffle(candidates)
+            candidates.append((chunk, label, year, answer, raw))
+    rng.shuffle(candidates)
+    by_entity: dict[str, list[Chunk]] = {}
+    for chunk in chunks:
+        by_entity.setdefault(chunk.entity or "", []).append(chunk)
     questions, asked = [], set()
-    for chunk, label, _year, answer, text in candidates:
-        if text in asked or not is_self_contained(text, chunk.entity):
+    for chunk, label, year, answer, raw in candidates:
+        if (chunk.entity, label.lower(), year) in asked:
             continue
-        asked.add(text)
+        text = rng.choice(_SHAPES).format(e=chunk.entity, l=_lower_first(label), y=year)
+        if not is_self_contained(text, chunk.entity):
+            continue
+        asked.add((chunk.entity, label.lower(), year))
         row = next(line for line in chunk.text.splitlines() if line.strip().startswith(label[:20]))
-        questions.append(_question(text, answer, chunk, row, "offline-table"))
+        question = _question(text, answer, chunk, row, "offline-table")
+        question.golden_chunk_ids = [
+            c.id for c in by_entity[chunk.entity] if label in c.text and raw in c.text
+        ] or [chunk.id]
+        question.evidence[0].chunk_ids = list(question.golden_chunk_ids)
+        questions.append(question)
         if len(questions) >= n:
             break
     return questions

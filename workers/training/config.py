@@ -18,7 +18,12 @@ class TrainConfig:
     sft_lr: float = 1e-4
     # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
     scope_drills: int = 2
-    heading_search: bool = True  # the scripted teacher's second search (teacher.py)
+    heading_search: bool = True  # the scripted teacher's heading search (teacher.py)
+    refine_search: bool = True  # the teacher searches the key terms when the question misses
+    # Questions synthesized from the training entities' own tables (documents.synthesis):
+    # plentiful, easier, every one checked reachable by the teacher; they feed the cold
+    # start and the RL curriculum. The customer's questions stay the validation set.
+    synthetic_questions: int = 0
     # RL
     steps: int = 20
     questions_per_step: int = 4

@@ -33,6 +33,7 @@ from tqdm import tqdm
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
+from workers.documents.synthesis import offline_questions
 from workers.evaluation.metrics import behaviour, summarize
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
@@ -127,6 +128,18 @@ def validate(engine, questions: Sequence[Question], config: TrainConfig, judge, 
     return {f"val/{key}": value for key, value in metrics.items()}
 
 
+def synthetic_curriculum(
+    index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig
+) -> list[Question]:
+    """`config.synthetic_questions` questions from the tables of the training entities'
+    documents only: a validation entity's documents never feed training."""
+    if not config.synthetic_questions:
+        return []
+    entities = {q.entity for q in train_questions if q.entity}
+    chunks = [c for c in index.chunks if c.entity in entities]
+    return offline_questions(chunks, n=config.synthetic_questions, seed=config.seed)
+
+
 def freeze_below(model, top_layers: int) -> None:
     """Leave only the top `top_layers` decoder layers and the final norm trainable."""
     model.requires_grad_(False)
@@ -208,12 +221,26 @@ def train(
         index,
         results_per_search=config.limits.results_per_search,
         heading_search=config.heading_search,
+        refine_search=config.refine_search,
     )
+    synthetic = synthetic_curriculum(index, train_questions, config)
+    teacher.learn_boilerplate([*train_questions, *synthetic])
     teacher_for = teacher_trajectories(engine, teacher, train_questions)
     log(
         f"scripted teacher: correct trajectories for {len(teacher_for)}/{len(train_questions)} "
         "training questions"
     )
+    if synthetic:
+        taught = teacher_trajectories(engine, teacher, synthetic)
+        # Only questions the teacher reaches: near-impossible ones teach shortcuts.
+        synthetic = [q for q in synthetic if q.id in taught]
+        teacher_for |= taught
+        by_id |= {q.id: q for q in synthetic}
+        log(
+            f"synthetic curriculum: {len(synthetic)} questions from the training entities' "
+            f"tables, {sum(len(t.valid_searches) > 1 for t in taught.values())} of them "
+            "taught with a second, refined search"
+        )
 
     if not checkpoint and config.sft_epochs > 0 and teacher_for:
         drills = scope_drills(
@@ -362,9 +389,7 @@ def train(
             ref_logp = None
             if reference is not None:
                 with torch.no_grad():
-                    ref_logp, _ = batch_logprobs(
-                        reference, batch, temperature=config.temperature
-                    )
+                    ref_logp, _ = batch_logprobs(reference, batch, temperature=config.temperature)
             loss, metrics = policy_loss(
                 logp,
                 batch.rollout_logp,

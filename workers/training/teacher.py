@@ -6,7 +6,12 @@ Each is scoped to the documents the question names ("[3M 2018] …": the entity 
 question writes it and the year it asks about), which the student learns by copying, and
 which keeps other companies' filings that share the question's words out of the results:
 1. the question, as written;
-2. optionally (`heading_search`), the evidence's heading: the first telling words of a
+2. when that misses and `refine_search` is on, the question's key terms alone (the scope
+   kept): its words less the entity, the years and the words most questions share
+   ("what", "was", "report": `boilerplate`, counted over the question pool), so the row
+   or concept asked about weighs in the ranking. The student learns to search again,
+   shorter, when its first results do not hold the answer;
+3. optionally (`heading_search`), the evidence's heading: the first telling words of a
    golden page ("consolidated statement cash flows"), one the first search missed if it
    can. Pages of one kind share their headings across entities, so the student can learn
    which heading a kind of question needs: knowledge a search with the question lacks.
@@ -44,6 +49,9 @@ class ScriptedTeacher:
     # compute to learn which heading a question needs; on a few dozen questions and a CPU
     # the student only memorizes headings, and its extra results dilute what it found.
     heading_search: bool = True
+    refine_search: bool = True
+    # Stems that most questions share (question words, templates): not key terms.
+    boilerplate: frozenset[str] = frozenset()
     min_df: int = 3  # words in fewer chunks than this are too specific to be learned
     max_df_share: float = 0.3  # words in more chunks than this share tell nothing
     _pages: dict | None = field(default=None, init=False, repr=False)
@@ -94,6 +102,23 @@ class ScriptedTeacher:
                 break
         return " ".join(mention) or entity
 
+    def learn_boilerplate(self, questions: Sequence[Question], share: float = 0.2) -> None:
+        """Stems in at least `share` of `questions` are how questions are asked, not what."""
+        counts = Counter(s for q in questions for s in set(tokenize(q.question)))
+        self.boilerplate = frozenset(s for s, n in counts.items() if n >= share * len(questions))
+
+    def key_terms(self, question: Question) -> str:
+        """The question less its entity, years and boilerplate, words in order, once each."""
+        skip = set(tokenize(question.entity or "")) | set(tokenize(self.entity_mention(question)))
+        skip |= self.boilerplate
+        words: list[str] = []
+        for word in _WORD.findall(question.question):
+            stems = tokenize(word)
+            if not stems or stems[0] in skip or _YEAR.search(word) or word.lower() in words:
+                continue
+            words.append(word.lower())
+        return " ".join(words)
+
     def heading_words(self, question: Question, page_text: str) -> list[str]:
         """The first telling words of a page, what it is about: learnable, not the entity,
         not a running header."""
@@ -130,6 +155,10 @@ class ScriptedTeacher:
         scope = self.scope(question)
         first = scope + question.question
         searches, found = [first], golden & self._shown(first)
+        if not found and self.refine_search and (terms := self.key_terms(question)):
+            second = scope + terms
+            if golden & self._shown(second):
+                return [first, second]
         if not self.heading_search:
             return searches if found else None
         # The heading search comes always when one works, so the student learns one habit:
