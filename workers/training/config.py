@@ -39,6 +39,7 @@ class TrainConfig:
     # roughly halves a step's cost on CPU. None trains every weight.
     train_layers: int | None = None
     max_batch_tokens: int = 4096  # padded tokens per micro-batch (gradient accumulation)
+    rollout_engine: str = "hf"  # "hf" (transformers) or "sglang" (GPU workers): agent.engines
     temperature: float = 1.0
     top_p: float = 1.0
     limits: Limits = field(default_factory=Limits)

@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from workers.agent.hf_engine import HFRolloutEngine
+from workers.agent.engines import build_rollout_engine, sync_weights
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
 from workers.documents.synthesis import offline_questions
@@ -216,7 +216,14 @@ def train(
 
     if config.train_layers and not config.lora:
         freeze_below(model, config.train_layers)
-    engine = HFRolloutEngine(model, tokenizer, index, limits=config.limits, model_name=config.model)
+    engine = build_rollout_engine(
+        config.rollout_engine,
+        model,
+        tokenizer,
+        index,
+        limits=config.limits,
+        model_name=config.model,
+    )
     teacher = ScriptedTeacher(
         index,
         results_per_search=config.limits.results_per_search,
@@ -266,6 +273,8 @@ def train(
             deadline=started + budget / 2 if budget else None,
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
+
+    sync_weights(engine, model)  # the cold start's weights, before the first rollout
 
     reference = None
     if config.loss.kl_ref_coef > 0:
@@ -419,6 +428,7 @@ def train(
         if train_rows or dgpo:
             optimizer.step()
             scheduler.step()
+            sync_weights(engine, model)
         model.eval()
         train_s = time.perf_counter() - train_started
 

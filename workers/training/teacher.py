@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from workers.agent.hf_engine import HFRolloutEngine
+from workers.agent.hf_engine import RolloutEngine
 from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
 from workers.agent.trajectory import MODEL, PROMPT, Trajectory
 from workers.documents.questions import Question
@@ -187,7 +187,7 @@ class ScriptedTeacher:
 
 
 def forced_trajectory(
-    engine: HFRolloutEngine, question: str, segments: Sequence[str], k: int | None = None
+    engine: RolloutEngine, question: str, segments: Sequence[str], k: int | None = None
 ) -> Trajectory:
     """A trajectory whose model turns are given: each `</search>` turn runs the real tool and
     appends its results as tool tokens, exactly as in a rollout. Model tokens carry a 0.0
@@ -212,7 +212,7 @@ def forced_trajectory(
 
 
 def teacher_trajectories(
-    engine: HFRolloutEngine, teacher: ScriptedTeacher, questions: Sequence[Question]
+    engine: RolloutEngine, teacher: ScriptedTeacher, questions: Sequence[Question]
 ) -> dict[str, Trajectory]:
     """One correct teacher trajectory per question it can solve, keyed by question id."""
     found = {}
@@ -227,7 +227,7 @@ def teacher_trajectories(
 
 
 def scope_drills(
-    engine: HFRolloutEngine,
+    engine: RolloutEngine,
     teacher: ScriptedTeacher,
     questions: Sequence[Question],
     per_question: int = 2,
@@ -283,7 +283,7 @@ def _made_up_name(rng: random.Random) -> str:
     )
 
 
-def _search_prefix(engine: HFRolloutEngine, question: str, query: str) -> Trajectory:
+def _search_prefix(engine: RolloutEngine, question: str, query: str) -> Trajectory:
     """A trajectory of the prompt and one search turn, nothing after: the turn is the only
     target."""
     segment = f"{SEARCH_OPEN}{query}{SEARCH_CLOSE}"

@@ -1,0 +1,55 @@
+"""The trainer's rollout engine, chosen by name, and its weights kept level with the trainer's.
+
+sglang cannot load here (no GPU): a second transformers engine over its own model object
+stands in for it, which exercises the same path (weights sent after every update)."""
+
+import pytest
+import torch
+from peft import LoraConfig, get_peft_model
+from test_training_rl import chunks, questions, tiny_model, tiny_tokenizer
+
+from workers.agent.engines import build_rollout_engine, sync_weights
+from workers.agent.hf_engine import HFRolloutEngine
+from workers.agent.trajectory import Limits, SamplingParams
+from workers.search.index import SearchIndex
+
+LIMITS = Limits(max_new_tokens=16)
+
+
+def _tokens(engine) -> list[list[int]]:
+    trajectories = engine.rollout([q.question for q in questions()], SamplingParams(0.0))
+    return [t.token_ids for t in trajectories]
+
+
+def test_the_transformers_engine_samples_from_the_trainers_own_model():
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(tokenizer)
+    engine = build_rollout_engine(
+        "hf", model, tokenizer, SearchIndex.build(chunks()), limits=LIMITS, model_name="tiny"
+    )
+    assert isinstance(engine, HFRolloutEngine) and engine.model is model
+    with pytest.raises(ValueError, match="unknown rollout engine 'vllm'"):
+        build_rollout_engine("vllm", model, tokenizer, None, limits=LIMITS, model_name="tiny")
+
+
+@pytest.mark.parametrize("lora", [False, True])
+def test_a_separate_engine_samples_what_the_trainer_would_after_a_weight_sync(lora):
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    trainer_model = tiny_model(tokenizer, seed=1)
+    if lora:
+        config = LoraConfig(r=4, target_modules="all-linear", init_lora_weights=False)
+        trainer_model = get_peft_model(trainer_model, config)
+    trainer_engine = HFRolloutEngine(trainer_model, tokenizer, index, limits=LIMITS)
+    remote = HFRolloutEngine(tiny_model(tokenizer, seed=2), tokenizer, index, limits=LIMITS)
+    assert _tokens(remote) != _tokens(trainer_engine)
+
+    sync_weights(remote, trainer_model)
+
+    assert _tokens(remote) == _tokens(trainer_engine)
+    if lora:  # the trainer's adapters are left as they were
+        assert any("lora_A" in name for name, _ in trainer_model.named_parameters())
+        assert not torch.equal(
+            trainer_model.get_base_model().model.layers[0].self_attn.q_proj.base_layer.weight,
+            remote.model.model.layers[0].self_attn.q_proj.weight,
+        )
