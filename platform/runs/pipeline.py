@@ -311,7 +311,7 @@ def run_prepare(*, run_id: int) -> Run | None:
             )
         questions = _engine_questions(run.question_set)
         report = map_evidence(questions, index.chunks)
-        train, val = split_by_entity(questions, config.val_fraction, config.seed)
+        train, val = split_by_entity(questions, config.val_fraction, config.entity_split_seed())
         if not train or not val:
             raise StageFailed(
                 "The questions need at least two different entities (companies, products…) "

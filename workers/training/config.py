@@ -13,6 +13,7 @@ class TrainConfig:
     seed: int = 0
     # data
     val_fraction: float = 0.25
+    split_seed: int | None = None  # which entities go to validation; None: `seed`
     # cold start
     sft_epochs: int = 3
     sft_lr: float = 1e-4
@@ -51,6 +52,9 @@ class TrainConfig:
     save_every: int = 10
     samples_logged: int = 2
     max_minutes: float | None = None  # the whole run, its final evaluation included
+
+    def entity_split_seed(self) -> int:
+        return self.seed if self.split_seed is None else self.split_seed
 
     def training_seconds(self) -> float | None:
         """What training may spend of max_minutes: the final evaluation needs the rest."""
