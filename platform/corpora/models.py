@@ -1,8 +1,24 @@
 """A project holds a customer's documents, question sets and (later) runs."""
 
+import base64
+
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+
+def secrets_fernet() -> Fernet:
+    """The cipher for customers' secrets at rest: SLEUTH_SECRETS_KEY, or one derived from
+    SECRET_KEY (HKDF, so the stored tokens say nothing about SECRET_KEY itself)."""
+    if settings.SLEUTH_SECRETS_KEY:
+        return Fernet(settings.SLEUTH_SECRETS_KEY)
+    derived = HKDF(
+        algorithm=hashes.SHA256(), length=32, salt=None, info=b"sleuth customer secrets"
+    ).derive(settings.SECRET_KEY.encode())
+    return Fernet(base64.urlsafe_b64encode(derived))
 
 
 class Project(models.Model):
@@ -11,12 +27,34 @@ class Project(models.Model):
     )
     name = models.CharField(max_length=120)
     created_at = models.DateTimeField(default=timezone.now)
+    # The customer's own answer judge, if any: an endpoint, its model and the key for that
+    # endpoint. The key is stored encrypted, never shown back, and bound to the URL: a new
+    # URL drops it (runs.services.project_judge_set), so it only ever goes where it was meant.
+    judge_base_url = models.URLField(max_length=500, blank=True)
+    judge_model = models.CharField(max_length=200, blank=True)
+    judge_api_key_encrypted = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def has_judge_api_key(self) -> bool:
+        return bool(self.judge_api_key_encrypted)
+
+    def set_judge_api_key(self, key: str) -> None:
+        """Encrypt and keep `key` ("" forgets it); the caller saves."""
+        token = secrets_fernet().encrypt(key.encode()).decode() if key else ""
+        self.judge_api_key_encrypted = token
+
+    def judge_api_key(self) -> str:
+        """The decrypted key ("" when none); cryptography.fernet.InvalidToken when the
+        secrets key changed since it was saved."""
+        if not self.judge_api_key_encrypted:
+            return ""
+        return secrets_fernet().decrypt(self.judge_api_key_encrypted.encode()).decode()
 
 
 class Document(models.Model):

@@ -5,14 +5,13 @@ from django import forms
 
 from corpora.models import Question, QuestionSet
 from runs.presets import DEFAULT_PRESET, PRESETS
-from workers.rewards.judge import JudgeConfig
+from runs.services import judge_choices, judge_config_for
 from workers.rewards.reward import COMPONENTS, DEFAULT_WEIGHTS, RewardConfig
 
 LOSS_CHOICES = [
     ("", "Preset's choice"),
     ("dppo_tv", "DPPO, Binary-TV trust region (default)"),
     ("dppo_kl", "DPPO, Binary-KL trust region"),
-    ("ppo", "PPO-clip"),
     ("tis", "Truncated importance sampling (TIS)"),
     ("mis", "Masked importance sampling (MIS)"),
 ]
@@ -30,26 +29,20 @@ def _weight_field(component: str) -> forms.FloatField:
 
 
 class RewardOptionsForm(forms.Form):
-    """Reward weights and judge endpoint: shared by the new run and its reward preview."""
+    """Reward weights and the judge (chosen, never typed): shared by the new run and its
+    reward preview. A judge's URL is set on the project's judge page, not here."""
 
-    judge_base_url = forms.URLField(
-        assume_scheme="https",
-        label="Judge endpoint",
-        required=False,
-        help_text="An OpenAI-compatible base URL. Empty: the built-in offline judge.",
-        widget=forms.URLInput(attrs={"placeholder": "https://api.example.com/v1"}),
-    )
-    judge_model = forms.CharField(label="Judge model", required=False, max_length=200)
+    judge = forms.ChoiceField(label="Answer judge", required=False)
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
+        self.project = project
+        self.fields["judge"].choices = judge_choices(project)
         for component in COMPONENTS:
             self.fields[f"weight_{component}"] = _weight_field(component)
 
     def clean(self):
         data = super().clean()
-        if data.get("judge_base_url") and not data.get("judge_model"):
-            self.add_error("judge_model", "Name the model the judge endpoint should use.")
         weights = self.reward_weights()
         if weights and not any(value > 0 for value in {**DEFAULT_WEIGHTS, **weights}.values()):
             raise forms.ValidationError("At least one reward weight must be above 0.")
@@ -66,11 +59,9 @@ class RewardOptionsForm(forms.Form):
         weights = self.reward_weights()
         if weights:
             overrides["weights"] = {**DEFAULT_WEIGHTS, **weights}
-        if self.cleaned_data.get("judge_base_url"):
-            overrides["judge"] = {
-                "base_url": self.cleaned_data["judge_base_url"],
-                "model": self.cleaned_data["judge_model"],
-            }
+        judge = judge_config_for(choice=self.cleaned_data.get("judge", ""), project=self.project)
+        if judge:
+            overrides["judge"] = judge
         return overrides
 
     def reward_config(self, base: dict | None = None) -> RewardConfig:
@@ -80,7 +71,7 @@ class RewardOptionsForm(forms.Form):
         if "weights" in overrides:
             data["weights"] = overrides["weights"]
         if "judge" in overrides:
-            data["judge"] = JudgeConfig(**overrides["judge"]).to_dict()
+            data["judge"] = overrides["judge"]
         return RewardConfig.from_dict(data)
 
 
@@ -115,7 +106,7 @@ class RunForm(RewardOptionsForm):
     )
 
     def __init__(self, *args, project, **kwargs):
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, project=project, **kwargs)
         self.fields["question_set"].queryset = project.question_sets.all()
         # Advanced fields first in the form's order would bury the essentials.
         essentials = ["name", "question_set", "preset", "model", "loss", "steps", "group_size"]
@@ -163,7 +154,7 @@ class RewardPreviewForm(RewardOptionsForm):
     )
 
     def __init__(self, *args, project, **kwargs):
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, project=project, **kwargs)
         self.fields["sample_question"].queryset = Question.objects.filter(
             question_set__project=project
         ).select_related("question_set")
@@ -189,3 +180,25 @@ class RewardPreviewForm(RewardOptionsForm):
             )
         data["answers"] = answers
         return data
+
+
+class ProjectJudgeForm(forms.Form):
+    """The project's own judge endpoint. The key field is never filled back in."""
+
+    base_url = forms.URLField(
+        assume_scheme="https",
+        label="Endpoint",
+        max_length=500,
+        help_text="An OpenAI-compatible base URL on the public internet (https).",
+        widget=forms.URLInput(attrs={"placeholder": "https://api.example.com/v1"}),
+    )
+    model = forms.CharField(label="Model", max_length=200)
+    api_key = forms.CharField(
+        label="API key",
+        required=False,
+        max_length=500,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text="Stored encrypted and sent to this endpoint only. Leave empty to keep the "
+        "saved key; a new endpoint needs its key again.",
+    )

@@ -134,7 +134,8 @@ class Checkpoint(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
     step = models.PositiveIntegerField()
     s3_prefix = models.CharField(max_length=500)
-    # Validation numbers at this step (val/answer_score, val/golden_recall, val/pass@k…; evaluation.metrics).
+    # Validation numbers at this step (val/answer_score, val/golden_recall, val/pass@k…),
+    # as evaluation.metrics measures them.
     metrics = models.JSONField(default=dict)
     is_final = models.BooleanField(default=False)
     # The published folder (model files, model card, agent bundle) and its archive.

@@ -34,7 +34,16 @@ from workers.training.config import TrainConfig
 from . import artifacts
 from .lease import Heartbeat, lease_claim, lease_seconds, worker_name
 from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
-from .services import enqueue, ingest_queue, run_event_add, run_finish, run_set_status, train_queue
+from .services import (
+    JudgeRejected,
+    enqueue,
+    ingest_queue,
+    judge_build,
+    run_event_add,
+    run_finish,
+    run_set_status,
+    train_queue,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -423,6 +432,7 @@ def run_train(*, run_id: int) -> Run | None:
             except ModelNotFoundError as error:
                 raise StageFailed(f"Could not load the model {config.model!r}: {error}") from None
             stream = MetricStream(run)
+            judge = run_judge(run, config)
 
             def on_checkpoint(folder: Path, step: int) -> None:
                 stream.flush()
@@ -451,6 +461,7 @@ def run_train(*, run_id: int) -> Run | None:
                 should_stop=heartbeat.should_stop,
                 on_step=stream.add,
                 on_checkpoint=on_checkpoint,
+                judge=judge,
             )
             stream.flush()
             if heartbeat.lost:
@@ -477,7 +488,15 @@ def run_train(*, run_id: int) -> Run | None:
     return _stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work)
 
 
-def evaluate(final_dir: Path, config: TrainConfig, index, val_questions) -> dict:
+def run_judge(run: Run, config: TrainConfig):
+    """The run's answer judge with the right key and client (runs.services.judge_build)."""
+    try:
+        return judge_build(reward=config.reward, project=run.project)
+    except JudgeRejected as error:
+        raise StageFailed(str(error)) from None
+
+
+def evaluate(final_dir: Path, config: TrainConfig, index, val_questions, judge) -> dict:
     """The trained agent against the base model and one-shot BM25 (echo) on the validation
     questions. Uses the trainer's `evaluate_run` when the training area provides it."""
     try:
@@ -485,7 +504,7 @@ def evaluate(final_dir: Path, config: TrainConfig, index, val_questions) -> dict
     except ImportError:
         evaluate_run = None
     if evaluate_run is not None:
-        return evaluate_run(final_dir.parent, config, index, val_questions)
+        return evaluate_run(final_dir.parent, config, index, val_questions, judge=judge)
 
     from functools import cache
 
@@ -493,7 +512,6 @@ def evaluate(final_dir: Path, config: TrainConfig, index, val_questions) -> dict
     from workers.agent.trajectory import SamplingParams
     from workers.evaluation.harness import evaluate as harness_evaluate
     from workers.evaluation.policies import build_policy
-    from workers.rewards.judge import build_judge
 
     @cache
     def load(name: str | None):
@@ -509,7 +527,7 @@ def evaluate(final_dir: Path, config: TrainConfig, index, val_questions) -> dict
     report = harness_evaluate(
         policies,
         val_questions,
-        judge=build_judge(config.reward.judge),
+        judge=judge,
         count_tokens=lambda text: len(tokenizer.encode(text, add_special_tokens=False)),
         samples=1,
         sampling=SamplingParams(temperature=0.0, seed=config.seed),
@@ -531,7 +549,7 @@ def run_evaluate(*, run_id: int) -> Run | None:
             _, val_qs = _load_questions(run, Path(folder) / "questions")
             index = load_index(run.index_prefix)
             map_evidence(val_qs, index.chunks)
-            report = evaluate(final_dir, config, index, val_qs)
+            report = evaluate(final_dir, config, index, val_qs, run_judge(run, config))
         run.eval_report = report
         run.save(update_fields=["eval_report"])
         trained = (report.get("policies") or {}).get("trained", {})

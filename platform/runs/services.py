@@ -5,15 +5,25 @@ the stage services in `runs.pipeline`. Work is queued with `transaction.on_commi
 worker never looks for a run that is not committed yet.
 """
 
+import logging
 import os
+from dataclasses import replace
+from urllib.parse import urlsplit
 
+from cryptography.fernet import InvalidToken
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from corpora.models import Document, Project, QuestionSet
+from workers.net import UnsafeURL, check_url, public_http_client
+from workers.rewards.judge import Judge, OfflineJudge, build_judge
+from workers.rewards.reward import RewardConfig
 
 from .models import Run, RunEvent
 from .presets import DEFAULT_PRESET, PRESETS, preset_config
+
+logger = logging.getLogger(__name__)
 
 
 def ingest_queue() -> str:
@@ -67,6 +77,10 @@ def run_create(
         raise RunRejected(str(error)) from None
     if config.steps < 1:
         raise RunRejected("A run needs at least one training step.")
+    try:
+        judge_build(reward=config.reward, project=project)  # refused now, not mid-run
+    except JudgeRejected as error:
+        raise RunRejected(str(error)) from None
     readable = project.documents.filter(
         status__in=[Document.Status.PARSED, Document.Status.INDEXED]
     )
@@ -148,3 +162,93 @@ def run_finish(*, run: Run, status: str, reason: str = "") -> Run:
         lease_owner="",
         lease_expires_at=None,
     )
+
+
+# -- answer judges ----------------------------------------------------------------------
+#
+# A judge is either one the operator defined (settings.SLEUTH_JUDGES, chosen by name: its
+# URL is trusted and gets the operator's key) or the project's own endpoint (a URL the
+# customer typed: public https only, checked at every connect, and only the customer's own
+# key, saved for that very URL). No platform credential ever goes to a customer's URL.
+
+OWN_JUDGE = "own"  # the choice meaning "the project's own endpoint"
+
+
+class JudgeRejected(ValueError):
+    """A judge that cannot be set or used; the message is written for the customer and
+    names no host, address or upstream error."""
+
+
+def judge_choices(project: Project) -> list[tuple[str, str]]:
+    """(value, label) for the judge picker: offline, the operator's judges, the project's."""
+    choices = [("", "Built-in offline judge (no model, no network)")]
+    choices += [(name, name) for name in settings.SLEUTH_JUDGES if name != OWN_JUDGE]
+    if project.judge_base_url:
+        host = urlsplit(project.judge_base_url).hostname
+        choices.append((OWN_JUDGE, f"Your endpoint: {project.judge_model} at {host}"))
+    return choices
+
+
+def judge_config_for(*, choice: str, project: Project) -> dict | None:
+    """The `reward.judge` part of a run's config for a picker value: only a name for the
+    operator's judges, the URL and model (never the key) for the project's own."""
+    if not choice:
+        return None
+    if choice == OWN_JUDGE:
+        return {"base_url": project.judge_base_url, "model": project.judge_model}
+    return {"name": choice}
+
+
+def project_judge_set(*, project: Project, user, base_url: str, model: str, api_key: str = ""):
+    """Save the project's own judge endpoint. A key is kept only for the URL it was given
+    with: a new URL without a new key drops the old key."""
+    if project.owner_id != user.pk:
+        raise JudgeRejected("This project is not yours.")
+    try:
+        check_url(base_url, allow_private=settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS)
+    except UnsafeURL as error:
+        logger.info("project %s: judge URL refused: %s", project.pk, error.detail)
+        raise JudgeRejected(str(error)) from None
+    if api_key or base_url != project.judge_base_url:
+        project.set_judge_api_key(api_key)
+    project.judge_base_url, project.judge_model = base_url, model
+    project.save(update_fields=["judge_base_url", "judge_model", "judge_api_key_encrypted"])
+    return project
+
+
+def project_judge_clear(*, project: Project, user) -> Project:
+    if project.owner_id != user.pk:
+        raise JudgeRejected("This project is not yours.")
+    project.judge_base_url = project.judge_model = ""
+    project.set_judge_api_key("")
+    project.save(update_fields=["judge_base_url", "judge_model", "judge_api_key_encrypted"])
+    return project
+
+
+def judge_build(*, reward: RewardConfig, project: Project) -> Judge:
+    """The judge for a reward config (a run's or a preview's), with the right key and the
+    right HTTP client. Used by the web process (preview) and the workers (runs)."""
+    config = reward.judge
+    if config is None:
+        return OfflineJudge()
+    if config.name:
+        operator = settings.SLEUTH_JUDGES.get(config.name)
+        if not isinstance(operator, dict) or not operator.get("base_url"):
+            raise JudgeRejected(f"The judge {config.name!r} is not offered any more.")
+        resolved = replace(config, base_url=operator["base_url"], model=operator.get("model", ""))
+        return build_judge(resolved, api_key=os.environ.get(operator.get("api_key_env", ""), ""))
+    if not config.base_url or config.base_url != project.judge_base_url:
+        raise JudgeRejected(
+            "This judge endpoint is not your project's any more; set it again or pick another."
+        )
+    allow_private = settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS
+    try:
+        check_url(config.base_url, allow_private=allow_private)
+        api_key = project.judge_api_key()
+    except UnsafeURL as error:
+        logger.info("project %s: judge URL refused: %s", project.pk, error.detail)
+        raise JudgeRejected(str(error)) from None
+    except InvalidToken:
+        raise JudgeRejected("Your judge key could not be read; save it again.") from None
+    client = public_http_client(timeout=config.timeout, allow_private=allow_private)
+    return build_judge(config, api_key=api_key, http_client=client)

@@ -11,6 +11,7 @@ urlpatterns = [
         views.reward_preview,
         name="reward_preview",
     ),
+    path("projects/<int:project_id>/judge/", views.project_judge, name="project_judge"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/live/", views.run_live, name="run_live"),
     path("runs/<int:run_id>/metrics.json", views.run_metrics, name="run_metrics"),

@@ -1,6 +1,9 @@
-"""Run pages: start a run (with a reward preview), follow it live, read its trajectories,
-cancel it, download its checkpoints. Thin: every lookup by id is scoped to the owner
-(404 for anyone else, staff included), writes go through runs.services."""
+"""Run pages: start a run (with a reward preview), set the project's own judge, follow a
+run live, read its trajectories, cancel it, download its checkpoints. Thin: every lookup by
+id is scoped to the owner (404 for anyone else, staff included), writes go through
+runs.services."""
+
+import logging
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -9,14 +12,23 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from corpora.selectors import project_get_for_user
-from workers.rewards.judge import build_judge
 from workers.rewards.reward import RewardInput, compute_reward
 
-from .forms import RewardPreviewForm, RunForm
+from .forms import ProjectJudgeForm, RewardPreviewForm, RunForm
 from .models import Run
 from .presets import PRESETS, UnknownPreset, preset_config
 from .selectors import checkpoint_download_url, checkpoint_get_for_user, run_get_for_user
-from .services import RunRejected, run_cancel, run_create
+from .services import (
+    JudgeRejected,
+    RunRejected,
+    judge_build,
+    project_judge_clear,
+    project_judge_set,
+    run_cancel,
+    run_create,
+)
+
+logger = logging.getLogger(__name__)
 
 # The dashboard's charts: a title and the metrics keys it draws (a key ending in "*" takes
 # every key with that prefix, e.g. each reward component or each pass@k; "!key" leaves one out).
@@ -34,6 +46,9 @@ CHARTS = [
 ]
 # Golden chunk ids and texts can be long; the viewer shows this many samples per step.
 SAMPLES_PER_PAGE = 8
+# What a customer reads when the judge failed: the upstream error (its body, the host, the
+# exception) goes to the log only, since it may come from a server the customer aimed at.
+JUDGE_FAILED = "The judge could not be reached or gave no usable verdict; correctness counts 0."
 
 
 @login_required
@@ -80,8 +95,8 @@ def reward_preview(request, project_id: int):
         try:
             base = preset_config(request.POST.get("preset") or "quick-cpu").reward.to_dict()
             config = form.reward_config(base)
-            judge = build_judge(config)
-        except (UnknownPreset, ValueError) as error:
+            judge = judge_build(reward=config, project=project)
+        except (UnknownPreset, ValueError) as error:  # JudgeRejected is one: customer text
             form.add_error(None, str(error))
         else:
             context["config"] = config
@@ -91,10 +106,16 @@ def reward_preview(request, project_id: int):
                 if weight > 0 or name != "calibration"
             ]
             context["results"] = [
-                {"answer": answer, "reward": _score(form.cleaned_data, answer, config, judge)}
+                _preview_row(project, answer, _score(form.cleaned_data, answer, config, judge))
                 for answer in form.cleaned_data["answers"]
             ]
     return render(request, "runs/_reward_preview.html", context)
+
+
+def _preview_row(project, answer: str, reward) -> dict:
+    if reward.errors:
+        logger.warning("project %s: reward preview judge failed: %s", project.pk, reward.errors)
+    return {"answer": answer, "reward": reward, "error": JUDGE_FAILED if reward.errors else ""}
 
 
 def _score(data: dict, answer: str, config, judge):
@@ -111,6 +132,41 @@ def _score(data: dict, answer: str, config, judge):
         ),
         config,
         judge,
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_judge(request, project_id: int):
+    """The project's own judge endpoint: set it (the key is never shown back) or remove it."""
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    form = ProjectJudgeForm(
+        request.POST or None,
+        initial={"base_url": project.judge_base_url, "model": project.judge_model},
+    )
+    if request.method == "POST" and "remove" in request.POST:
+        project_judge_clear(project=project, user=request.user)
+        messages.success(request, "Removed your judge endpoint and its key.")
+        return redirect("runs:project_judge", project_id=project.pk)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project_judge_set(
+                project=project,
+                user=request.user,
+                base_url=form.cleaned_data["base_url"],
+                model=form.cleaned_data["model"],
+                api_key=form.cleaned_data["api_key"],
+            )
+        except JudgeRejected as error:
+            form.add_error("base_url", str(error))
+        else:
+            messages.success(request, "Saved your judge endpoint.")
+            return redirect("runs:run_new", project_id=project.pk)
+    return render(
+        request,
+        "runs/project_judge.html",
+        {"project": project, "form": form},
+        status=400 if form.errors else 200,
     )
 
 

@@ -160,7 +160,7 @@ def test_the_new_run_page_offers_both_presets_and_the_advanced_options(client_al
     html = page(client_alice.get(f"/projects/{project.pk}/runs/new/"))
 
     assert "Quick CPU demo" in html and "Standard (GPU)" in html
-    for label in ("Model", "Algorithm (policy loss)", "RL steps", "Group size", "Judge endpoint"):
+    for label in ("Model", "Algorithm (policy loss)", "RL steps", "Group size", "Answer judge"):
         assert label in html
     assert "Generate questions from my documents" in html
 
@@ -202,14 +202,15 @@ def test_a_run_that_cannot_start_says_why_and_creates_nothing(client_alice, proj
     assert not Run.objects.exists()
 
 
-def test_a_judge_endpoint_needs_a_model_name(client_alice, project):
+def test_a_judge_is_picked_from_a_list_not_typed(client_alice, project):
+    # Operator judges by name, or the project's own endpoint: see test_judge_platform.py.
     response = client_alice.post(
         f"/projects/{project.pk}/runs/new/",
-        {"name": "x", "preset": "quick-cpu", "judge_base_url": "http://judge.example/v1"},
+        {"name": "x", "preset": "quick-cpu", "judge": "http://judge.example/v1"},
     )
 
     assert response.status_code == 400
-    assert "Name the model the judge endpoint should use." in page(response)
+    assert "Select a valid choice." in page(response)
     assert not Run.objects.exists()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from functools import cache
 
@@ -87,7 +88,7 @@ def cmd_eval(args) -> int:
     from workers.documents.questions import QuestionFileError, load_questions, split_by_entity
     from workers.evaluation.harness import evaluate, format_table
     from workers.evaluation.policies import PolicySpecError, build_policy
-    from workers.rewards.judge import JudgeConfig, build_judge
+    from workers.rewards.judge import CLI_KEY_ENV, JudgeConfig, build_judge
     from workers.search.index import SearchIndex
 
     if args.samples < 1 or (args.limit is not None and args.limit < 1):
@@ -135,10 +136,12 @@ def cmd_eval(args) -> int:
         tokenizer = load(args.model)[1]
     except (PolicySpecError, ModelNotFoundError) as exc:
         return _fail(str(exc))
+    # The CLI's user chose the judge's URL, so the operator's key may go to it.
     judge = build_judge(
         JudgeConfig(base_url=args.judge_base_url, model=args.judge_model or "")
         if args.judge_base_url
-        else None
+        else None,
+        api_key=os.environ.get(CLI_KEY_ENV, ""),
     )
     temperature = args.temperature
     if temperature is None:

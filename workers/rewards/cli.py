@@ -3,6 +3,7 @@ so a customer can check what the reward pays for before paying for a run."""
 
 import argparse
 import json
+import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -11,7 +12,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from workers.documents.questions import Question, QuestionFileError, load_questions
-from workers.rewards.judge import OfflineJudge, build_judge
+from workers.rewards.judge import CLI_KEY_ENV, OfflineJudge, build_judge
 from workers.rewards.reward import (
     FINISH_REASONS,
     RewardBreakdown,
@@ -57,7 +58,8 @@ def run_preview(args: argparse.Namespace) -> int:
                 f"{args.answers}: {len(unknown)} answer(s) name no question in "
                 f"{args.questions}: {', '.join(unknown)}"
             )
-        judge = build_judge(config)
+        # The CLI's user chose the judge's URL, so the operator's key may go to it.
+        judge = build_judge(config, api_key=os.environ.get(CLI_KEY_ENV, ""))
     except UsageError as error:
         print(f"sleuth reward preview: {error}", file=sys.stderr)
         return 2

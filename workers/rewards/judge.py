@@ -5,11 +5,16 @@ Two implementations behind one protocol. `OpenAIJudge` asks any OpenAI-compatibl
 call. `OfflineJudge` needs nothing: it compares numbers with their scales and units,
 percentages, yes/no, and otherwise the overlap of content words. `build_judge` picks the
 API judge when an endpoint is configured and the offline one when not.
+
+The engine never looks up a key for an endpoint by itself: whoever chose the URL passes the
+key (`build_judge(config, api_key=...)`). The CLI reads it from $SLEUTH_JUDGE_API_KEY, its
+user being the operator who typed the URL; the platform resolves operator-defined judges by
+name and a customer's own endpoint with that customer's key, through a client that only
+reaches public addresses (workers.net).
 """
 
 import hashlib
 import json
-import os
 import random
 import re
 import sqlite3
@@ -33,6 +38,11 @@ class Verdict:
     prompt_id: str
 
 
+# Where the command-line tools read the key for the endpoint their user (the operator)
+# names. Only the CLIs read it; the platform never sends it to a customer's URL.
+CLI_KEY_ENV = "SLEUTH_JUDGE_API_KEY"
+
+
 class JudgeError(RuntimeError):
     """The judge could not reach a verdict (endpoint down, timeouts, unreadable replies)."""
 
@@ -43,12 +53,13 @@ class Judge(Protocol):
 
 @dataclass
 class JudgeConfig:
-    """Where the API judge lives. Stored per run as JSON, so the key itself is never in it:
-    only the name of the environment variable that holds it."""
+    """Where the API judge lives. Stored per run as JSON, so never a key. `name` is a judge
+    the platform's operator defined (its URL, model and key are resolved by the platform,
+    not stored with the run); otherwise `base_url` and `model` say where to ask."""
 
+    name: str = ""
     base_url: str = ""
     model: str = ""
-    api_key_env: str = "SLEUTH_JUDGE_API_KEY"
     timeout: float = 30.0
     retries: int = 2
     concurrency: int = 8
@@ -60,6 +71,9 @@ class JudgeConfig:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "JudgeConfig":
         known = {f.name for f in fields(cls)}
+        # Older run configs named an environment variable for the key; keys are now given
+        # by whoever builds the judge, so the name means nothing any more.
+        data = {k: v for k, v in data.items() if k != "api_key_env"}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"unknown judge settings {unknown}; known: {sorted(known)}")
@@ -210,13 +224,19 @@ class OpenAIJudge:
         prompts: tuple[JudgePrompt, ...] = JUDGE_PROMPTS,
         seed: int | None = None,
         backoff: float = 0.5,
+        http_client: Any = None,
     ) -> None:
         import openai  # imported here: the offline path must not need the client
 
         self._openai = openai
         # Our own retry loop (max_retries=0) so that unreadable replies are retried too.
+        # `http_client`: e.g. workers.net.public_http_client() for a customer's URL.
         self.client = openai.OpenAI(
-            base_url=base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=0
+            base_url=base_url,
+            api_key=api_key or "EMPTY",
+            timeout=timeout,
+            max_retries=0,
+            http_client=http_client,
         )
         self.base_url, self.model = base_url, model
         self.retries, self.backoff = retries, backoff
@@ -294,19 +314,31 @@ def parse_verdict(content: str, prompt_id: str) -> Verdict:
     )
 
 
-def build_judge(config: Any = None) -> Judge:
+def build_judge(config: Any = None, *, api_key: str = "", http_client: Any = None) -> Judge:
     """The API judge when `config` (a JudgeConfig, or a RewardConfig holding one) names an
-    endpoint; the offline judge otherwise."""
+    endpoint; the offline judge otherwise.
+
+    `api_key` goes to `base_url` and nowhere else: the caller that chose the URL chooses the
+    key (the engine reads none from the environment). `http_client` replaces the default
+    HTTP client, e.g. with one that refuses private addresses for a customer's URL."""
     judge_config = getattr(config, "judge", config)
-    if not isinstance(judge_config, JudgeConfig) or not judge_config.base_url:
+    if not isinstance(judge_config, JudgeConfig):
+        return OfflineJudge()
+    if judge_config.name and not judge_config.base_url:
+        raise ValueError(
+            f"the judge {judge_config.name!r} is defined by the platform; "
+            "give its base_url and model instead"
+        )
+    if not judge_config.base_url:
         return OfflineJudge()
     if not judge_config.model:
         raise ValueError("the judge has a base_url but no model; set judge.model")
     return OpenAIJudge(
         base_url=judge_config.base_url,
-        api_key=os.environ.get(judge_config.api_key_env, ""),
+        api_key=api_key,
         model=judge_config.model,
         timeout=judge_config.timeout,
         retries=judge_config.retries,
         cache=JudgeCache(judge_config.cache_path),
+        http_client=http_client,
     )

@@ -7,6 +7,7 @@ the trained agent against `echo` and `base` on the validation entities).
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -122,6 +123,7 @@ def cmd_train(args) -> int:
     from workers.agent.models import ModelNotFoundError, load_model
     from workers.documents.evidence import map_evidence
     from workers.documents.questions import QuestionFileError, load_questions, split_by_entity
+    from workers.rewards.judge import CLI_KEY_ENV, build_judge
     from workers.search.index import SearchIndex
     from workers.training.rl import train
 
@@ -172,6 +174,8 @@ def cmd_train(args) -> int:
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2))
+    # The CLI's user chose the judge's URL, so the operator's key may go to it.
+    judge = build_judge(config.reward, api_key=os.environ.get(CLI_KEY_ENV, ""))
     summary = train(
         config,
         model=model,
@@ -182,23 +186,24 @@ def cmd_train(args) -> int:
         out_dir=out,
         resume=args.resume,
         log=lambda m: print(m, file=sys.stderr),
+        judge=judge,
     )
     if summary["stopped_early"]:
         print(f"stopped early: {summary['stopped_early']}", file=sys.stderr)
     if not args.no_final_eval:
-        final_eval(out, config, index, val_qs)
+        final_eval(out, config, index, val_qs, judge=judge)
     summary["minutes"] = (time.monotonic() - started) / 60
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
     return 0
 
 
-def final_eval(out: Path, config: TrainConfig, index, val_questions) -> dict:
+def final_eval(out: Path, config: TrainConfig, index, val_questions, judge=None) -> dict:
     """eval.json: the trained agent against echo and the untrained base."""
     from workers.evaluation.harness import format_table
     from workers.training.evaluate import evaluate_run
 
-    report = evaluate_run(out, config, index, val_questions)
+    report = evaluate_run(out, config, index, val_questions, judge=judge)
     (out / "eval.json").write_text(json.dumps(report, indent=2))
     print(format_table(report), file=sys.stderr)
     return report

@@ -30,10 +30,12 @@ def evaluate_run(
     *,
     samples: int = 1,
     show_progress: bool = True,
+    judge=None,
 ) -> dict:
-    """Evaluate out_dir/final against base and echo on `val_questions`; returns the report."""
+    """Evaluate out_dir/final against base and echo on `val_questions`; returns the report.
+    `judge`: a ready judge (the platform builds it with its key); default: from config.reward."""
     load = cache(load_model)
-    judge = build_judge(config.reward)
+    judge = judge if judge is not None else build_judge(config.reward)
     tokenizer = load(config.model)[1]
     sampling = SamplingParams(temperature=0.0 if samples == 1 else 0.7, seed=config.seed)
 

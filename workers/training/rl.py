@@ -169,6 +169,7 @@ def train(
     should_stop: Callable[[], bool] = lambda: False,
     on_step: Callable[[dict, list[dict]], None] | None = None,
     on_checkpoint: Callable[[Path, int], None] | None = None,
+    judge=None,  # a ready judge (the platform's, with its key); default: from config.reward
 ) -> dict:
     """Train in place; returns a summary. Writes metrics.jsonl, samples.jsonl, checkpoints.
 
@@ -182,7 +183,7 @@ def train(
     budget = config.training_seconds()
     deadline = started + budget if budget else None
     by_id = {q.id: q for q in train_questions}
-    judge = build_judge(config.reward)
+    judge = judge if judge is not None else build_judge(config.reward)
     pad_id = tokenizer.pad_token_id or 0
     torch.manual_seed(config.seed)
     random.seed(config.seed)

@@ -147,6 +147,17 @@ DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=50 * 1024 * 1024)
 ACCOUNT_QUOTA_BYTES = env.int("ACCOUNT_QUOTA_BYTES", default=1024 * 1024 * 1024)
 QUESTION_FILE_MAX_BYTES = env.int("QUESTION_FILE_MAX_BYTES", default=10 * 1024 * 1024)
 
+# Answer judges the operator runs or pays for, offered to customers by name only. JSON:
+# {"name": {"base_url": "...", "model": "...", "api_key_env": "VAR_HOLDING_THE_KEY"}}.
+# Trusted (their URLs may be internal); their URLs and keys never reach a page or Run.config.
+SLEUTH_JUDGES = env.json("SLEUTH_JUDGES", default={})
+# Development and tests only: a customer's own judge URL may be plain http on a private or
+# loopback address (a local test server). Off, customers' URLs must be public https hosts.
+SLEUTH_JUDGE_ALLOW_PRIVATE_URLS = env.bool("SLEUTH_JUDGE_ALLOW_PRIVATE_URLS", default=False)
+# Encrypts customers' secrets at rest (their judge keys): a Fernet key. Unset, one is derived
+# from SECRET_KEY (so rotating SECRET_KEY means customers enter their keys again).
+SLEUTH_SECRETS_KEY = env("SLEUTH_SECRETS_KEY", default="")
+
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Sleuth <noreply@localhost>")
 
