@@ -5,6 +5,7 @@ seconds on the exact token sequences the engine builds for each scripted questio
 greedy decoding replays the script: search, read results, answer, or break a rule.
 """
 
+import os
 from dataclasses import dataclass
 
 import pytest
@@ -300,3 +301,103 @@ def test_a_trajectory_converts_to_the_rewards_input(engine):
     assert (inp.answer, inp.searches, inp.finish_reason) == ("forty two", 1, "answer")
     assert inp.retrieved_chunk_ids == ["alpha-0", "alpha-1"]
     assert inp.golden_chunk_ids == ["alpha-1"]
+
+
+# -- the kept cache: same trajectories as re-prefilling everything every round -------------
+
+
+def _reprefill(engine, **kwargs):
+    """The engine before the kept cache (it lives in the bench as its baseline)."""
+    from bench.rollout_throughput import ReprefillEngine
+
+    settings = dict(system_prompt=engine.system_prompt, limits=engine.limits) | kwargs
+    return ReprefillEngine(engine.model, engine.tokenizer, FakeIndex(), **settings)
+
+
+def _same_trajectories(new, old):
+    assert [t.token_ids for t in new] == [t.token_ids for t in old]
+    assert [t.producers for t in new] == [t.producers for t in old]
+    assert [t.finish_reason for t in new] == [t.finish_reason for t in old]
+    for a, b in zip(new, old, strict=True):
+        assert a.logprobs == pytest.approx(b.logprobs, abs=1e-4)
+
+
+# Rows that finish at rounds 1, 2, 2, 2 and 4, four samples of one question among them.
+MIXED = ["just talk", "what is alpha", "bad call", "ramble"] + ["keep looking"] * 4
+
+
+@pytest.mark.parametrize(
+    "sampling",
+    [GREEDY, SamplingParams(temperature=1.0, seed=11), SamplingParams(1.3, top_p=0.9, seed=5)],
+    ids=["greedy", "sampled", "top-p"],
+)
+def test_the_kept_cache_gives_the_trajectories_of_a_full_reprefill(engine, sampling):
+    new = engine.rollout(MIXED, sampling)
+    old = _reprefill(engine).rollout(MIXED, sampling)
+    _same_trajectories(new, old)
+    rounds = {len(t.searches) for t in new}
+    assert len(rounds) >= 3, "the rows should finish at different rounds"
+
+
+def test_samples_of_one_question_differ_and_match_the_reprefill_engine(engine):
+    sampling = SamplingParams(temperature=2.0, seed=3)
+    new = engine.rollout(["what is alpha"] * 4, sampling)
+    old = _reprefill(engine).rollout(["what is alpha"] * 4, sampling)
+    _same_trajectories(new, old)
+    assert len({tuple(t.token_ids) for t in new}) > 1
+
+
+def test_a_long_shared_system_prompt_is_prefilled_once_and_changes_nothing(engine):
+    system = " ".join([SYSTEM] * 8)  # 24 tokens shared by every prompt
+    questions = ["what is alpha", "bad call", "what is alpha", "keep looking"]
+    sampling = SamplingParams(temperature=1.0, seed=2)
+    new_engine = HFRolloutEngine(
+        engine.model, engine.tokenizer, FakeIndex(), system_prompt=system, limits=engine.limits
+    )
+    prefills = []
+    hook = engine.model.register_forward_pre_hook(
+        lambda _m, _a, kw: prefills.append(kw["input_ids"].shape), with_kwargs=True
+    )
+    try:
+        new = new_engine.rollout(questions, sampling)
+    finally:
+        hook.remove()
+    _same_trajectories(new, _reprefill(engine, system_prompt=system).rollout(questions, sampling))
+    prompts = list(dict.fromkeys(tuple(new_engine.prompt_ids(q)) for q in questions))
+    shared = len(os.path.commonprefix(prompts))
+    assert shared >= 16
+    # The first forward passes: the shared prefix once, then each distinct prompt's rest.
+    first = prefills[: 1 + len(prompts)]
+    assert [s[1] for s in first] == [shared] + [len(p) - shared for p in prompts]
+    assert all(s[0] == 1 for s in first)
+
+
+def test_each_token_runs_through_the_model_once(engine):
+    """Later rounds prefill only the new tokens: nothing is computed twice."""
+    forwarded = []
+    hook = engine.model.register_forward_pre_hook(
+        lambda _m, _a, kw: forwarded.append(kw["input_ids"].numel()), with_kwargs=True
+    )
+    try:
+        trajectory = run(engine, "keep looking")
+    finally:
+        hook.remove()
+    assert len(trajectory.searches) == 3
+    # Every token but the last sampled one is fed to the model, each exactly once.
+    assert sum(forwarded) == len(trajectory.token_ids) - 1
+
+
+def test_a_finished_trajectory_releases_its_cache(engine, monkeypatch):
+    rounds = []
+    original = engine._round
+
+    def spy(trajectories, generators, sampling):
+        original(trajectories, generators, sampling)
+        rounds.append([(t.finished, id(t.token_ids) in engine.kept) for t in trajectories])
+
+    monkeypatch.setattr(engine, "_round", spy)
+    engine.rollout(["just talk", "what is alpha", "keep looking"], GREEDY)
+    assert len(rounds) == 4
+    # After each round: a finished trajectory holds no cache, one that goes on holds its own.
+    assert all(finished != kept for row in rounds for finished, kept in row)
+    assert engine.kept == {}

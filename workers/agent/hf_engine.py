@@ -1,21 +1,22 @@
 """The transformers rollout engine: many trajectories generate together, with a KV cache.
 
-Generation runs in rounds. In a round every unfinished trajectory is prefilled (left
-padded, rows in small chunks to bound attention memory) and decoded in one batch until
-it writes `</search>` or `</answer>`, hits end-of-sequence, or spends its token budget;
-finished rows leave the batch (and the cache) at once. Between rounds, trajectories that
-called the tool get their results appended as tokens and rejoin the next round.
-"""
+Generation runs in rounds. In a round every unfinished trajectory is decoded in one batch
+until it writes `</search>` or `</answer>`, hits end-of-sequence, or spends its token
+budget; finished rows leave the batch (and the cache) at once. Between rounds, trajectories
+that called the tool get their results appended as tokens and rejoin the next round, on
+top of the keys/values they kept: only the new tokens are prefilled."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
-from transformers.cache_utils import DynamicCache
+from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
 from workers.agent.protocol import (
     ANSWER_OPEN,
@@ -40,7 +41,7 @@ from workers.agent.trajectory import (
 )
 
 _STOP_TAIL_TOKENS = 8  # enough tokens to spell any stop string
-_PREFILL_ROWS = 4  # rows prefilled at once: bounds the (rows, heads, L, L) attention scores
+_SHARED_PREFIX_MIN = 16  # a prefix shared by fewer tokens is not worth its own prefill
 
 
 class RolloutEngine:
@@ -226,6 +227,14 @@ class RolloutEngine:
 class HFRolloutEngine(RolloutEngine):
     """Batched multi-turn rollouts with a transformers causal LM and a search tool.
 
+    A trajectory keeps its keys/values between rounds: a round prefills only what is new
+    (the last sampled token and the tool's tokens) on top of them, one row at a time (no
+    padding). Rows with the same tokens (the samples of one question) are prefilled once,
+    on top of one prefill of the prefix every new prompt shares (the system prompt).
+    Decoding runs the round's rows as one batch over a preallocated cache, rows
+    right-aligned, that each step writes in place. A trajectory's keys/values are freed
+    when it finishes, and all of them when `rollout` returns.
+
     The engine holds a reference to `model`, so a trainer that shares the object sees its
     updates at the next rollout; `load_state_dict` takes weights from elsewhere.
     """
@@ -252,6 +261,8 @@ class HFRolloutEngine(RolloutEngine):
             model_name=model_name,
         )
         self.model = model
+        # id(trajectory.token_ids) -> keys/values of its first tokens, kept between rounds
+        self.kept: dict[int, _Kept] = {}
 
     def load_state_dict(self, state_dict: dict[str, torch.Tensor]) -> None:
         """Take updated weights from the trainer between steps."""
@@ -261,10 +272,23 @@ class HFRolloutEngine(RolloutEngine):
     def _generating(self) -> Iterator[None]:
         was_training = self.model.training
         self.model.eval()
+        self.kept.clear()
         try:
             yield
         finally:
+            self.kept.clear()  # computed with these weights: never reused by a later rollout
             self.model.train(was_training)
+
+    def _round(
+        self,
+        trajectories: list[Trajectory],
+        generators: list[torch.Generator],
+        sampling: SamplingParams,
+    ) -> None:
+        super()._round(trajectories, generators, sampling)
+        for trajectory in trajectories:
+            if trajectory.finished:
+                self.kept.pop(id(trajectory.token_ids), None)
 
     @torch.inference_mode()
     def _generate(
@@ -278,18 +302,15 @@ class HFRolloutEngine(RolloutEngine):
         """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
         device = self.model.device
         n, width = len(sequences), max(len(s) for s in sequences)
-        input_ids = torch.full((n, width), self.pad_id, dtype=torch.long)
+        logits, cache = self._prefill(sequences, width, max(budgets))
         attention = torch.zeros((n, width), dtype=torch.long)
         for row, seq in enumerate(sequences):
-            input_ids[row, width - len(seq) :] = torch.tensor(seq)
             attention[row, width - len(seq) :] = 1
-        input_ids, attention = input_ids.to(device), attention.to(device)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        logits, cache = self._prefill(input_ids, attention, positions)
+        attention = attention.to(device)
 
         out: list[tuple[list[int], list[float], bool]] = [([], [], False) for _ in range(n)]
         rows = list(range(n))  # batch row -> sequence index
-        last_pos = positions[:, -1]
+        last_pos = torch.tensor([len(s) - 1 for s in sequences], device=device)
         while True:
             tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
             keep = []
@@ -305,6 +326,15 @@ class HFRolloutEngine(RolloutEngine):
                     any(s in tail for s in stops[seq])
                     and segment_stopped(self.tokenizer.decode(ids), tail, stops[seq])
                 ):
+                    # It may go on next round: keep its keys/values (all but the last token).
+                    start = width - len(sequences[seq])
+                    self.kept[id(sequences[seq])] = _Kept(
+                        sequences[seq] + ids[:-1],
+                        [
+                            (k[r : r + 1, :, start:].clone(), v[r : r + 1, :, start:].clone())
+                            for k, v in cache
+                        ],
+                    )
                     continue
                 keep.append(r)
             if not keep:
@@ -326,26 +356,133 @@ class HFRolloutEngine(RolloutEngine):
             logits = result.logits[:, -1, :]
 
     def _prefill(
-        self, input_ids: torch.Tensor, attention: torch.Tensor, positions: torch.Tensor
-    ) -> tuple[torch.Tensor, DynamicCache]:
-        """Prefill rows in chunks (same padded width, so their caches concatenate)."""
-        logits, layers = [], []
-        for start in range(0, len(input_ids), _PREFILL_ROWS):
-            part = slice(start, start + _PREFILL_ROWS)
-            result = self.model(
-                input_ids=input_ids[part],
-                attention_mask=attention[part],
-                position_ids=positions[part],
-                use_cache=True,
-                logits_to_keep=1,
+        self, sequences: list[list[int]], width: int, room: int
+    ) -> tuple[torch.Tensor, _SlabCache]:
+        """Bring each row's keys/values up to its whole sequence; return the last position's
+        logits per row and the decode cache (rows right-aligned at column `width`, `room`
+        columns free after it)."""
+        groups: dict[tuple[int, ...], list[int]] = {}
+        for row, seq in enumerate(sequences):
+            groups.setdefault(tuple(seq), []).append(row)
+        states: dict[tuple[int, ...], tuple[torch.Tensor, list[_KV]]] = {}
+        fresh = []
+        for key, rows in groups.items():
+            # Rows with equal tokens share one prefill, on the longest cache any of them kept.
+            held = [self._take(sequences[r]) for r in rows]
+            kept = max(
+                (k for k in held if k is not None), key=lambda k: len(k.tokens), default=None
             )
-            logits.append(result.logits[:, -1, :])
-            layers.append([(layer.keys, layer.values) for layer in result.past_key_values.layers])
-        merged = [
-            (torch.cat([c[i][0] for c in layers]), torch.cat([c[i][1] for c in layers]))
-            for i in range(len(layers[0]))
+            if kept is None:
+                fresh.append(key)
+            else:
+                states[key] = self._extend(kept.layers, key[len(kept.tokens) :])
+        # New prompts share a prefix (the system prompt): prefill it once for all of them.
+        shared, base = 0, None
+        if len(fresh) > 1:
+            shared = min(len(os.path.commonprefix(fresh)), min(map(len, fresh)) - 1)
+            if shared >= _SHARED_PREFIX_MIN:
+                base = self._extend(None, fresh[0][:shared])[1]
+        for key in fresh:
+            states[key] = self._extend(base, key[shared:] if base else key)
+        logits = torch.stack([states[tuple(seq)][0] for seq in sequences])
+        cache = _SlabCache([states[tuple(seq)][1] for seq in sequences], width, width + room)
+        return logits, cache
+
+    def _take(self, seq: list[int]) -> _Kept | None:
+        """Remove and return the keys/values kept for `seq`, if they hold its first tokens."""
+        kept = self.kept.pop(id(seq), None)
+        if kept is None or len(kept.tokens) >= len(seq) or seq[: len(kept.tokens)] != kept.tokens:
+            return None
+        return kept
+
+    def _extend(
+        self, layers: list[_KV] | None, tokens: Sequence[int]
+    ) -> tuple[torch.Tensor, list[_KV]]:
+        """Prefill `tokens` on top of one row's keys/values; return the last logits and the
+        keys/values of the whole row."""
+        device = self.model.device
+        start = layers[0][0].shape[-2] if layers else 0
+        result = self.model(
+            input_ids=torch.tensor([tokens], device=device),
+            position_ids=torch.arange(start, start + len(tokens), device=device)[None],
+            past_key_values=DynamicCache(ddp_cache_data=layers) if layers else DynamicCache(),
+            use_cache=True,
+            logits_to_keep=1,
+        )
+        return result.logits[0, -1], [(k, v) for k, v, *_ in result.past_key_values]
+
+
+_KV = tuple[torch.Tensor, torch.Tensor]  # one layer's keys and values: (rows, heads, tokens, dim)
+
+
+@dataclass
+class _Kept:
+    """A trajectory's keys/values between rounds: those of `tokens` (all but the last)."""
+
+    tokens: list[int]
+    layers: list[_KV]
+
+
+class _SlabLayer(DynamicLayer):
+    """One layer's keys/values for a decode batch, in memory allocated once: rows are
+    right-aligned at the first decode column and each step writes its column in place
+    (a growing cache would copy everything at every step)."""
+
+    def __init__(self, rows: list[_KV], width: int, capacity: int) -> None:
+        super().__init__()
+        keys = rows[0][0]
+        shape = (len(rows), keys.shape[1], max(capacity, width), keys.shape[3])
+        self._k, self._v = keys.new_empty(shape), keys.new_empty(shape)
+        for row, (k, v) in enumerate(rows):
+            pad = width - k.shape[-2]
+            self._k[row, :, :pad] = self._v[row, :, :pad] = 0  # masked, but must not be NaN
+            self._k[row, :, pad:width] = k[0]
+            self._v[row, :, pad:width] = v[0]
+        self.dtype, self.device, self.is_initialized = keys.dtype, keys.device, True
+        self.rows, self.length = len(rows), width
+        self._view()
+
+    def _view(self) -> None:
+        self.keys = self._k[: self.rows, :, : self.length]
+        self.values = self._v[: self.rows, :, : self.length]
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        end = self.length + key_states.shape[-2]
+        if end > self._k.shape[2]:
+            grown = (*self._k.shape[:2], 2 * end, self._k.shape[3])
+            self._k = torch.cat([self._k, self._k.new_empty(grown)], dim=2)
+            self._v = torch.cat([self._v, self._v.new_empty(grown)], dim=2)
+        self._k[: self.rows, :, self.length : end] = key_states
+        self._v[: self.rows, :, self.length : end] = value_states
+        self.length = end
+        self._view()
+        return self.keys, self.values
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        # Keep rows in place, moved down over the ones that left (kept rows are increasing).
+        for new, old in enumerate(indices.tolist()):
+            if new != old:
+                self._k[new, :, : self.length] = self._k[old, :, : self.length]
+                self._v[new, :, : self.length] = self._v[old, :, : self.length]
+        self.rows = len(indices)
+        self._view()
+
+
+class _SlabCache(Cache):
+    """The decode batch's cache: one `_SlabLayer` per model layer."""
+
+    def __init__(self, rows: list[list[_KV]], width: int, capacity: int) -> None:
+        layers = [
+            _SlabLayer([row[i] for row in rows], width, capacity) for i in range(len(rows[0]))
         ]
-        return torch.cat(logits), DynamicCache(ddp_cache_data=merged)
+        super().__init__(layers=layers)
+
+    def __iter__(self):
+        for layer in self.layers:
+            yield layer.keys, layer.values
 
 
 def _sample(
