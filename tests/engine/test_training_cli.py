@@ -116,3 +116,36 @@ def test_the_time_budget_keeps_room_for_the_final_evaluation():
     assert TrainConfig(max_minutes=45).training_seconds() == 35 * 60  # ten minutes kept
     assert TrainConfig(max_minutes=8).training_seconds() == 6 * 60  # a quarter kept
     assert TrainConfig().training_seconds() is None
+
+
+def _parsed(*argv: str):
+    from workers.cli import build_parser
+    from workers.training.cli import config_from_args
+
+    base = ["train", "--index", "idx", "--questions", "q.jsonl", "--out", "run"]
+    return config_from_args(build_parser().parse_args([*base, *argv]))
+
+
+def test_a_preset_runs_from_the_command_line_as_the_platform_runs_it():
+    from workers.training.presets import preset_config
+
+    assert _parsed("--preset", "cpu-45min") == preset_config("cpu-45min")
+
+
+def test_flags_given_override_the_preset_field_by_field_and_the_rest_stay():
+    from workers.training.presets import preset_config
+
+    config = _parsed("--preset", "cpu-45min", "--steps", "3", "--max-turns", "2", "--dr-grpo")
+    preset = preset_config("cpu-45min")
+    assert (config.steps, config.limits.max_turns, config.normalize_std) == (3, 2, False)
+    assert config.limits.max_new_tokens == preset.limits.max_new_tokens
+    assert config.synthetic_questions == preset.synthetic_questions > 0
+
+
+def test_without_a_preset_the_defaults_apply_and_the_split_seed_is_its_own():
+    from workers.training.config import TrainConfig
+
+    assert _parsed() == TrainConfig()
+    config = _parsed("--seed", "4", "--split-seed", "1")
+    assert (config.seed, config.entity_split_seed()) == (4, 1)
+    assert _parsed("--seed", "4").entity_split_seed() == 4

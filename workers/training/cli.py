@@ -12,12 +12,56 @@ import sys
 import time
 from pathlib import Path
 
-from workers.agent.trajectory import Limits
 from workers.training.config import TrainConfig
-from workers.training.losses import LossConfig
+
+LOSS_KINDS = ["dppo_tv", "dppo_kl", "tis", "mis"]
+
+
+# Flags that set one TrainConfig field each: (flag, type, config path, help). They
+# default to None, so only a flag given on the command line overrides the preset.
+FIELD_FLAGS: list[tuple[str, type, str, str]] = [
+    ("--model", str, "model", "model folder or id (default SmolLM2-135M)"),
+    ("--max-minutes", float, "max_minutes", "stop cleanly when this budget is spent"),
+    ("--steps", int, "steps", "RL steps"),
+    ("--questions-per-step", int, "questions_per_step", "questions per RL step"),
+    ("--group-size", int, "group_size", "rollouts per question (GRPO group)"),
+    ("--lr", float, "lr", "RL learning rate"),
+    ("--kl-ref", float, "loss.kl_ref_coef", "KL-to-reference coefficient"),
+    ("--dgpo", float, "dgpo_coef", "teacher NLL weight on failed groups (0: off)"),
+    ("--train-layers", int, "train_layers", "train only the top N decoder layers"),
+    ("--sft-epochs", int, "sft_epochs", "cold-start SFT epochs"),
+    ("--sft-lr", float, "sft_lr", "cold-start SFT learning rate"),
+    ("--scope-drills", int, "scope_drills", "per question, scoped searches on made-up names"),
+    (
+        "--synthetic-questions",
+        int,
+        "synthetic_questions",
+        "questions synthesized from the training entities' tables for cold start and RL",
+    ),
+    ("--temperature", float, "temperature", "rollout sampling temperature"),
+    ("--max-turns", int, "limits.max_turns", "searches per trajectory"),
+    ("--max-new-tokens", int, "limits.max_new_tokens", "model tokens per trajectory"),
+    ("--results-per-search", int, "limits.results_per_search", "hits per search"),
+    ("--max-result-tokens", int, "limits.max_result_tokens", "tokens of one results block"),
+    ("--eval-every", int, "eval_every", "validate every N steps (0: only at the end)"),
+    ("--save-every", int, "save_every", "checkpoint every N steps"),
+    ("--val-fraction", float, "val_fraction", "share of questions held out (whole entities)"),
+    ("--split-seed", int, "split_seed", "which entities are held out (default: --seed)"),
+    ("--seed", int, "seed", "training seed"),
+    ("--rollout-engine", str, "rollout_engine", "hf (transformers) or sglang (GPU)"),
+]
+# Flags that store a constant into a field when given.
+SWITCHES: list[tuple[str, str, object, str]] = [
+    ("--dr-grpo", "normalize_std", False, "advantages without std division"),
+    ("--lora", "lora", True, "train LoRA adapters, not all weights"),
+    ("--no-heading-search", "heading_search", False, "no heading search in the teacher"),
+    ("--no-refine-search", "refine_search", False, "no key-term second search in the teacher"),
+]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from workers.training.presets import PRESETS
+
     p = subparsers.add_parser(
         "train",
         help="cold start + RL training of a search agent",
@@ -29,52 +73,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     source.add_argument("--docs", nargs="+", help="documents, folders or pages JSONL to index")
     p.add_argument("--questions", required=True, help="question file (JSONL or CSV)")
     p.add_argument("--out", required=True, help="run folder")
-    p.add_argument("--model", default="default", help="model folder or id (default SmolLM2-135M)")
+    p.add_argument(
+        "--preset",
+        choices=sorted(PRESETS),
+        help="start from a platform preset (flags given here override its settings)",
+    )
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
-    p.add_argument("--max-minutes", type=float, help="stop cleanly when this budget is spent")
-    p.add_argument("--steps", type=int, default=TrainConfig.steps)
-    p.add_argument("--questions-per-step", type=int, default=TrainConfig.questions_per_step)
-    p.add_argument("--group-size", type=int, default=TrainConfig.group_size)
-    p.add_argument("--lr", type=float, default=TrainConfig.lr)
-    p.add_argument(
-        "--loss", default=LossConfig.kind, choices=["ppo", "dppo_tv", "dppo_kl", "tis", "mis"]
-    )
-    p.add_argument("--dr-grpo", action="store_true", help="advantages without std division")
-    p.add_argument("--kl-ref", type=float, default=0.0, help="KL-to-reference coefficient")
-    p.add_argument(
-        "--dgpo",
-        type=float,
-        default=TrainConfig.dgpo_coef,
-        help="teacher NLL weight on failed groups (0: off)",
-    )
-    p.add_argument("--lora", action="store_true", help="train LoRA adapters, not all weights")
-    p.add_argument("--train-layers", type=int, help="train only the top N decoder layers")
-    p.add_argument("--sft-epochs", type=int, default=TrainConfig.sft_epochs)
-    p.add_argument("--sft-lr", type=float, default=TrainConfig.sft_lr)
-    p.add_argument(
-        "--no-heading-search",
-        action="store_true",
-        help="the scripted teacher searches with the scoped question only",
-    )
-    p.add_argument(
-        "--scope-drills",
-        type=int,
-        default=TrainConfig.scope_drills,
-        help="per teacher question, first searches on made-up entity names (0: none)",
-    )
-    p.add_argument("--temperature", type=float, default=TrainConfig.temperature)
-    p.add_argument("--max-turns", type=int, default=Limits.max_turns)
-    p.add_argument("--max-new-tokens", type=int, default=Limits.max_new_tokens)
-    p.add_argument("--results-per-search", type=int, default=Limits.results_per_search)
-    p.add_argument("--max-result-tokens", type=int, default=Limits.max_result_tokens)
-    p.add_argument("--eval-every", type=int, default=TrainConfig.eval_every)
-    p.add_argument("--save-every", type=int, default=TrainConfig.save_every)
-    p.add_argument("--val-fraction", type=float, default=TrainConfig.val_fraction)
+    p.add_argument("--loss", choices=LOSS_KINDS, help="policy loss (default dppo_tv)")
+    for flag, kind, path, help_text in FIELD_FLAGS:
+        p.add_argument(flag, type=kind, dest=_dest(path), help=help_text)
+    for flag, path, value, help_text in SWITCHES:
+        p.add_argument(flag, action="store_const", const=value, dest=_dest(path), help=help_text)
     p.add_argument("--val-limit", type=int, help="validation questions used during training")
     p.add_argument("--reward-config", help="JSON file of reward settings (weights, judge)")
-    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-final-eval", action="store_true", help="skip eval.json")
     p.set_defaults(func=cmd_train)
+
+
+def _dest(path: str) -> str:
+    return "cfg__" + path.replace(".", "__")
 
 
 def _fail(message: str) -> int:
@@ -83,40 +100,27 @@ def _fail(message: str) -> int:
 
 
 def config_from_args(args) -> TrainConfig:
+    """The preset's config (or TrainConfig's defaults), then every flag given on top."""
     from workers.rewards.reward import RewardConfig
+    from workers.training.presets import merge_settings, preset_config
 
-    reward = RewardConfig()
+    overrides: dict = {}
+    for path in [f[2] for f in FIELD_FLAGS] + [s[1] for s in SWITCHES]:
+        value = getattr(args, _dest(path), None)
+        if value is not None:
+            *parents, leaf = path.split(".")
+            node = overrides
+            for parent in parents:
+                node = node.setdefault(parent, {})
+            node[leaf] = value
+    if args.loss:
+        overrides.setdefault("loss", {})["kind"] = args.loss
     if args.reward_config:
         reward = RewardConfig.from_dict(json.loads(Path(args.reward_config).read_text()))
-    return TrainConfig(
-        model=args.model,
-        seed=args.seed,
-        val_fraction=args.val_fraction,
-        sft_epochs=args.sft_epochs,
-        sft_lr=args.sft_lr,
-        scope_drills=args.scope_drills,
-        heading_search=not args.no_heading_search,
-        steps=args.steps,
-        questions_per_step=args.questions_per_step,
-        group_size=args.group_size,
-        lr=args.lr,
-        loss=LossConfig(kind=args.loss, kl_ref_coef=args.kl_ref),
-        normalize_std=not args.dr_grpo,
-        dgpo_coef=args.dgpo,
-        lora=args.lora,
-        train_layers=args.train_layers,
-        temperature=args.temperature,
-        limits=Limits(
-            max_turns=args.max_turns,
-            max_new_tokens=args.max_new_tokens,
-            max_result_tokens=args.max_result_tokens,
-            results_per_search=args.results_per_search,
-        ),
-        eval_every=args.eval_every,
-        save_every=args.save_every,
-        max_minutes=args.max_minutes,
-        reward=reward,
-    )
+        overrides["reward"] = reward.to_dict()
+    if args.preset:
+        return preset_config(args.preset, overrides)
+    return TrainConfig.from_dict(merge_settings(TrainConfig().to_dict(), overrides))
 
 
 def cmd_train(args) -> int:
@@ -133,7 +137,7 @@ def cmd_train(args) -> int:
         config = config_from_args(args)
         if args.resume and (out / "config.json").exists():
             config = TrainConfig.from_dict(json.loads((out / "config.json").read_text()))
-            config.max_minutes = args.max_minutes
+            config.max_minutes = getattr(args, _dest("max_minutes"))
         questions = load_questions(args.questions)
     except (QuestionFileError, ValueError, OSError) as exc:
         return _fail(str(exc))
@@ -157,7 +161,7 @@ def cmd_train(args) -> int:
     report = map_evidence(questions, index.chunks)
     print(report.summary(), file=sys.stderr)
     train_qs, val_qs = split_by_entity(
-        questions, val_fraction=config.val_fraction, seed=config.seed
+        questions, val_fraction=config.val_fraction, seed=config.entity_split_seed()
     )
     if not train_qs or not val_qs:
         return _fail("need questions about at least two entities to split train/validation")

@@ -1,0 +1,133 @@
+"""Run presets: named starting points for a run's TrainConfig, shown on the new-run form
+and run by `sleuth train --preset NAME`.
+
+A preset is a label, a description a customer can choose by, and TrainConfig overrides.
+`preset_config(name, overrides)` merges the preset with per-run options (nested keys such
+as `limits` or `loss` merge field by field) and returns the engine's TrainConfig.
+"""
+
+from workers.training.config import TrainConfig
+
+PRESETS: dict[str, dict] = {
+    "quick-cpu": {
+        "label": "Quick CPU demo",
+        "description": (
+            "SmolLM2-135M, a short cold start and a handful of RL steps with small groups. "
+            "Finishes in a few minutes on a CPU worker; good for trying the platform, "
+            "not for a model you would ship."
+        ),
+        "config": {
+            "model": "default",
+            "sft_epochs": 1,
+            "steps": 4,
+            "questions_per_step": 2,
+            "group_size": 2,
+            "lr": 2e-5,
+            "warmup_steps": 1,
+            "limits": {
+                "max_turns": 2,
+                "max_new_tokens": 96,
+                "max_result_tokens": 192,
+                "results_per_search": 2,
+            },
+            "eval_every": 0,
+            "eval_samples": 1,
+            "save_every": 2,
+            "samples_logged": 2,
+            "max_minutes": 20,
+        },
+    },
+    "cpu-45min": {
+        "label": "45 minutes on a CPU",
+        "description": (
+            "SmolLM2-135M with the settings of the measured CPU run in the README: a "
+            "three-epoch cold start on the scripted teacher's trajectories and questions "
+            "synthesized from your documents' tables, then RL with groups of 4 until 35 "
+            "minutes are spent, then the evaluation against the base model and echo."
+        ),
+        "config": {
+            "model": "default",
+            "sft_epochs": 3,
+            "sft_lr": 3e-4,
+            "heading_search": False,
+            "synthetic_questions": 120,
+            "scope_drills": 1,
+            "steps": 40,
+            "questions_per_step": 4,
+            "group_size": 4,
+            "lr": 1e-5,
+            "temperature": 0.7,
+            "train_layers": 6,
+            "limits": {
+                "max_turns": 3,
+                "max_new_tokens": 160,
+                "max_result_tokens": 400,
+                "results_per_search": 2,
+            },
+            "eval_every": 0,
+            "save_every": 2,
+            "samples_logged": 2,
+            "max_minutes": 45,
+        },
+    },
+    "standard-gpu": {
+        "label": "Standard (GPU)",
+        "description": (
+            "A Qwen3-4B-class model trained with LoRA: cold start, then 200 RL steps with "
+            "groups of 8. Needs a GPU worker; takes a few hours."
+        ),
+        "config": {
+            "model": "Qwen/Qwen3-4B-Instruct-2507",
+            "lora": True,
+            "lora_rank": 32,
+            "sft_epochs": 2,
+            "steps": 200,
+            "questions_per_step": 8,
+            "group_size": 8,
+            "lr": 1e-5,
+            "warmup_steps": 10,
+            "max_batch_tokens": 16384,
+            "limits": {
+                "max_turns": 4,
+                "max_new_tokens": 1024,
+                "max_result_tokens": 512,
+                "results_per_search": 3,
+            },
+            "eval_every": 20,
+            "eval_samples": 4,
+            "save_every": 20,
+            "samples_logged": 4,
+            "max_minutes": 360,
+        },
+    },
+}
+
+DEFAULT_PRESET = "quick-cpu"
+
+
+class UnknownPreset(ValueError):
+    """A preset name that is not in PRESETS."""
+
+
+def merge_settings(base: dict, overrides: dict) -> dict:
+    """`overrides` on top of `base`, nested dicts (limits, loss, reward) field by field."""
+    merged = dict(base)
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = merge_settings(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def preset_config(name: str, overrides: dict | None = None) -> TrainConfig:
+    """The preset's TrainConfig with `overrides` (TrainConfig fields, nested as in to_dict)
+    applied on top. Unknown presets and unknown fields raise ValueError."""
+    if name not in PRESETS:
+        raise UnknownPreset(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    data = merge_settings(TrainConfig().to_dict(), PRESETS[name]["config"])
+    data = merge_settings(data, overrides or {})
+    try:
+        return TrainConfig.from_dict(data)
+    except TypeError as error:  # an unknown field name
+        raise ValueError(f"invalid run options: {error}") from None
