@@ -5,7 +5,33 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import asdict
 from functools import cache
+from pathlib import Path
+
+LIMIT_DEFAULTS = {
+    "max_turns": 4,
+    "max_new_tokens": 256,
+    "max_result_tokens": 512,
+    "results_per_search": 3,
+}
+
+
+def policy_limits(specs: list[str], args) -> dict:
+    """Each policy's limits: a checkpoint runs under its own settings, the others under
+    the one checkpoint's when exactly one kind is among them (so echo@K and base are
+    compared on its terms); flags given on the command line win everywhere."""
+    from workers.agent.settings import read_agent_settings
+    from workers.agent.trajectory import Limits
+
+    given = {k: getattr(args, k) for k in LIMIT_DEFAULTS if getattr(args, k) is not None}
+    own = {}
+    for spec in specs:
+        settings = read_agent_settings(spec) if Path(spec).is_dir() else None
+        if settings is not None:
+            own[spec] = asdict(settings.limits)
+    shared = next(iter(own.values())) if len({tuple(v.items()) for v in own.values()}) == 1 else {}
+    return {spec: Limits(**{**LIMIT_DEFAULTS, **own.get(spec, shared), **given}) for spec in specs}
 
 
 def register(subparsers) -> None:
@@ -49,10 +75,10 @@ def register(subparsers) -> None:
     )
     p.add_argument("--top-p", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-turns", type=int, default=4)
-    p.add_argument("--max-new-tokens", type=int, default=256)
-    p.add_argument("--max-result-tokens", type=int, default=512)
-    p.add_argument("--results-per-search", type=int, default=3)
+    # Limits: a checkpoint's own (its agent.json) unless given here; echo, base and API
+    # models run under the checkpoint's when there is one, else under these defaults.
+    for flag, default in LIMIT_DEFAULTS.items():
+        p.add_argument(f"--{flag.replace('_', '-')}", type=int, help=f"default {default}")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--device", default="cpu")
     p.add_argument(
@@ -83,7 +109,7 @@ def _fail(message: str) -> int:
 
 def cmd_eval(args) -> int:
     from workers.agent.models import ModelNotFoundError, load_model
-    from workers.agent.trajectory import Limits, SamplingParams
+    from workers.agent.trajectory import SamplingParams
     from workers.documents.evidence import map_evidence
     from workers.documents.questions import QuestionFileError, load_questions, split_by_entity
     from workers.evaluation.harness import evaluate, format_table
@@ -109,12 +135,8 @@ def cmd_eval(args) -> int:
         return _fail(f"no questions in the {args.split} split")
     map_evidence(questions, index.chunks)
 
-    limits = Limits(
-        max_turns=args.max_turns,
-        max_new_tokens=args.max_new_tokens,
-        max_result_tokens=args.max_result_tokens,
-        results_per_search=args.results_per_search,
-    )
+    specs = list(dict.fromkeys(s.strip() for s in args.policy.split(",") if s.strip()))
+    limits = policy_limits(specs, args)
 
     @cache
     def load(name: str | None):
@@ -125,13 +147,13 @@ def cmd_eval(args) -> int:
             spec: build_policy(
                 spec,
                 tool=index,
-                limits=limits,
+                limits=limits[spec],
                 load_model=load,
                 base_model=args.model,
                 batch_size=args.batch_size,
                 openai_base_url=args.openai_base_url,
             )
-            for spec in dict.fromkeys(s.strip() for s in args.policy.split(",") if s.strip())
+            for spec in specs
         }
         tokenizer = load(args.model)[1]
     except (PolicySpecError, ModelNotFoundError) as exc:
@@ -156,6 +178,7 @@ def cmd_eval(args) -> int:
         batch_size=args.batch_size,
     )
     trajectories = report.pop("trajectories")
+    report["limits"] = {spec: asdict(limits[spec]) for spec in specs}
     if args.trajectories:
         with open(args.trajectories, "w", encoding="utf-8") as out:
             for name, runs in trajectories.items():
@@ -168,4 +191,6 @@ def cmd_eval(args) -> int:
     else:
         print(f"{len(questions)} questions ({args.split} split), {args.samples} sample(s) each")
         print(format_table(report))
+        for spec in specs:
+            print(f"{spec}: {asdict(limits[spec])}")
     return 0

@@ -4,6 +4,7 @@ with baselines, the protocol it speaks, and a snippet that runs it."""
 from __future__ import annotations
 
 from workers.agent.protocol import SYSTEM_PROMPT
+from workers.agent.settings import PROTOCOL_VERSION
 
 _TABLE_KEYS = ("answer_score", "golden_recall", "pass@k", "searches_per_question", "n")
 
@@ -77,7 +78,9 @@ has a word starting with each of those words, `[3M 2018]` names `3M_2018_10K`, w
 query word by its rarity among those documents; a scope that names none searches everything)
 and appends the hits as
 `\\n<results>\\n[chunk-id] document | page N\\ntext…\\n</results>\\n`; when it knows the answer it
-writes `<answer>short answer</answer>`. Limits used in training: {limits}.
+writes `<answer>short answer</answer>`. Limits used in training (protocol version
+{PROTOCOL_VERSION}; `agent.json` beside the weights holds them, `run_agent.py` uses them):
+{limits}.
 
 The system prompt it was trained with:
 

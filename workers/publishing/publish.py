@@ -7,7 +7,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workers.agent.protocol import SYSTEM_PROMPT
+from workers.agent.settings import write_agent_settings
 from workers.publishing.card import model_card
 
 _SCRIPT = Path(__file__).with_name("run_agent.py")
@@ -44,8 +44,8 @@ def publish_folder(
     shutil.copytree(index_dir, agent / "index", dirs_exist_ok=True)
     shutil.copy2(_SCRIPT, agent / "run_agent.py")
     limits = info.config.get("limits", {})
-    agent_settings = {"system_prompt": SYSTEM_PROMPT, "limits": limits}
-    (agent / "agent.json").write_text(json.dumps(agent_settings, indent=2))
+    write_agent_settings(agent, limits)
+    write_agent_settings(out, limits)  # beside the weights too, as in every checkpoint
     (out / "eval.json").write_text(json.dumps(info.eval_report or {}, indent=2))
     card = model_card(
         name=info.name,

@@ -1,9 +1,9 @@
 """Checkpoints: everything needed to continue a run exactly where it stopped.
 
 `DIR/checkpoints/step-NNNNNN/` holds the model (Hugging Face format; a LoRA run stores its
-adapter), the tokenizer, and `trainer_state.pt`: optimizer, scheduler, RNG states, the
-data cursor, curriculum state and the step. Written to a temporary folder and renamed, so
-a run killed mid-save leaves the previous checkpoint intact.
+adapter), the tokenizer, the agent's settings (`agent.json`), and `trainer_state.pt`:
+optimizer, scheduler, RNG states, the data cursor, curriculum state and the step. Written
+to a temporary folder and renamed, so a run killed mid-save leaves the previous one intact.
 """
 
 import random
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 import torch
+
+from workers.agent.settings import write_agent_settings
 
 
 def rng_states() -> dict:
@@ -34,6 +36,8 @@ def save_checkpoint(out_dir: Path, step: int, model, tokenizer, state: dict) -> 
     shutil.rmtree(partial, ignore_errors=True)
     model.save_pretrained(partial / "model")
     tokenizer.save_pretrained(partial / "model")
+    if "config" in state:  # the agent's settings travel with its weights
+        write_agent_settings(partial / "model", state["config"]["limits"])
     torch.save({**state, "step": step, "rng": rng_states()}, partial / "trainer_state.pt")
     shutil.rmtree(final, ignore_errors=True)
     partial.rename(final)

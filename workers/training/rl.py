@@ -31,6 +31,7 @@ import torch
 from tqdm import tqdm
 
 from workers.agent.engines import build_rollout_engine, sync_weights
+from workers.agent.settings import write_agent_settings
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
 from workers.documents.synthesis import offline_questions
@@ -498,6 +499,7 @@ def train(
     final_dir = out_dir / "final"
     model.save_pretrained(final_dir)
     tokenizer.save_pretrained(final_dir)
+    write_agent_settings(final_dir, config.limits)
     return {
         "steps": step,
         "checkpoint": str(final),

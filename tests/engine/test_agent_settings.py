@@ -1,0 +1,57 @@
+"""A checkpoint carries its agent settings, and `sleuth eval` runs it (and the baselines it
+is compared with) under them unless told otherwise."""
+
+import argparse
+
+from test_training_rl import LIMITS, config, run_training
+
+from workers.agent.settings import PROTOCOL_VERSION, read_agent_settings, write_agent_settings
+from workers.agent.trajectory import Limits
+from workers.evaluation.cli import LIMIT_DEFAULTS, policy_limits
+from workers.training.checkpoint import latest_checkpoint
+
+TRAINED = Limits(max_turns=2, max_new_tokens=96, max_result_tokens=200, results_per_search=2)
+
+
+def test_every_checkpoint_and_the_final_model_carry_the_limits_they_were_trained_under(
+    tmp_path,
+):
+    result, _ = run_training(tmp_path, config(steps=1, sft_epochs=0, save_every=1))
+
+    for folder in (result["final"], latest_checkpoint(tmp_path / "run") / "model"):
+        settings = read_agent_settings(folder)
+        assert settings.limits == LIMITS and settings.protocol == PROTOCOL_VERSION
+        assert "<search>" in settings.system_prompt
+
+
+def _args(**given) -> argparse.Namespace:
+    return argparse.Namespace(**{key: given.get(key) for key in LIMIT_DEFAULTS})
+
+
+def test_eval_runs_a_checkpoint_and_its_baselines_under_the_checkpoints_limits(tmp_path):
+    write_agent_settings(tmp_path / "ckpt", TRAINED)
+    specs = [str(tmp_path / "ckpt"), "echo", "base"]
+
+    limits = policy_limits(specs, _args())
+
+    assert all(limits[spec] == TRAINED for spec in specs)
+
+
+def test_eval_flags_win_over_a_checkpoints_limits(tmp_path):
+    write_agent_settings(tmp_path / "ckpt", TRAINED)
+
+    limits = policy_limits([str(tmp_path / "ckpt"), "echo"], _args(max_turns=5))
+
+    assert {lim.max_turns for lim in limits.values()} == {5}
+    assert {lim.results_per_search for lim in limits.values()} == {2}
+
+
+def test_without_a_checkpoint_eval_uses_its_defaults_and_two_checkpoints_keep_their_own(
+    tmp_path,
+):
+    assert policy_limits(["echo"], _args())["echo"] == Limits(**LIMIT_DEFAULTS)
+    write_agent_settings(tmp_path / "a", TRAINED)
+    write_agent_settings(tmp_path / "b", LIMITS)
+    limits = policy_limits([str(tmp_path / "a"), str(tmp_path / "b"), "echo"], _args())
+    assert (limits[str(tmp_path / "a")], limits[str(tmp_path / "b")]) == (TRAINED, LIMITS)
+    assert limits["echo"] == Limits(**LIMIT_DEFAULTS)  # whose terms? neither: say so by default

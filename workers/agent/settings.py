@@ -1,0 +1,58 @@
+"""An agent's settings, saved beside its weights, so a checkpoint is used as it was made.
+
+`agent.json` in a model folder (every checkpoint, the final model, the published bundle's
+`agent/`) holds the protocol version, the system prompt and the limits the agent was
+trained under: turns, model tokens, results per search and the result-token budget.
+Evaluating a checkpoint under other limits than it was trained with measures something
+else than the agent, so `sleuth eval` and the bundled `run_agent.py` read them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from workers.agent.protocol import SYSTEM_PROMPT
+from workers.agent.trajectory import Limits
+
+AGENT_SETTINGS_FILE = "agent.json"
+# Bumped when the tags, the results format or the prompt's meaning change.
+PROTOCOL_VERSION = 1
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    limits: Limits
+    system_prompt: str = SYSTEM_PROMPT
+    protocol: int = PROTOCOL_VERSION
+
+    def to_dict(self) -> dict:
+        return {
+            "protocol": self.protocol,
+            "system_prompt": self.system_prompt,
+            "limits": asdict(self.limits),
+        }
+
+
+def write_agent_settings(folder: str | Path, limits: Limits | dict) -> Path:
+    """Write `folder/agent.json` for an agent trained under `limits`."""
+    if isinstance(limits, dict):
+        limits = Limits(**limits)
+    path = Path(folder) / AGENT_SETTINGS_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(AgentSettings(limits).to_dict(), indent=2))
+    return path
+
+
+def read_agent_settings(folder: str | Path) -> AgentSettings | None:
+    """The settings saved in `folder`, or None for a folder without them (a base model)."""
+    path = Path(folder) / AGENT_SETTINGS_FILE
+    if not path.is_file():
+        return None
+    data = json.loads(path.read_text())
+    return AgentSettings(
+        limits=Limits(**data["limits"]),
+        system_prompt=data.get("system_prompt", SYSTEM_PROMPT),
+        protocol=data.get("protocol", PROTOCOL_VERSION),
+    )
