@@ -1,11 +1,39 @@
-"""The Celery app. Tasks live in `workers.tasks`; the web side enqueues them by name."""
+"""The Celery app. Tasks live in `workers.tasks`; the web side enqueues them by name.
+
+Every process that loads it (web, worker, manage.py) runs with the Hugging Face hub offline
+unless the operator sets SLEUTH_ALLOW_HUB_DOWNLOADS: models load from local folders and the
+cache only, so no customer input can make a worker download. Set here, before any module
+imports huggingface_hub (which reads HF_HUB_OFFLINE once, at import).
+
+A worker refuses to start with development defaults while attached to services on another
+machine (core.startup.check_worker).
+"""
 
 import os
 
 from celery import Celery
+from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+if os.environ.get("SLEUTH_ALLOW_HUB_DOWNLOADS", "").strip().lower() not in {
+    "1",
+    "true",
+    "yes",
+    "on",
+}:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 app = Celery("sleuth")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["workers"])
+
+
+@worker_init.connect
+def _refuse_insecure_defaults(**_):
+    from core.startup import InsecureStartup, check_worker
+
+    try:
+        check_worker()
+    except InsecureStartup as error:
+        # Celery logs and swallows a signal handler's exceptions; SystemExit stops the worker.
+        raise SystemExit(f"sleuth worker: {error}") from None

@@ -9,5 +9,6 @@ urlpatterns = [
     path("", include("runs.urls")),
     path("accounts/", include("accounts.urls")),
     path("healthz", core_views.healthz, name="healthz"),
+    path("healthz/details", core_views.healthz_details, name="healthz_details"),
     path("admin/", admin.site.urls),
 ]

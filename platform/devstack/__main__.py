@@ -110,7 +110,8 @@ def run(args: argparse.Namespace) -> int:
             start_new_session=True,
         )
         print(
-            f"\nSleuth is running at http://{host}:{port}/  (health: /healthz, admin: /admin/)"
+            f"\nSleuth is running at http://{host}:{port}/  (admin: /admin/, health: "
+            "/healthz, each service: /healthz/details from this machine)"
             "\nPress Ctrl-C to stop.\n",
             flush=True,
         )

@@ -5,8 +5,14 @@ from django import forms
 
 from corpora.models import Question, QuestionSet
 from runs.presets import DEFAULT_PRESET, PRESETS
-from runs.services import judge_choices, judge_config_for
-from workers.rewards.reward import COMPONENTS, DEFAULT_WEIGHTS, RewardConfig
+from runs.services import allowed_models, judge_choices, judge_config_for
+from workers.rewards.reward import (
+    COMPONENTS,
+    DEFAULT_WEIGHTS,
+    MAX_ANSWER_CHARS,
+    MAX_TRUTH_CHARS,
+    RewardConfig,
+)
 
 LOSS_CHOICES = [
     ("", "Preset's choice"),
@@ -89,11 +95,11 @@ class RunForm(RewardOptionsForm):
         initial=DEFAULT_PRESET,
         widget=forms.RadioSelect,
     )
-    model = forms.CharField(
+    # A choice among the operator's models (SLEUTH_ALLOWED_MODELS), never free text or a path.
+    model = forms.ChoiceField(
         label="Model",
         required=False,
-        max_length=300,
-        help_text='A Hugging Face model id or path; "default" is SmolLM2-135M (runs on CPU).',
+        help_text="The models this platform offers; the preset's own when left alone.",
     )
     loss = forms.ChoiceField(label="Algorithm (policy loss)", choices=LOSS_CHOICES, required=False)
     steps = forms.IntegerField(label="RL steps", required=False, min_value=1, max_value=10_000)
@@ -108,6 +114,10 @@ class RunForm(RewardOptionsForm):
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, project=project, **kwargs)
         self.fields["question_set"].queryset = project.question_sets.all()
+        self.fields["model"].choices = [("", "Preset's choice")] + [
+            (name, "SmolLM2-135M (default, runs on CPU)" if name == "default" else name)
+            for name in allowed_models()
+        ]
         # Advanced fields first in the form's order would bury the essentials.
         essentials = ["name", "question_set", "preset", "model", "loss", "steps", "group_size"]
         self.order_fields(essentials)
@@ -117,7 +127,7 @@ class RunForm(RewardOptionsForm):
         data = self.cleaned_data
         options: dict = {}
         if data.get("model"):
-            options["model"] = data["model"].strip()
+            options["model"] = data["model"]
         if data.get("loss"):
             options["loss"] = {"kind": data["loss"]}
         for key in ("steps", "group_size"):
@@ -140,10 +150,14 @@ class RewardPreviewForm(RewardOptionsForm):
         empty_label="— or type one below —",
     )
     question_text = forms.CharField(label="Question", required=False, max_length=2000)
-    ground_truth = forms.CharField(label="Ground truth answer", required=False, max_length=2000)
+    ground_truth = forms.CharField(
+        label="Ground truth answer", required=False, max_length=MAX_TRUTH_CHARS
+    )
     sample_answers = forms.CharField(
         label="Sample answers, one per line",
         required=False,
+        # Each answer is capped below; this bounds the whole field before it is split.
+        max_length=MAX_PREVIEW_ANSWERS * (MAX_ANSWER_CHARS + 2),
         widget=forms.Textarea(attrs={"rows": 4}),
     )
     searched = forms.BooleanField(
@@ -166,17 +180,23 @@ class RewardPreviewForm(RewardOptionsForm):
         if picked:
             data["question_text"] = picked.question
             data["ground_truth"] = picked.answer
-        if not data.get("question_text"):
+        if not data.get("question_text") and "question_text" not in self.errors:
             self.add_error("question_text", "Pick a question or type one.")
-        if not data.get("ground_truth"):
+        if not data.get("ground_truth") and "ground_truth" not in self.errors:
             self.add_error("ground_truth", "Give the correct answer to compare with.")
         answers = [line.strip() for line in data.get("sample_answers", "").splitlines()]
         answers = [a for a in answers if a]
-        if not answers:
+        if "sample_answers" in self.errors:
+            pass  # over the field's length: already said
+        elif not answers:
             self.add_error("sample_answers", "Write at least one sample answer.")
         elif len(answers) > MAX_PREVIEW_ANSWERS:
             self.add_error(
                 "sample_answers", f"Preview at most {MAX_PREVIEW_ANSWERS} answers at a time."
+            )
+        elif any(len(a) > MAX_ANSWER_CHARS for a in answers):
+            self.add_error(
+                "sample_answers", f"Keep each sample answer under {MAX_ANSWER_CHARS} characters."
             )
         data["answers"] = answers
         return data

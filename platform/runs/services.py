@@ -40,6 +40,25 @@ class RunRejected(ValueError):
     """A run that cannot start; the message says what is missing and what to do."""
 
 
+# The names of the default model (SmolLM2-135M from its wheel): workers.agent.models.
+_DEFAULT_MODEL_NAMES = frozenset({"", "default", "base", "smollm2-135m-instruct"})
+
+
+def model_key(name: str | None) -> str:
+    """A model name as the allowlist spells it ("default" for every name of the default)."""
+    name = (name or "").strip()
+    return "default" if name in _DEFAULT_MODEL_NAMES else name
+
+
+def allowed_models() -> list[str]:
+    """The models a run may train: the operator's SLEUTH_ALLOWED_MODELS, or else the ones the
+    presets name. Anything else (a path, any hub id) would load on shared workers."""
+    names = settings.SLEUTH_ALLOWED_MODELS
+    if names is None:
+        names = [preset["config"].get("model", "default") for preset in PRESETS.values()]
+    return list(dict.fromkeys(model_key(name) for name in names))
+
+
 def enqueue(task: str, *args, queue: str | None = None) -> None:
     """Send a task by name (the web side never imports the task module)."""
     from config.celery import app
@@ -77,6 +96,11 @@ def run_create(
         raise RunRejected(str(error)) from None
     if config.steps < 1:
         raise RunRejected("A run needs at least one training step.")
+    if model_key(config.model) not in allowed_models():
+        raise RunRejected(
+            f"The model {config.model[:100]!r} is not offered here; choose one of "
+            f"{', '.join(allowed_models())}."
+        )
     try:
         judge_build(reward=config.reward, project=project)  # refused now, not mid-run
     except JudgeRejected as error:

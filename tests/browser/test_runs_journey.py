@@ -3,10 +3,10 @@ waitlist → an admin invites → sign up → upload the FinanceBench PDFs → u
 questions → start a quick run → watch it progress → download the checkpoint.
 
 A real Celery worker parses the filings and trains. In the suite the run's model is a tiny
-randomly initialized one (typed into the advanced options, as a customer would name any
-model), so the journey takes a couple of minutes; with `SLEUTH_JOURNEY=1` it trains the
-default model (SmolLM2-135M on CPU) for one RL step instead: 17 minutes on 2 busy shared
-cores. Screenshots of every main page are saved to test-artifacts/journey-*.png."""
+randomly initialized one (added to the operator's model allowlist by the test and picked in
+the advanced options), so the journey takes a couple of minutes; with `SLEUTH_JOURNEY=1` it
+trains the default model (SmolLM2-135M on CPU) for one RL step instead: 17 minutes on 2 busy
+shared cores. Screenshots of every main page are saved to test-artifacts/journey-*.png."""
 
 import json
 import os
@@ -51,7 +51,11 @@ def test_waitlist_to_a_trained_checkpoint_in_the_browser(
     celery_worker,
     wait_for_uploads,
     tmp_path,
+    settings,
 ):
+    # The operator offers the tiny model beside the default (no customer can type a path).
+    tiny_model = tiny_model_folder(tmp_path)
+    settings.SLEUTH_ALLOWED_MODELS = ["default", tiny_model]
     # A visitor joins the waitlist.
     page.goto(live_server.url)
     screenshot("journey-01-landing")
@@ -105,7 +109,7 @@ def test_waitlist_to_a_trained_checkpoint_in_the_browser(
     page.get_by_text("Advanced options").click()
     page.get_by_role("spinbutton", name="RL steps").fill("1")
     if not DEFAULT_MODEL:
-        page.locator("#id_model").fill(tiny_model_folder(tmp_path))
+        page.locator("#id_model").select_option(tiny_model)
     page.get_by_label("Pick a question").select_option(index=1)
     page.get_by_label("Sample answers, one per line").fill("I don't know")
     page.get_by_role("button", name="Preview rewards").click()

@@ -117,7 +117,9 @@ def test_make_run_serves_green_health_and_ctrl_c_leaves_no_process(open_tmp):
         while time.monotonic() < deadline and status != 200:
             assert process.poll() is None, process.stdout.read().decode()
             try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as r:
+                # Every service up (the details answer a probe on this machine).
+                url = f"http://127.0.0.1:{port}/healthz/details"
+                with urllib.request.urlopen(url, timeout=5) as r:
                     status, health = r.status, r.read()
             except OSError:
                 time.sleep(0.5)

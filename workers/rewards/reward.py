@@ -18,7 +18,7 @@ total = Σ weight[c] · component[c] over
 
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from workers.rewards import text
@@ -33,6 +33,11 @@ DEFAULT_WEIGHTS = {
     "format": 0.1,
     "calibration": 0.0,
 }
+# Longer answers and ground truths are cut before any component reads them: the judge
+# compares every number of one with every number of the other, so an unbounded text (a
+# preview's sample answer, a question file's answer) would pin a web or training worker.
+MAX_ANSWER_CHARS = 2000
+MAX_TRUTH_CHARS = 1000
 _STRAY_TAG = re.compile(r"</?\s*(?:search|answer|results?|tool_call|think)\b[^>]*>", re.I)
 
 
@@ -118,9 +123,15 @@ def compute_reward(inp: RewardInput, config: RewardConfig, judge: Judge) -> Rewa
     """Score one trajectory. A failing judge is recorded (correctness 0, `errors`), not raised."""
     if inp.finish_reason not in FINISH_REASONS:
         raise ValueError(f"finish_reason {inp.finish_reason!r} is not one of {FINISH_REASONS}")
-    answer = (inp.answer or "").strip()
     details: dict[str, Any] = {}
     errors: list[str] = []
+    answer = (inp.answer or "").strip()
+    if len(answer) > MAX_ANSWER_CHARS:
+        details["answer_truncated"] = len(answer)
+        answer = answer[:MAX_ANSWER_CHARS]
+    if len(inp.ground_truth or "") > MAX_TRUTH_CHARS:
+        details["ground_truth_truncated"] = len(inp.ground_truth)
+        inp = replace(inp, ground_truth=inp.ground_truth[:MAX_TRUTH_CHARS])
 
     correct, correctness = _correctness(inp, answer, config, judge, details, errors)
     components = {

