@@ -22,6 +22,9 @@ if os.environ.get("SLEUTH_ALLOW_HUB_DOWNLOADS", "").strip().lower() not in {
     "on",
 }:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# OpenMP threads that spin while waiting slow every forward pass several times over when a
+# worker shares its cores (as in the sleuth CLI); set before torch loads.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 app = Celery("sleuth")
 app.config_from_object("django.conf:settings", namespace="CELERY")
