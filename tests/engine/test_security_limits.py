@@ -27,9 +27,10 @@ def test_extracting_50k_numbers_takes_under_a_second():
     # Was quadratic (each number sliced and searched the text before it): 8k numbers took
     # 1.4 s and each doubling 4x more, so 50k took about a minute.
     text = " ".join(f"{i % 1000}.{i % 7}" for i in range(50_000))
-    started = time.perf_counter()
+    # CPU time of this process: other jobs on a shared CI machine do not count against it.
+    started = time.process_time()
     found = extract_quantities(text)
-    elapsed = time.perf_counter() - started
+    elapsed = time.process_time() - started
     assert len(found) == 50_000
     assert elapsed < 1.0, f"{elapsed:.2f} s"
 

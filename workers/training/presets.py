@@ -41,9 +41,9 @@ PRESETS: dict[str, dict] = {
         "label": "45 minutes on a CPU",
         "description": (
             "SmolLM2-135M with the settings of the measured CPU run in the README: a "
-            "three-epoch cold start on the scripted teacher's trajectories and questions "
-            "synthesized from your documents' tables, then RL with groups of 4 until 35 "
-            "minutes are spent, then the evaluation against the base model and echo."
+            "three-epoch cold start on the scripted teacher's trajectories, on drills and "
+            "on table lookups synthesized from your documents, then RL with groups of 4 "
+            "until 35 minutes are spent, then the evaluation against the base model and echo."
         ),
         "config": {
             "model": "default",
