@@ -228,11 +228,7 @@ def project_judge_set(*, project: Project, user, base_url: str, model: str, api_
     with: a new URL without a new key drops the old key."""
     if project.owner_id != user.pk:
         raise JudgeRejected("This project is not yours.")
-    try:
-        check_url(base_url, allow_private=settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS)
-    except UnsafeURL as error:
-        logger.info("project %s: judge URL refused: %s", project.pk, error.detail)
-        raise JudgeRejected(str(error)) from None
+    _check_customer_url(project, base_url)
     if api_key or base_url != project.judge_base_url:
         project.set_judge_api_key(api_key)
     project.judge_base_url, project.judge_model = base_url, model
@@ -247,6 +243,15 @@ def project_judge_clear(*, project: Project, user) -> Project:
     project.set_judge_api_key("")
     project.save(update_fields=["judge_base_url", "judge_model", "judge_api_key_encrypted"])
     return project
+
+
+def _check_customer_url(project: Project, url: str) -> None:
+    """Refuse a customer's URL that is not public https; the reason is logged, not shown."""
+    try:
+        check_url(url, allow_private=settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS)
+    except UnsafeURL as error:
+        logger.info("project %s: judge URL refused: %s", project.pk, error.detail)
+        raise JudgeRejected(str(error)) from None
 
 
 def judge_build(*, reward: RewardConfig, project: Project) -> Judge:
@@ -265,14 +270,12 @@ def judge_build(*, reward: RewardConfig, project: Project) -> Judge:
         raise JudgeRejected(
             "This judge endpoint is not your project's any more; set it again or pick another."
         )
-    allow_private = settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS
+    _check_customer_url(project, config.base_url)
     try:
-        check_url(config.base_url, allow_private=allow_private)
         api_key = project.judge_api_key()
-    except UnsafeURL as error:
-        logger.info("project %s: judge URL refused: %s", project.pk, error.detail)
-        raise JudgeRejected(str(error)) from None
     except InvalidToken:
         raise JudgeRejected("Your judge key could not be read; save it again.") from None
-    client = public_http_client(timeout=config.timeout, allow_private=allow_private)
+    client = public_http_client(
+        timeout=config.timeout, allow_private=settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS
+    )
     return build_judge(config, api_key=api_key, http_client=client)
