@@ -305,6 +305,32 @@ def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
     assert without.queries(question) is None
 
 
+def test_heading_words_leave_out_the_words_of_the_entitys_own_name():
+    # Every page of acme's filing opens with its full name; two of them then with a
+    # statement's heading, as other companies' do. Only the heading can carry to a new one.
+    names = {"acme": "acme rocket works", "globex": "", "initech": "", "hooli": "", "soylent": ""}
+    pages = []
+    for entity, name in names.items():
+        openings = [
+            "consolidated balance sheets assets liabilities",
+            "consolidated statements cash flows capex",
+            *(f"risk factor {n} competition weather" for n in range(8)),
+        ]
+        for n, opening in enumerate(openings):
+            text = f"{name} {opening} {entity} notes"
+            pages.append(Chunk(f"{entity}-{n}", f"{entity}-10k", n, entity, text))
+    index = SearchIndex.build(pages)
+    question = Question(
+        "q", "what were acme total assets ?", "1", "acme", [Evidence("1")], ["acme-0"]
+    )
+    teacher = ScriptedTeacher(index, min_df=1, max_df_share=1.0)
+
+    words = teacher.heading_words(question, index.chunk("acme-0").text)
+
+    assert words[:3] == ["consolidated", "balance", "sheets"]
+    assert not {"rocket", "works"} & set(words)
+
+
 def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms():
     boiler = "report amount fiscal"
     pages = [

@@ -41,15 +41,16 @@ PRESETS: dict[str, dict] = {
         "label": "45 minutes on a CPU",
         "description": (
             "SmolLM2-135M with the settings of the measured CPU run in the README: a "
-            "three-epoch cold start on the scripted teacher's trajectories, on drills and "
-            "on table lookups synthesized from your documents, then RL with groups of 4 "
+            "three-epoch cold start on the scripted teacher's trajectories (the question, "
+            "then the heading of the page that holds the answer), on drills and on table "
+            "lookups synthesized from your documents, then RL with groups of 4 "
             "until 35 minutes are spent, then the evaluation against the base model and echo."
         ),
         "config": {
             "model": "default",
             "sft_epochs": 3,
             "sft_lr": 3e-4,
-            "heading_search": False,
+            "heading_search": True,
             "synthetic_questions": 120,
             "scope_drills": 1,
             "steps": 40,

@@ -54,8 +54,12 @@ class ScriptedTeacher:
     boilerplate: frozenset[str] = frozenset()
     min_df: int = 3  # words in fewer chunks than this are too specific to be learned
     max_df_share: float = 0.3  # words in more chunks than this share tell nothing
+    # A word opening an entity's pages this many times more often than other entities' is
+    # part of its name ("Adobe Systems Incorporated"): not a heading another entity shares.
+    name_word_ratio: float = 4.0
     _pages: dict | None = field(default=None, init=False, repr=False)
     _running_header: set[str] = field(default_factory=set, init=False, repr=False)
+    _name_words: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False)
 
     def years(self, question: Question) -> list[str]:
         """The (at most two) years a question names, in order."""
@@ -66,17 +70,39 @@ class ScriptedTeacher:
         return self.min_df <= df <= self.max_df_share * len(self.index)
 
     def _read_pages(self) -> None:
-        """Chunk texts by page, and the running headers: words that open a quarter of all
-        pages ("Table of Contents") are not headings."""
+        """Chunk texts by page; the running headers: words that open a quarter of all pages
+        ("Table of Contents") are not headings; and each entity's name words, which open
+        its pages far more often than other entities' ("Systems Incorporated" for Adobe's)."""
         if self._pages is not None:
             return
         self._pages = {}
+        entity_of = {}
         for c in self.index.chunks:
             self._pages.setdefault((c.doc, c.page), []).append(c.text)
-        opening = Counter(
-            stem for texts in self._pages.values() for stem in set(tokenize(texts[0][:40]))
-        )
-        self._running_header = {s for s, n in opening.items() if n >= 0.25 * len(self._pages)}
+            entity_of[c.doc] = c.entity or c.doc
+        opening = {page: set(tokenize(texts[0][:40])) for page, texts in self._pages.items()}
+        counts = Counter(stem for stems in opening.values() for stem in stems)
+        self._running_header = {s for s, n in counts.items() if n >= 0.25 * len(self._pages)}
+        # Openings long enough to hold a company's name before the heading.
+        pages_of: Counter = Counter()
+        opened: dict[str, Counter] = {}
+        for (doc, _), texts in self._pages.items():
+            entity = entity_of[doc]
+            pages_of[entity] += 1
+            opened.setdefault(entity, Counter()).update(
+                set(tokenize(" ".join(texts[0].split()[:12])))
+            )
+        everywhere = sum(opened.values(), Counter())
+        total = sum(pages_of.values())
+        for entity, stems in opened.items():
+            others = max(total - pages_of[entity], 1)
+            self._name_words[entity] = {
+                stem
+                for stem, n in stems.items()
+                if n >= 3
+                and n / pages_of[entity]
+                > self.name_word_ratio * (everywhere[stem] - n + 1) / others
+            }
 
     def _page_text(self, chunk_id: str) -> str:
         """The whole page a golden chunk lies on: its heading is in the page's first chunk."""
@@ -120,10 +146,11 @@ class ScriptedTeacher:
         return " ".join(words)
 
     def heading_words(self, question: Question, page_text: str) -> list[str]:
-        """The first telling words of a page, what it is about: learnable, not the entity,
-        not a running header."""
+        """The first telling words of a page, what it is about: learnable, not the entity or
+        its name words, not a running header."""
         self._read_pages()
         skip = set(tokenize(question.entity or "")) | self._running_header
+        skip |= self._name_words.get(question.entity or "", set())
         words: list[str] = []
         for word in _WORD.findall(page_text):
             stems = tokenize(word)
