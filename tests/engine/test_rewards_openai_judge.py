@@ -31,7 +31,7 @@ class FakeModel:
 
     def __init__(self) -> None:
         self.requests: list[dict] = []
-        self.script: list[str] = []  # "stall", "error500", "babble", "prose"; then normal
+        self.script: list[str] = []  # "stall", "drip", "error500", "babble", "prose"; then normal
         self.lock = threading.Lock()
         self.rejects_json_mode = False
 
@@ -46,6 +46,8 @@ class FakeModel:
         verdict = json.dumps({"correct": correct, "score": 1.0 if correct else 0.0, "reason": "ok"})
         if action == "stall":
             return 200, verdict, 3.0
+        if action == "drip":
+            return 200, verdict, -0.1  # every byte of the reply 0.1 s after the last
         if action == "error500":
             return 500, json.dumps({"error": {"message": "overloaded"}}), 0.0
         if action == "babble":
@@ -63,7 +65,7 @@ def fake_model():
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             status, content, delay = model.reply(body)
-            time.sleep(delay)
+            time.sleep(max(delay, 0))
             if status == 200:
                 payload = {
                     "id": "chatcmpl-test",
@@ -85,7 +87,12 @@ def fake_model():
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(content.encode())))
                 self.end_headers()
-                self.wfile.write(content.encode())
+                if delay >= 0:
+                    self.wfile.write(content.encode())
+                for byte in content.encode() if delay < 0 else b"":
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(-delay)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up waiting: that is the timeout under test
 
@@ -138,6 +145,16 @@ def test_a_stalled_request_times_out_and_is_retried(fake_model):
     verdict = make_judge(fake_model, timeout=0.5).judge(QUESTION, "$1577.00", "$1,577 million")
     assert verdict.correct
     assert len(fake_model.requests) == 2
+
+
+def test_a_reply_that_drips_in_is_cut_off_at_the_calls_deadline(fake_model):
+    # Each byte comes well within the read timeout, the whole reply (~300 bytes) in ~30 s.
+    fake_model.script = ["drip"] * 3
+    started = time.monotonic()
+    with pytest.raises(JudgeError, match="TimeoutError"):
+        make_judge(fake_model, timeout=0.5).judge(QUESTION, "$1577.00", "$1,577 million")
+    assert time.monotonic() - started < 10  # three attempts of 0.5 s, not 3 × 30 s
+    assert len(fake_model.requests) == 3
 
 
 def test_server_errors_and_unreadable_replies_are_retried(fake_model):

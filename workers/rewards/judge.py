@@ -208,6 +208,10 @@ class JudgeCache:
         return len(self._memory)
 
 
+# A verdict is a short JSON object; anything this long is not one.
+MAX_REPLY_BYTES = 1 << 20
+
+
 class OpenAIJudge:
     """A judge on any OpenAI-compatible chat endpoint, with prompt sampling, a JSON verdict,
     per-call timeouts, retries with backoff, and a verdict cache."""
@@ -238,7 +242,7 @@ class OpenAIJudge:
             max_retries=0,
             http_client=http_client,
         )
-        self.base_url, self.model = base_url, model
+        self.base_url, self.model, self.timeout = base_url, model, timeout
         self.retries, self.backoff = retries, backoff
         self.prompts = prompts
         self.cache = cache if cache is not None else JudgeCache()
@@ -265,14 +269,8 @@ class OpenAIJudge:
             json_mode = self.json_mode
             extra = {"response_format": {"type": "json_object"}} if json_mode else {}
             try:
-                reply = self.client.chat.completions.create(
-                    model=self.model,
-                    messages=prompt.messages(question, ground_truth, answer),
-                    temperature=0.0,
-                    max_tokens=200,
-                    **extra,
-                )
-                return parse_verdict(reply.choices[0].message.content or "", prompt.id)
+                content = self._complete(prompt.messages(question, ground_truth, answer), extra)
+                return parse_verdict(content, prompt.id)
             except self._openai.BadRequestError as error:
                 errors.append(f"BadRequestError: {error}")
                 if json_mode:
@@ -283,12 +281,36 @@ class OpenAIJudge:
             except (self._openai.AuthenticationError, self._openai.NotFoundError) as error:
                 # Retrying a wrong key or model name only wastes time.
                 raise JudgeError(f"judge at {self.base_url} refused: {error}") from error
-            except (self._openai.OpenAIError, ValueError) as error:
+            except (self._openai.OpenAIError, ValueError, TimeoutError) as error:
                 errors.append(f"{type(error).__name__}: {error}")
         raise JudgeError(
             f"judge at {self.base_url} (model {self.model!r}) failed after "
             f"{self.retries + 1} attempts; last error: {errors[-1]}"
         )
+
+    def _complete(self, messages: list[dict], extra: dict) -> str:
+        """The reply's text, read within `timeout` in all: the HTTP client's timeout bounds
+        each read, so a server that drips a byte at a time would hold a run forever."""
+        deadline = time.monotonic() + self.timeout
+        with self.client.chat.completions.with_streaming_response.create(
+            model=self.model,
+            messages=messages,
+            temperature=0.0,
+            max_tokens=200,
+            timeout=self.timeout,
+            **extra,
+        ) as response:
+            body = bytearray()
+            for piece in response.iter_bytes():
+                body += piece
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no whole reply within {self.timeout:g} s")
+                if len(body) > MAX_REPLY_BYTES:
+                    raise ValueError(f"reply longer than {MAX_REPLY_BYTES} bytes")
+        try:
+            return json.loads(body)["choices"][0]["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as error:
+            raise ValueError(f"not a chat completion: {bytes(body[:200])!r}") from error
 
 
 def parse_verdict(content: str, prompt_id: str) -> Verdict:
