@@ -28,8 +28,9 @@ from transformers import LlamaConfig, LlamaForCausalLM
 
 from workers.agent.trajectory import MODEL, PROMPT, Trajectory
 from workers.training.batching import collate, collate_packed, pack
+from workers.training.config import LossConfig
 from workers.training.logprobs import batch_logprobs, full_logits_logprobs
-from workers.training.losses import LossConfig, policy_loss
+from workers.training.losses import policy_loss
 
 SMOLLM2_135M = dict(
     vocab_size=49152,

@@ -1,12 +1,14 @@
 """Policy losses and advantages against values worked out by hand."""
 
 import math
+import subprocess
+import sys
 
 import pytest
 import torch
 
+from workers.training.config import LossConfig
 from workers.training.losses import (
-    LossConfig,
     bernoulli_kl,
     group_advantages,
     policy_loss,
@@ -33,7 +35,19 @@ def grad_of(kind: str, pi, mu, advantages, mask, **config):
 
 def test_ppo_is_not_offered_since_one_update_per_batch_leaves_its_ratio_at_1():
     with pytest.raises(ValueError, match="unknown loss kind 'ppo'"):
-        policy_loss(tokens(0.5), tokens(0.5), torch.ones(1, 1), torch.ones(1, 1), LossConfig("ppo"))
+        LossConfig("ppo")
+    # Settings stored before PPO went carry its clip range; they still load.
+    old = {"kind": "dppo_tv", "clip_low": 0.2, "clip_high": 0.28, "delta": 0.3}
+    assert LossConfig.from_dict(old) == LossConfig(delta=0.3)
+
+
+def test_run_settings_load_without_torch():
+    # The web process reads and writes run settings and presets; it must not import torch.
+    code = (
+        "import sys, workers.training.config, workers.training.presets; "
+        "sys.exit('torch' in sys.modules)"
+    )
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
 def test_dppo_tv_drops_a_token_only_when_it_left_the_trust_region_in_its_advantages_direction():

@@ -21,9 +21,8 @@ from workers.documents.questions import Evidence, Question
 from workers.rewards.judge import JudgeConfig
 from workers.rewards.reward import RewardConfig
 from workers.search.index import SearchIndex
-from workers.training.config import TrainConfig
+from workers.training.config import LossConfig, TrainConfig
 from workers.training.logprobs import full_logits_logprobs, token_logprobs
-from workers.training.losses import LossConfig
 from workers.training.rl import synthetic_curriculum, train
 from workers.training.teacher import ScriptedTeacher, forced_trajectory, scope_drills
 

@@ -12,10 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from workers.training.config import TrainConfig
-
-LOSS_KINDS = ["dppo_tv", "dppo_kl", "tis", "mis"]
-
+from workers.training.config import LOSS_KINDS, TrainConfig
 
 # Flags that set one TrainConfig field each: (flag, type, config path, help). They
 # default to None, so only a flag given on the command line overrides the preset.

@@ -1,10 +1,38 @@
 """A training run's settings, stored with every checkpoint so a resume trains the same run."""
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from typing import Literal
 
 from workers.agent.trajectory import Limits
 from workers.rewards.reward import RewardConfig
-from workers.training.losses import LossConfig
+
+LossKind = Literal["dppo_tv", "dppo_kl", "tis", "mis"]
+LOSS_KINDS: tuple[str, ...] = LossKind.__args__
+
+
+@dataclass
+class LossConfig:
+    """The policy loss (training/losses.py); here, apart from torch, so that the web process
+    reads and writes run settings without importing it."""
+
+    kind: LossKind = "dppo_tv"
+    delta: float = 0.2  # DPPO trust region on π−μ (TV) or on the Bernoulli KL
+    is_cap: float = 2.0  # C: importance weights are capped (DPPO, TIS) or masked above it (MIS)
+    kl_ref_coef: float = 0.0  # β for the optional KL to the reference model
+
+    def __post_init__(self) -> None:
+        if self.kind not in LOSS_KINDS:
+            # PPO-clip is not offered: with one update per batch its ratio π/π_old is 1.
+            raise ValueError(f"unknown loss kind {self.kind!r}; one of {', '.join(LOSS_KINDS)}")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "LossConfig":
+        """Settings stored by older versions may carry PPO's clip range: ignored."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
@@ -70,7 +98,7 @@ class TrainConfig:
     @classmethod
     def from_dict(cls, data: dict) -> "TrainConfig":
         data = dict(data)
-        data["loss"] = LossConfig(**data["loss"])
+        data["loss"] = LossConfig.from_dict(data["loss"])
         data["limits"] = Limits(**data["limits"])
         data["reward"] = RewardConfig.from_dict(data["reward"])
         return cls(**data)

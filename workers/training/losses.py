@@ -21,25 +21,9 @@ Normalization is per token over the whole batch (every kept model token weighs t
 not per sequence, so long trajectories are not down-weighted.
 """
 
-from dataclasses import asdict, dataclass
-from typing import Literal
-
 import torch
 
-LossKind = Literal["ppo", "dppo_tv", "dppo_kl", "tis", "mis"]
-
-
-@dataclass
-class LossConfig:
-    kind: LossKind = "dppo_tv"
-    clip_low: float = 0.2  # PPO: ratio floor 1 − clip_low
-    clip_high: float = 0.28  # PPO: ratio ceiling 1 + clip_high
-    delta: float = 0.2  # DPPO trust region on π−μ (TV) or on the Bernoulli KL
-    is_cap: float = 2.0  # C: importance weights are capped (DPPO, TIS) or masked above it (MIS)
-    kl_ref_coef: float = 0.0  # β for the optional KL to the reference model
-
-    def to_dict(self) -> dict:
-        return asdict(self)
+from workers.training.config import LossConfig
 
 
 def _masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
