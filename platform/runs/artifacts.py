@@ -52,6 +52,19 @@ def download_folder(prefix: str, local: Path) -> Path:
     return local
 
 
+def delete_folder(prefix: str) -> int:
+    """Delete every object under `prefix/`; returns how many."""
+    client, deleted = s3_client(), 0
+    for page in client.get_paginator("list_objects_v2").paginate(
+        Bucket=bucket(), Prefix=prefix + "/"
+    ):
+        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+        if keys:
+            client.delete_objects(Bucket=bucket(), Delete={"Objects": keys, "Quiet": True})
+            deleted += len(keys)
+    return deleted
+
+
 def exists(key: str) -> bool:
     try:
         s3_client().head_object(Bucket=bucket(), Key=key)

@@ -36,6 +36,7 @@ from .lease import Heartbeat, lease_claim, lease_seconds, worker_name
 from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
 from .services import (
     JudgeRejected,
+    checkpoints_prune,
     enqueue,
     ingest_queue,
     judge_build,
@@ -445,6 +446,7 @@ def run_train(*, run_id: int) -> Run | None:
                     step=step,
                     defaults={"s3_prefix": prefix, "size_bytes": size, "metrics": val},
                 )
+                checkpoints_prune(run=run, keep_last=config.keep_checkpoints)
                 heartbeat.check()
 
             summary = train(

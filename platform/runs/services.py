@@ -20,7 +20,8 @@ from workers.net import UnsafeURL, check_url, public_http_client
 from workers.rewards.judge import Judge, OfflineJudge, build_judge
 from workers.rewards.reward import RewardConfig
 
-from .models import Run, RunEvent
+from . import artifacts
+from .models import Checkpoint, Run, RunEvent
 from .presets import DEFAULT_PRESET, PRESETS, preset_config
 
 logger = logging.getLogger(__name__)
@@ -279,3 +280,34 @@ def judge_build(*, reward: RewardConfig, project: Project) -> Judge:
         timeout=config.timeout, allow_private=settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS
     )
     return build_judge(config, api_key=api_key, http_client=client)
+
+
+def checkpoints_prune(*, run: Run, keep_last: int) -> list[int]:
+    """Delete a run's checkpoints (rows and S3 folders) but the last `keep_last`, the best
+    by validation (answer score, then golden recall), the final and any published one, so a
+    long run does not fill the store. 0 keeps every one. Returns the steps deleted."""
+    if keep_last <= 0:
+        return []
+    checkpoints = list(run.checkpoints.order_by("step"))
+    keep = {c.pk for c in checkpoints[-keep_last:]}
+    keep |= {c.pk for c in checkpoints if c.is_final or c.published_prefix}
+    scored = [c for c in checkpoints if c.metrics]
+    if scored:
+        best = max(
+            scored,
+            key=lambda c: (
+                c.metrics.get("val/answer_score", 0.0),
+                c.metrics.get("val/golden_recall", 0.0),
+                c.step,
+            ),
+        )
+        keep.add(best.pk)
+    deleted = []
+    for checkpoint in checkpoints:
+        if checkpoint.pk in keep:
+            continue
+        # The row goes first: a reader never follows it to a half-deleted folder.
+        Checkpoint.objects.filter(pk=checkpoint.pk).delete()
+        artifacts.delete_folder(checkpoint.s3_prefix)
+        deleted.append(checkpoint.step)
+    return deleted

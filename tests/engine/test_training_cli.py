@@ -54,7 +54,7 @@ def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, 
             "--model",
             str(model_dir),
             "--steps",
-            "2",
+            "3",
             "--questions-per-step",
             "2",
             "--group-size",
@@ -63,6 +63,8 @@ def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, 
             "2",
             "--save-every",
             "1",
+            "--keep-checkpoints",
+            "2",
             "--eval-every",
             "0",
             "--max-turns",
@@ -75,9 +77,10 @@ def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, 
     )
 
     assert code == 0
-    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step-000001", "step-000002"]
+    # Saved every step, the last two kept.
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["step-000002", "step-000003"]
     assert (out / "final" / "config.json").exists()
-    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").open()] == [1, 2]
+    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").open()] == [1, 2, 3]
     report = json.loads((out / "eval.json").read_text())
     assert {"trained", "base"} <= set(report["policies"])
     assert any(name.startswith("echo@") for name in report["policies"])

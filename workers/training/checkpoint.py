@@ -49,6 +49,18 @@ def latest_checkpoint(out_dir: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def prune_checkpoints(out_dir: Path, keep_last: int) -> list[Path]:
+    """Delete all but the last `keep_last` checkpoints (0 keeps every one): each holds the
+    optimizer's state too, and a long run would otherwise fill the disk. Returns those deleted."""
+    if keep_last <= 0:
+        return []
+    found = sorted((Path(out_dir) / "checkpoints").glob("step-[0-9]*[0-9]"))
+    old = found[:-keep_last]
+    for folder in old:
+        shutil.rmtree(folder, ignore_errors=True)
+    return old
+
+
 def load_trainer_state(checkpoint: Path) -> dict:
     # Our own file, written by save_checkpoint: it holds numpy RNG state, hence weights_only=False.
     return torch.load(checkpoint / "trainer_state.pt", weights_only=False)

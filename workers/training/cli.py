@@ -42,6 +42,7 @@ FIELD_FLAGS: list[tuple[str, type, str, str]] = [
     ("--max-result-tokens", int, "limits.max_result_tokens", "tokens of one results block"),
     ("--eval-every", int, "eval_every", "validate every N steps (0: only at the end)"),
     ("--save-every", int, "save_every", "checkpoint every N steps"),
+    ("--keep-checkpoints", int, "keep_checkpoints", "keep the last N checkpoints (0: all)"),
     ("--val-fraction", float, "val_fraction", "share of questions held out (whole entities)"),
     ("--split-seed", int, "split_seed", "which entities are held out (default: --seed)"),
     ("--seed", int, "seed", "training seed"),

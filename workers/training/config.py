@@ -78,6 +78,7 @@ class TrainConfig:
     eval_every: int = 10
     eval_samples: int = 4
     save_every: int = 10
+    keep_checkpoints: int = 3  # the last N kept on disk (the platform also keeps the best)
     samples_logged: int = 2
     max_minutes: float | None = None  # the whole run, its final evaluation included
 

@@ -43,6 +43,7 @@ from workers.training.batching import collate_packed, packed_micro_batches
 from workers.training.checkpoint import (
     latest_checkpoint,
     load_trainer_state,
+    prune_checkpoints,
     restore_rng_states,
     save_checkpoint,
 )
@@ -327,6 +328,7 @@ def train(
         )
         if on_checkpoint:
             on_checkpoint(folder, step)
+        prune_checkpoints(out_dir, config.keep_checkpoints)
         return folder
 
     G = config.group_size
