@@ -7,12 +7,15 @@ worker never looks for a run that is not committed yet.
 
 import logging
 import os
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from datetime import timedelta
 from urllib.parse import urlsplit
 
 from cryptography.fernet import InvalidToken
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from corpora.models import Document, Project, QuestionSet
@@ -73,6 +76,72 @@ def run_event_add(
     return RunEvent.objects.create(run=run, kind=kind, status=status, message=message)
 
 
+QUOTA_WINDOW = timedelta(days=30)
+
+
+@dataclass(frozen=True)
+class AccountUsage:
+    """What an account may still start: active runs and worker-minutes over QUOTA_WINDOW."""
+
+    active_runs: int
+    max_active_runs: int
+    minutes_used: int
+    minutes_quota: int
+
+    @property
+    def minutes_left(self) -> int:
+        return max(self.minutes_quota - self.minutes_used, 0)
+
+
+def _run_minutes(run: Run) -> float:
+    """Worker-minutes a run counts: its whole cap while active (it may still use it), the
+    minutes it ran once finished (at most its cap)."""
+    cap = run.config.get("max_minutes") or settings.SLEUTH_MAX_RUN_MINUTES
+    if run.status in Run.ACTIVE:
+        return cap
+    if run.started_at and run.finished_at:
+        return min((run.finished_at - run.started_at).total_seconds() / 60, cap)
+    return 0.0
+
+
+def account_usage(user) -> AccountUsage:
+    since = timezone.now() - QUOTA_WINDOW
+    runs = list(
+        Run.objects.filter(
+            Q(status__in=Run.ACTIVE) | Q(created_at__gte=since), created_by=user
+        ).only("status", "config", "started_at", "finished_at")
+    )
+    return AccountUsage(
+        active_runs=sum(r.status in Run.ACTIVE for r in runs),
+        max_active_runs=settings.SLEUTH_MAX_ACTIVE_RUNS,
+        minutes_used=round(sum(_run_minutes(r) for r in runs)),
+        minutes_quota=settings.SLEUTH_WORKER_MINUTES,
+    )
+
+
+def _check_limits(config, user) -> None:
+    """Refuse a run over the per-run caps or the account's limits. Called with the user's row
+    locked, so two runs started at once cannot both take the last slot."""
+    if not config.max_minutes or config.max_minutes > settings.SLEUTH_MAX_RUN_MINUTES:
+        raise RunRejected(
+            f"A run may take at most {settings.SLEUTH_MAX_RUN_MINUTES} minutes; "
+            "set a time limit within it."
+        )
+    if config.steps > settings.SLEUTH_MAX_RUN_STEPS:
+        raise RunRejected(f"A run may have at most {settings.SLEUTH_MAX_RUN_STEPS} steps.")
+    usage = account_usage(user)
+    if usage.active_runs >= usage.max_active_runs:
+        raise RunRejected(
+            f"You have {usage.active_runs} runs queued or running, the most an account may "
+            "have at once. Start this one when one of them ends, or cancel one."
+        )
+    if config.max_minutes > usage.minutes_left:
+        raise RunRejected(
+            f"This run may use up to {config.max_minutes:g} worker-minutes; you have "
+            f"{usage.minutes_left} left of {usage.minutes_quota} over 30 days."
+        )
+
+
 def run_create(
     *,
     project: Project,
@@ -127,6 +196,8 @@ def run_create(
             )
     name = name.strip() or f"{PRESETS[preset]['label']} run"
     with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        _check_limits(config, user)
         run = Run.objects.create(
             project=project,
             created_by=user,

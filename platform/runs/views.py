@@ -21,6 +21,7 @@ from .selectors import checkpoint_download_url, checkpoint_get_for_user, run_get
 from .services import (
     JudgeRejected,
     RunRejected,
+    account_usage,
     judge_build,
     project_judge_clear,
     project_judge_set,
@@ -79,6 +80,7 @@ def run_new(request, project_id: int):
             "form": form,
             "preview_form": RewardPreviewForm(project=project),
             "presets": PRESETS,
+            "usage": account_usage(request.user),
         },
         status=400 if form.errors else 200,
     )

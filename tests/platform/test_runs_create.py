@@ -1,12 +1,16 @@
 """Starting and cancelling runs: what a customer is told when a run cannot start."""
 
+from datetime import timedelta
+
 import pytest
+from django.test import override_settings
+from django.utils import timezone
 
 from corpora.models import Document, Question, QuestionSet
 from corpora.services import project_create
 from runs.models import Run
 from runs.presets import PRESETS, preset_config
-from runs.services import RunRejected, run_cancel, run_create
+from runs.services import RunRejected, account_usage, run_cancel, run_create
 
 
 def _document(project, status="parsed", n=1):
@@ -107,3 +111,69 @@ def test_cancelling_a_queued_run_ends_it_at_once(alice):
     assert (run.status, run.cancel_requested) == ("cancelled", True)
     assert run.finished_at is not None
     assert [e.status for e in run.events.all() if e.status] == ["queued", "cancelled"]
+
+
+@pytest.mark.django_db
+def test_every_preset_has_a_time_cap_and_a_run_cannot_lift_it(alice):
+    assert all(preset_config(name).max_minutes for name in PRESETS)
+    project = project_create(owner=alice, name="p")
+    _document(project)
+    qs = _question_set(project)
+    for options, said in (
+        ({"max_minutes": None}, "at most 360 minutes"),
+        ({"max_minutes": 100_000}, "at most 360 minutes"),
+        ({"steps": 10_000}, "at most 1000 steps"),
+    ):
+        with pytest.raises(RunRejected, match=said):
+            run_create(project=project, user=alice, name="r", question_set=qs, options=options)
+    assert not Run.objects.exists()
+
+
+@pytest.mark.django_db
+@override_settings(SLEUTH_MAX_ACTIVE_RUNS=2)
+def test_an_account_may_have_only_so_many_runs_active(alice, bob):
+    project = project_create(owner=alice, name="p")
+    _document(project)
+    qs = _question_set(project)
+
+    def start():
+        return run_create(project=project, user=alice, name="r", question_set=qs)
+
+    first, _ = start(), start()
+    with pytest.raises(RunRejected, match="2 runs queued or running"):
+        start()
+    run_cancel(run=first, user=alice)  # a finished run frees its slot
+    start()
+    # Another customer's limit is their own.
+    other = project_create(owner=bob, name="b")
+    _document(other, n=2)
+    run_create(project=other, user=bob, name="r", question_set=_question_set(other))
+
+
+@pytest.mark.django_db
+@override_settings(SLEUTH_WORKER_MINUTES=100)
+def test_worker_minutes_are_reserved_while_active_and_counted_as_run_after(alice, client):
+    project = project_create(owner=alice, name="p")
+    _document(project)
+    qs = _question_set(project)
+
+    def start():
+        return run_create(
+            project=project, user=alice, name="r", question_set=qs, preset="cpu-45min"
+        )
+
+    run = start()
+    assert account_usage(alice).minutes_left == 55  # its whole cap reserved
+    start()
+    with pytest.raises(RunRejected, match="up to 45 worker-minutes; you have 10 left"):
+        start()
+    # Once the first ended after 12 minutes, it counts 12.
+    started = timezone.now() - timedelta(minutes=12)
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.SUCCEEDED, started_at=started, finished_at=timezone.now()
+    )
+    assert account_usage(alice).minutes_left == 43
+    client.force_login(alice)
+    page = client.get(f"/projects/{project.pk}/runs/new/").content.decode()
+    assert "43 of your 100 worker-minutes left" in page
+    assert "may use up to 45 worker-minutes of your 43 left" in page

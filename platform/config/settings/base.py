@@ -167,6 +167,13 @@ SLEUTH_ALLOWED_MODELS = [
 # Sleuth's processes run with the Hugging Face hub offline (models load from the local cache
 # only) unless the operator allows downloads; config/celery.py sets HF_HUB_OFFLINE.
 SLEUTH_ALLOW_HUB_DOWNLOADS = env.bool("SLEUTH_ALLOW_HUB_DOWNLOADS", default=False)
+# Per-account limits, so that one customer cannot take every worker: runs queued or running at
+# once, steps and minutes of one run (every run has a time cap), and worker-minutes over the
+# last 30 days (a run reserves its cap while active, then counts the minutes it ran).
+SLEUTH_MAX_ACTIVE_RUNS = env.int("SLEUTH_MAX_ACTIVE_RUNS", default=3)
+SLEUTH_MAX_RUN_STEPS = env.int("SLEUTH_MAX_RUN_STEPS", default=1000)
+SLEUTH_MAX_RUN_MINUTES = env.int("SLEUTH_MAX_RUN_MINUTES", default=360)
+SLEUTH_WORKER_MINUTES = env.int("SLEUTH_WORKER_MINUTES", default=1500)
 # /healthz/details answers from a per-process cache this many seconds old at most.
 HEALTH_CACHE_SECONDS = env.float("HEALTH_CACHE_SECONDS", default=5.0)
 
