@@ -38,6 +38,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Body size limits per URL (413), before the CSRF check or a view reads a body.
+    "core.request_limits.RequestBodyLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -146,6 +148,12 @@ INVITE_TTL_DAYS = env.int("INVITE_TTL_DAYS", default=14)
 DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=50 * 1024 * 1024)
 ACCOUNT_QUOTA_BYTES = env.int("ACCOUNT_QUOTA_BYTES", default=1024 * 1024 * 1024)
 QUESTION_FILE_MAX_BYTES = env.int("QUESTION_FILE_MAX_BYTES", default=10 * 1024 * 1024)
+# Request bodies (core.request_limits): the upload URLs take their files' limits (for signed-in
+# users; the form without JavaScript sends every chosen document in one request, up to
+# DOCUMENT_POST_MAX_BYTES together); every other request at most REQUEST_BODY_MAX_BYTES. Larger
+# bodies are refused with 413 before they are read (chunked ones as soon as they pass it).
+DOCUMENT_POST_MAX_BYTES = env.int("DOCUMENT_POST_MAX_BYTES", default=200 * 1024 * 1024)
+REQUEST_BODY_MAX_BYTES = env.int("REQUEST_BODY_MAX_BYTES", default=1024 * 1024)
 
 # Answer judges the operator runs or pays for, offered to customers by name only. JSON:
 # {"name": {"base_url": "...", "model": "...", "api_key_env": "VAR_HOLDING_THE_KEY"}}.
