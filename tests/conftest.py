@@ -151,3 +151,47 @@ def wait_for_uploads(page):
         assert page.locator(".upload-item.failed").all_inner_texts() == []
 
     return wait
+
+
+class MailQueue:
+    """The mail tasks that requests sent to the real broker, on a queue no worker reads."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def messages(self) -> list[tuple[str, dict]]:
+        """Take the queued tasks off the broker: (task name, keyword arguments) each."""
+        import base64
+        import json
+
+        import redis
+        from django.conf import settings
+
+        client = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+        taken = []
+        while (raw := client.rpop(self.name)) is not None:
+            message = json.loads(raw)
+            _args, kwargs, _embed = json.loads(base64.b64decode(message["body"]))
+            taken.append((message["headers"]["task"], kwargs))
+        return taken
+
+    def deliver(self) -> int:
+        """Run each queued mail task here (its mail lands in this process's outbox)."""
+        from accounts import tasks
+
+        taken = self.messages()
+        for name, kwargs in taken:
+            assert name == "accounts.tasks.password_reset_mail"
+            tasks.password_reset_mail(**kwargs)
+        return len(taken)
+
+
+@pytest.fixture
+def mail_queue(settings):
+    """Requests queue their mail here; `deliver()` sends it as a worker would."""
+    import uuid
+
+    queue = MailQueue(f"test-mail-{uuid.uuid4().hex}")
+    settings.SLEUTH_MAIL_QUEUE = queue.name
+    yield queue
+    queue.messages()

@@ -31,3 +31,31 @@ class SignupForm(forms.Form):
             except forms.ValidationError as error:
                 self.add_error("password1", error)
         return cleaned
+
+
+class QueuedPasswordResetForm(forms.Form):
+    """Django's reset form, but the mail goes through a Celery task for every address, so the
+    request does the same work whether or not an account has it (no timing oracle)."""
+
+    email = forms.EmailField(
+        label="Email", max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"})
+    )
+
+    def save(
+        self,
+        *,
+        request,
+        use_https=False,
+        subject_template_name="registration/password_reset_subject.txt",
+        email_template_name="registration/password_reset_email.txt",
+        **_,
+    ):
+        from .services import password_reset_request
+
+        password_reset_request(
+            email=self.cleaned_data["email"],
+            domain=request.get_host(),
+            use_https=use_https,
+            subject_template=subject_template_name,
+            email_template=email_template_name,
+        )

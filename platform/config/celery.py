@@ -1,4 +1,5 @@
-"""The Celery app. Tasks live in `workers.tasks`; the web side enqueues them by name.
+"""The Celery app. Tasks live in `workers.tasks` (and the mail in `accounts.tasks`); the web
+side enqueues them by name.
 
 Every process that loads it (web, worker, manage.py) runs with the Hugging Face hub offline
 unless the operator sets SLEUTH_ALLOW_HUB_DOWNLOADS: models load from local folders and the
@@ -28,7 +29,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 app = Celery("sleuth")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["workers"])
+app.autodiscover_tasks(["workers", "accounts"])
 
 
 @worker_init.connect

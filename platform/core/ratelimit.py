@@ -1,12 +1,69 @@
-"""Fixed-window rate limits on Django's cache (Redis in every environment)."""
+"""Fixed-window rate limits on Django's cache (Redis in every environment), the client address
+they are keyed on, and the throttles on the login, password reset and sign-up forms."""
 
+import hashlib
+import ipaddress
+from functools import lru_cache
+
+from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+from django.shortcuts import render
+
+_Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+@lru_cache(maxsize=8)
+def _trusted_networks(proxies: tuple[str, ...]) -> tuple:
+    return tuple(ipaddress.ip_network(p.strip(), strict=False) for p in proxies if p.strip())
+
+
+def _address(text: str) -> _Address | None:
+    try:
+        return ipaddress.ip_address(text.strip())
+    except ValueError:
+        return None
 
 
 def client_ip(request: HttpRequest) -> str:
-    # REMOTE_ADDR only: X-Forwarded-For is client-controlled unless a trusted proxy rewrites it.
-    return request.META.get("REMOTE_ADDR", "unknown")
+    """The client's address: REMOTE_ADDR, unless that is one of TRUSTED_PROXIES; then the
+    nearest address in X-Forwarded-For that is not a trusted proxy (each proxy appends the
+    address it heard from, so the entries left of it are whatever the client wrote)."""
+    remote = request.META.get("REMOTE_ADDR", "")
+    networks = _trusted_networks(tuple(settings.TRUSTED_PROXIES))
+    address = _address(remote)
+    if address is None:
+        return remote or "unknown"
+
+    def trusted(candidate: _Address) -> bool:
+        return any(candidate in network for network in networks)
+
+    if not trusted(address):
+        return str(address)
+    for hop in reversed(request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")):
+        hop_address = _address(hop)
+        if hop_address is None:
+            break  # not written by a trusted proxy: go no further
+        if not trusted(hop_address):
+            return str(hop_address)
+    return str(address)
+
+
+def client_bucket(request: HttpRequest) -> str:
+    """The rate-limit bucket of the client's address: the address, or its /64 for IPv6 (one
+    subscriber usually holds a whole /64)."""
+    ip = client_ip(request)
+    address = _address(ip)
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is None:
+        return str(ipaddress.ip_network(f"{address}/64", strict=False))
+    if isinstance(address, ipaddress.IPv6Address):
+        return str(address.ipv4_mapped)
+    return ip
+
+
+def account_key(value: str) -> str:
+    """A bounded cache key for what a form names an account by (email, invite token)."""
+    return hashlib.sha256(value.strip().lower().encode()).hexdigest()[:32]
 
 
 def rate_limit_exceeded(*, key: str, limit: int, window_seconds: int) -> bool:
@@ -21,3 +78,65 @@ def rate_limit_exceeded(*, key: str, limit: int, window_seconds: int) -> bool:
         cache.add(cache_key, 1, timeout=window_seconds)
         hits = 1
     return hits > limit
+
+
+# The throttled forms: view name -> (the AUTH_RATE_LIMITS entry, the field or URL argument
+# naming the account). The site's and the admin's login share one count per account.
+THROTTLED_VIEWS = {
+    "accounts:login": ("login", "username"),
+    "admin:login": ("login", "username"),
+    "accounts:password_reset": ("password_reset", "email"),
+    "accounts:signup": ("signup", "token"),
+}
+
+
+def throttled(request: HttpRequest, action: str, account: str) -> int | None:
+    """Count one attempt at `action` by this client for `account`; the window (seconds) to
+    wait when the client or the account went over its limit, else None."""
+    limits = settings.AUTH_RATE_LIMITS[action]
+    limit, window = limits["ip"]
+    if rate_limit_exceeded(
+        key=f"{action}:ip:{client_bucket(request)}", limit=limit, window_seconds=window
+    ):
+        return window
+    limit, window = limits["account"]
+    if account and rate_limit_exceeded(
+        key=f"{action}:account:{account_key(account)}", limit=limit, window_seconds=window
+    ):
+        return window
+    return None
+
+
+def too_many_requests(request: HttpRequest, window: int, message: str = ""):
+    response = render(
+        request,
+        "429.html",
+        {"message": message, "minutes": max(1, -(-window // 60))},
+        status=429,
+    )
+    response["Retry-After"] = str(window)
+    return response
+
+
+class AuthThrottleMiddleware:
+    """429 for POSTs to the login, admin login, password reset and sign-up forms past their
+    per-address or per-account limits. Last in MIDDLEWARE: it runs after the CSRF check."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        if request.method != "POST" or request.resolver_match is None:
+            return None
+        entry = THROTTLED_VIEWS.get(request.resolver_match.view_name)
+        if entry is None:
+            return None
+        action, field = entry
+        account = view_kwargs.get(field) or request.POST.get(field, "")
+        window = throttled(request, action, str(account))
+        if window is None:
+            return None
+        return too_many_requests(request, window)

@@ -141,12 +141,15 @@ def test_files_dropped_on_the_page_upload_with_their_own_progress(page, live_ser
     ]
 
 
-def test_login_page_and_password_reset_in_the_browser(page, live_server, alice, mailoutbox):
+def test_login_page_and_password_reset_in_the_browser(
+    page, live_server, alice, mailoutbox, mail_queue
+):
     page.goto(f"{live_server.url}/accounts/login/")
     page.get_by_role("link", name="Forgot your password?").click()
     page.get_by_label("Email").fill("alice@example.com")
     page.get_by_role("button", name="Send the link").click()
     expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    assert mail_queue.deliver() == 1  # the mail goes through a task (a worker, in production)
 
     page.goto(re.search(r"http://\S+/accounts/password-reset/\S+/", mailoutbox[0].body)[0])
     page.locator("#id_new_password1").fill("brand-new-passphrase-4")
@@ -159,3 +162,18 @@ def test_login_page_and_password_reset_in_the_browser(page, live_server, alice, 
     page.get_by_label("Password").fill("brand-new-passphrase-4")
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+
+
+def test_too_many_logins_show_the_429_page(page, live_server, alice, settings):
+    settings.AUTH_RATE_LIMITS = {
+        **settings.AUTH_RATE_LIMITS,
+        "login": {"ip": (30, 900), "account": (2, 900)},
+    }
+    for _ in range(3):
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.get_by_label("Email").fill("alice@example.com")
+        page.get_by_label("Password").fill("wrong-password")
+        page.get_by_role("button", name="Log in").click()
+
+    expect(page.get_by_role("heading", name="Too many attempts")).to_be_visible()
+    expect(page.get_by_role("alert")).to_contain_text("Try again in 15 minutes")

@@ -30,8 +30,9 @@ def test_logout_ends_the_session(client, alice):
     assert client.get("/projects/")["Location"].startswith("/accounts/login/")
 
 
-def test_password_reset_by_email_sets_a_new_password(client, alice):
+def test_password_reset_by_email_sets_a_new_password(client, alice, mail_queue):
     client.post("/accounts/password-reset/", {"email": "alice@example.com"})
+    assert mail_queue.deliver() == 1
     link = re.search(r"http://testserver(/accounts/password-reset/\S+/)", mail.outbox[0].body)[1]
 
     form_page = client.get(link, follow=True)
@@ -47,10 +48,11 @@ def test_password_reset_by_email_sets_a_new_password(client, alice):
     assert alice.check_password("brand-new-passphrase-4")
 
 
-def test_password_reset_does_not_say_whether_an_account_exists(client):
+def test_password_reset_does_not_say_whether_an_account_exists(client, mail_queue):
     response = client.post(
         "/accounts/password-reset/", {"email": "nobody@example.com"}, follow=True
     )
+    mail_queue.deliver()
 
     assert "Check your email" in response.content.decode()
     assert mail.outbox == []

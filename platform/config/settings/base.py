@@ -42,6 +42,8 @@ MIDDLEWARE = [
     "core.request_limits.RequestBodyLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # 429 past the login, reset and sign-up limits; last, so after the CSRF check.
+    "core.ratelimit.AuthThrottleMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -141,8 +143,24 @@ LOGIN_URL = "accounts:login"
 LOGIN_REDIRECT_URL = "corpora:project_list"
 LOGOUT_REDIRECT_URL = "home"
 
-# The public waitlist form: at most this many posts per client address per window (seconds).
+# Rate limits key on the client's address: REMOTE_ADDR, or, when that is one of these proxies
+# (addresses or networks, e.g. the load balancer's subnet), the nearest address in
+# X-Forwarded-For that is not one of them. Empty: X-Forwarded-For is ignored.
+TRUSTED_PROXIES = env.list("TRUSTED_PROXIES", default=[])
+# The public waitlist form: at most this many posts per client address per window (seconds),
+# and WAITLIST_EMAIL_RATE_LIMIT per email address.
 WAITLIST_RATE_LIMIT = (env.int("WAITLIST_RATE_LIMIT", default=5), 600)
+WAITLIST_EMAIL_RATE_LIMIT = (3, 3600)
+# Posts to these forms per client address ("ip") and per account ("account": the email typed,
+# or the invite), each (hits, window in seconds); past either, 429. The site's and the admin's
+# login count together.
+AUTH_RATE_LIMITS = {
+    "login": {"ip": (30, 900), "account": (10, 900)},
+    "password_reset": {"ip": (10, 3600), "account": (3, 3600)},
+    "signup": {"ip": (10, 3600), "account": (5, 3600)},
+}
+# The Celery queue of mail sent for a request (password reset links).
+SLEUTH_MAIL_QUEUE = env("SLEUTH_MAIL_QUEUE", default="ingest")
 INVITE_TTL_DAYS = env.int("INVITE_TTL_DAYS", default=14)
 # Uploads: per file, per account (all its projects' documents together), question files.
 DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=50 * 1024 * 1024)
