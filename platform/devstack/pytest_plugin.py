@@ -32,7 +32,8 @@ def pytest_load_initial_conftests(early_config, parser, args):
             os.environ.setdefault(key, value)
         return
     var_dir = Path(tempfile.mkdtemp(prefix="sleuth-test-"))
-    var_dir.chmod(0o755)  # Postgres runs as an unprivileged user and must reach its folder
+    # As root Postgres runs as `nobody`: an open folder keeps its data here, not in /var/tmp.
+    var_dir.chmod(0o755)
     stack = Stack(var_dir, log=lambda message: None)
     try:
         os.environ.update(stack.start())
@@ -50,5 +51,8 @@ def pytest_unconfigure(config):
     if entry is None:
         return
     stack, var_dir = entry
+    removable = [service for service in stack.services if hasattr(service, "remove")]
     stack.stop()
+    for service in removable:  # also what a private TMPDIR made it keep elsewhere
+        service.remove()
     shutil.rmtree(var_dir, ignore_errors=True)

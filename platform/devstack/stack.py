@@ -104,4 +104,4 @@ class Stack:
 
 
 def service_dir(service) -> Path:
-    return getattr(service, "root", None) or service.dir
+    return getattr(service, "home", None) or getattr(service, "root", None) or service.dir

