@@ -8,8 +8,10 @@ lease's expiry doubles as a pick-up deadline, so a hand-off that never reached a
 replaced by another that resumes from the last checkpoint on S3.
 
 Errors: `StageFailed` is a problem the customer can act on (the run fails with its
-message); `TransientError` (S3 or the database unreachable) releases the lease and lets
-the task retry with backoff; after `MAX_ATTEMPTS` claims the run fails with the reason.
+message); `TransientError` (S3 unreachable, the database connection lost) releases the
+lease and lets the task retry with backoff; after `MAX_ATTEMPTS` claims the run fails with
+the reason. Any other database error (a constraint, data Postgres refuses) would fail the
+same way again: the run fails at once with it (see `_transient`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import shutil
 import tempfile
@@ -25,10 +28,11 @@ from datetime import timedelta
 from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from corpora.models import Document, Project, Question, QuestionSet
+from workers.documents.chunking import clean_text
 from workers.training.config import TrainConfig
 
 from . import artifacts
@@ -51,7 +55,12 @@ logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = int(os.environ.get("SLEUTH_RUN_MAX_ATTEMPTS", "3"))
 METRICS_BATCH = 10  # steps buffered before one bulk INSERT (also flushed at checkpoints)
 METRICS_FLUSH_SECONDS = 5.0
-TRANSIENT = (BotoCoreError, ClientError, DatabaseError, ConnectionError, TimeoutError)
+TRANSIENT = (BotoCoreError, ClientError, ConnectionError, TimeoutError)
+# An OperationalError is worth retrying when its SQLSTATE says the server went away, is
+# starting or stopping (class 08, 57P01-03), has no connection slot free (53300), or the
+# transaction lost a race (40001, 40P01); psycopg gives none when the connection broke on
+# the client side.
+RETRYABLE_SQLSTATES = {"57P01", "57P02", "57P03", "40001", "40P01", "53300"}
 
 
 class StageFailed(Exception):
@@ -244,10 +253,10 @@ def _stage(run_id: int, statuses: list[str], status: str, work) -> Run | None:
     except StageFailed as failure:
         run.refresh_from_db()
         return run_finish(run=run, status=Run.Status.FAILED, reason=str(failure))
-    except TRANSIENT + (TransientError,) as error:
-        _release(run.pk, owner, f"{_describe(error)}; trying again.")
-        raise TransientError(_describe(error)) from error
     except Exception as error:
+        if _transient(error):
+            _release(run.pk, owner, f"{_describe(error)}; trying again.")
+            raise TransientError(_describe(error)) from error
         logger.exception("run %s failed in %s", run_id, status)
         run.refresh_from_db()
         return run_finish(
@@ -258,6 +267,17 @@ def _stage(run_id: int, statuses: list[str], status: str, work) -> Run | None:
         )
     run.refresh_from_db()
     return run
+
+
+def _transient(error: BaseException) -> bool:
+    """Storage or the network unreachable, or the database connection lost: another attempt
+    may succeed. Other database errors (IntegrityError, DataError…) would only repeat."""
+    if isinstance(error, TRANSIENT + (TransientError, InterfaceError)):
+        return True
+    if isinstance(error, OperationalError):
+        sqlstate = getattr(error.__cause__, "sqlstate", None)
+        return sqlstate is None or sqlstate.startswith("08") or sqlstate in RETRYABLE_SQLSTATES
+    return False
 
 
 def _describe(error: Exception) -> str:
@@ -271,6 +291,7 @@ def _describe(error: Exception) -> str:
 def _release(run_id: int, owner: str, message: str) -> None:
     """Give the lease back with a pick-up deadline, so a retry (or the sweep) takes over."""
     try:
+        connection.close_if_unusable_or_obsolete()  # a lost connection: reconnect
         Run.objects.filter(pk=run_id, lease_owner=owner).update(
             lease_owner="", lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds())
         )
@@ -353,6 +374,20 @@ def _load_questions(run: Run, folder: Path):
     return load_questions(folder / "train.jsonl"), load_questions(folder / "val.jsonl")
 
 
+def jsonb_safe(value):
+    """`value` as Postgres's jsonb takes it: strings without NUL (model output and retrieved
+    text may carry one), NaN and infinities as null (JSON has no such numbers)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {clean_text(str(k)): jsonb_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonb_safe(v) for v in value]
+    return value
+
+
 class MetricStream:
     """Buffers step records and sample trajectories; writes them in batches (one bulk
     INSERT per table), upserting by (run, step) so a replayed step never duplicates."""
@@ -376,7 +411,10 @@ class MetricStream:
         if self.records:
             with transaction.atomic():
                 RunMetric.objects.bulk_create(
-                    [RunMetric(run=self.run, step=r["step"], data=r) for r in self.records],
+                    [
+                        RunMetric(run=self.run, step=r["step"], data=jsonb_safe(r))
+                        for r in self.records
+                    ],
                     update_conflicts=True,
                     unique_fields=["run", "step"],
                     update_fields=["data"],
@@ -385,7 +423,10 @@ class MetricStream:
                 TrajectorySample.objects.filter(run=self.run, step__in=steps).delete()
                 TrajectorySample.objects.bulk_create(
                     TrajectorySample(
-                        run=self.run, step=s["step"], question_id=s["question_id"], data=s
+                        run=self.run,
+                        step=s["step"],
+                        question_id=clean_text(str(s["question_id"])),
+                        data=jsonb_safe(s),
                     )
                     for s in self.samples
                 )

@@ -48,3 +48,14 @@ def test_entity_is_inferred_from_the_file_name():
     assert infer_entity("3M_2018_10K") == "3M"
     assert infer_entity("AMCOR_2023Q4_EARNINGS.pdf") == "AMCOR"
     assert infer_entity("Foot Locker 10-K 2022.pdf") == "Foot Locker"
+
+
+def test_chunks_carry_no_nul_control_characters_or_lone_surrogates():
+    """Sections stored before parsing cleaned them still reach the index (and Postgres) clean."""
+    section = Section(text="Net\x00 income\x07 was $5\ud800 million", page=3, title="Res\x00ults")
+
+    (chunk,) = chunk_sections("10-K", [section])
+
+    assert chunk.text == "Net income was $5\ufffd million"
+    assert chunk.section == "Results"
+    chunk.text.encode("utf-8")  # a lone surrogate would raise here

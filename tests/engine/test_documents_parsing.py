@@ -184,3 +184,33 @@ def test_real_filings_parse_and_their_golden_evidence_maps():
     assert len(questions) == 13
     report = map_evidence(questions, corpus.chunks)
     assert report.mapped_share >= 0.95, report.summary()
+
+
+@pytest.mark.parametrize(
+    "kind, body",
+    [
+        ("text", "{filler}Net income\x00 was\x01 $5 million\n"),
+        (
+            "markdown",
+            "# Results\n\n{filler}\n## Net\x00 income\n\nNet income\x00 was\x01 $5 million\n",
+        ),
+        (
+            "html",
+            "<html><body><p>{filler}</p><h1>Net\x00 income</h1>"
+            "<p>Net income\x00 was\x01 $5 million</p>",
+        ),
+    ],
+)
+def test_nul_and_control_characters_past_the_sniffed_head_are_cleaned(kind, body):
+    """The sniffer looks for NUL in the first 8 KB only: one further on must not reach
+    Postgres (text and jsonb refuse it) through sections, chunks or samples."""
+    filler = "Revenue grew this year.\n" * 500  # > 8 KB of ordinary text first
+    data = body.format(filler=filler).encode()
+
+    parsed = parse_bytes(data, f"notes.{'md' if kind == 'markdown' else kind}")
+
+    assert parsed.error is None and parsed.kind == kind
+    texts = [s.text for s in parsed.sections] + [s.title or "" for s in parsed.sections]
+    assert not any(c in t for t in texts for c in "\x00\x01")
+    # lxml itself turns NUL into U+FFFD, which Postgres stores
+    assert any("Net income was $5 million" in t.replace("\ufffd", "") for t in texts)

@@ -24,6 +24,11 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 # A line that is only a table cell: a number, a currency sign, a dash, a percentage...
 _CELL = re.compile(r"^[\$€£¥(]*\s*[-–—]?\s*[\d.,]*\d[\d.,]*\s*[)%]*$|^[\$€£¥%)(—–-]+$")
 _ID_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+# Control characters that are never text: NUL (Postgres refuses it in text and jsonb) and the
+# other C0 controls but tab, newlines, vertical tab and form feed (a page break in text dumps).
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+# Lone UTF-16 surrogates (from broken PDF text layers) cannot be encoded as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -45,6 +50,12 @@ class Section:
     text: str
     page: int | None = None
     title: str | None = None
+
+
+def clean_text(text: str) -> str:
+    """Extracted text as Postgres stores it (text and jsonb columns, JSON files): without NUL
+    and other control characters, lone surrogates replaced by U+FFFD."""
+    return _SURROGATE.sub("\ufffd", _CONTROL.sub("", text))
 
 
 def count_tokens(text: str) -> int:
@@ -84,7 +95,9 @@ def chunk_sections(
         raise ValueError("need max_tokens >= 16 and 0 <= overlap_tokens < max_tokens / 2")
     chunks: list[Chunk] = []
     for index, section in enumerate(sections):
-        lines = _bounded_lines(tidy_text(section.text), max_tokens)
+        # Cleaned again: sections parsed before parse_bytes cleaned them are still stored.
+        lines = _bounded_lines(tidy_text(clean_text(section.text)), max_tokens)
+        title = clean_text(section.title) if section.title else section.title
         for position, text in enumerate(_windows(lines, max_tokens, overlap_tokens)):
             chunks.append(
                 Chunk(
@@ -93,7 +106,7 @@ def chunk_sections(
                     page=section.page,
                     entity=entity,
                     text=text,
-                    section=section.title,
+                    section=title,
                 )
             )
     return chunks

@@ -14,7 +14,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workers.documents.chunking import Section
+from workers.documents.chunking import Section, clean_text
 
 MAGIC = [  # binary formats we recognise only to name them in the error
     (b"\x89PNG", "a PNG image"),
@@ -97,6 +97,16 @@ def parse_bytes(data: bytes, name: str, limits: ParseLimits | None = None) -> Pa
             sections = {"html": _parse_html, "markdown": _parse_markdown, "text": _parse_text}[
                 kind
             ](text)
+        # NUL and other control characters past the sniffed head, broken PDF text layers:
+        # cleaned here, once, so no stored section, chunk or sample carries them.
+        sections = [
+            Section(
+                text=clean_text(s.text),
+                page=s.page,
+                title=clean_text(s.title) if s.title else s.title,
+            )
+            for s in sections
+        ]
         if not any(s.text.strip() for s in sections):
             raise ParseError("no text found in the document")
         return ParsedDocument(doc=name, sections=sections, kind=kind)

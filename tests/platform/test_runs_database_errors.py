@@ -1,0 +1,88 @@
+"""Database errors in a run's stage (issue 16.5): only a lost connection is retried; a
+constraint or data Postgres refuses fails the run at once with its reason. Metrics and
+samples never carry what jsonb refuses (NUL, NaN), so one bad string cannot fail every flush.
+Real Postgres from the test stack."""
+
+import pytest
+from django.db import connection
+
+from corpora.services import project_create
+from runs import pipeline
+from runs.models import Run, RunEvent, RunMetric, TrajectorySample
+from runs.presets import preset_config
+
+# Real commits: a failed statement must not hide inside the test's own transaction.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def run(alice):
+    project = project_create(owner=alice, name="Filings")
+    return Run.objects.create(
+        project=project,
+        created_by=alice,
+        name="Run",
+        preset="quick-cpu",
+        config=preset_config("quick-cpu").to_dict(),
+        status=Run.Status.TRAINING,
+    )
+
+
+def stage(run: Run, work) -> Run | None:
+    return pipeline._stage(run.pk, [Run.Status.TRAINING], Run.Status.TRAINING, work)
+
+
+def test_data_postgres_refuses_fails_the_run_with_the_reason_not_a_retry(run):
+    def work(run, heartbeat):
+        RunMetric.objects.create(run=run, step=1, data={"answer": "a\x00b"})
+
+    finished = stage(run, work)
+
+    assert finished.status == Run.Status.FAILED
+    assert "DataError" in finished.status_reason
+    assert "reach the database" not in finished.status_reason
+
+
+def test_a_constraint_violation_fails_the_run_with_the_reason_not_a_retry(run):
+    def work(run, heartbeat):
+        RunMetric.objects.create(run=run, step=1, data={})
+        RunMetric.objects.create(run=run, step=1, data={})  # one metric per step
+
+    finished = stage(run, work)
+
+    assert finished.status == Run.Status.FAILED
+    assert "IntegrityError" in finished.status_reason
+
+
+def test_a_lost_database_connection_is_retried_and_the_lease_given_back(run):
+    def work(run, heartbeat):
+        with connection.cursor() as cursor:  # the server ends this session, as in a restart
+            cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
+    with pytest.raises(pipeline.TransientError, match="Could not reach the database"):
+        stage(run, work)
+
+    run.refresh_from_db()  # reconnected
+    assert run.status == Run.Status.TRAINING
+    assert run.lease_owner == ""  # released: a retry claims it at once
+    warning = run.events.filter(kind=RunEvent.Kind.WARNING).last()
+    assert "trying again" in warning.message
+
+
+def test_metrics_and_samples_with_nul_and_nan_are_flushed(run):
+    stream = pipeline.MetricStream(run)
+    stream.add(
+        {"step": 1, "loss": float("nan"), "reward": float("inf"), "note": "a\x00b"},
+        [{"step": 1, "question_id": "q\x001", "answer": "x\x00y", "turns": [{"text": "p\x00"}]}],
+    )
+    stream.flush()
+
+    assert RunMetric.objects.get(run=run, step=1).data == {
+        "step": 1,
+        "loss": None,
+        "reward": None,
+        "note": "ab",
+    }
+    sample = TrajectorySample.objects.get(run=run, step=1)
+    assert sample.question_id == "q1"
+    assert sample.data == {"step": 1, "question_id": "q1", "answer": "xy", "turns": [{"text": "p"}]}
