@@ -59,3 +59,23 @@ class QueuedPasswordResetForm(forms.Form):
             subject_template=subject_template_name,
             email_template=email_template_name,
         )
+
+
+class AccountDeleteForm(forms.Form):
+    """Deleting an account asks for its password, so a session left open cannot do it."""
+
+    password = forms.CharField(
+        label="Your password",
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        kwargs.setdefault("label_suffix", "")
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self):
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise forms.ValidationError("That is not your password.")
+        return password

@@ -1,6 +1,8 @@
 """Account actions that the views call."""
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
 
 
 def password_reset_request(
@@ -21,3 +23,18 @@ def password_reset_request(
         },
         queue=settings.SLEUTH_MAIL_QUEUE,
     )
+
+
+def account_delete(*, user) -> None:
+    """Delete an account with all it holds: every project (documents, question sets, runs,
+    every object on S3) and its waitlist entry. corpora.services.DeletionRefused while one of
+    its runs is active."""
+    from corpora.services import project_delete
+    from waitlist.models import WaitlistEntry
+
+    with transaction.atomic():
+        user = get_user_model().objects.select_for_update().get(pk=user.pk)
+        for project in user.projects.all():
+            project_delete(project=project)
+        WaitlistEntry.objects.filter(email__iexact=user.email).delete()
+        user.delete()

@@ -10,6 +10,7 @@ urlpatterns = [
     path("signup/<str:token>/", views.signup, name="signup"),
     path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("delete/", views.account_delete_view, name="account_delete"),
     path(
         "password-reset/",
         auth_views.PasswordResetView.as_view(

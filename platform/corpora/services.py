@@ -3,6 +3,7 @@
 import hashlib
 import json
 import logging
+import re
 import tempfile
 import uuid
 from pathlib import Path
@@ -114,7 +115,7 @@ def document_parse(*, document_id: int) -> Document | None:
     """
     claimed = Document.objects.filter(
         pk=document_id, status=Document.Status.UPLOADED, parse_started_at=None
-    ).update(parse_started_at=timezone.now())
+    ).update(parse_started_at=timezone.now(), parse_deadline=parse_running_deadline())
     if not claimed:
         return None
     document = Document.objects.get(pk=document_id)
@@ -145,7 +146,12 @@ def document_parse(*, document_id: int) -> Document | None:
     )
     document.status, document.error = Document.Status.PARSED, ""
     document.pages, document.sections_key = len(sections), key
-    document.save(update_fields=["status", "error", "pages", "sections_key"])
+    recorded = Document.objects.filter(pk=document.pk).update(
+        status=document.status, error="", pages=document.pages, sections_key=key
+    )
+    if not recorded:  # deleted while it was parsed: its text must not stay behind
+        s3_client().delete_object(Bucket=settings.S3_ARTIFACTS_BUCKET, Key=key)
+        return None
     return document
 
 
@@ -181,12 +187,123 @@ def document_set_entity(*, document: Document, entity: str) -> Document:
     return document
 
 
-def document_delete(*, document: Document) -> None:
-    key = document.s3_key
-    document.delete()
-    transaction.on_commit(
-        lambda: s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=key)
+# -- deletion -----------------------------------------------------------------------------
+#
+# Deleting removes every object derived from the thing, on S3 and in the database. The S3
+# objects go first: should that fail half-way, the rows still point at what is left and
+# deleting again finishes the job (a row gone first would leave objects nobody can find).
+# Runs read documents and index builds while active, so nothing is deleted under a running
+# run; the owner's row is locked, as run_create locks it, so no run starts meanwhile.
+
+
+class DeletionRefused(ValueError):
+    """A deletion that cannot happen now; the message says why and what to do."""
+
+
+def _lock_owner_without_active_runs(*, owner, projects) -> None:
+    from runs.models import Run
+
+    get_user_model().objects.select_for_update().get(pk=owner.pk)
+    active = list(
+        Run.objects.filter(project__in=projects, status__in=Run.ACTIVE).values_list(
+            "name", flat=True
+        )
     )
+    if active:
+        names = ", ".join(active[:3]) + (" …" if len(active) > 3 else "")
+        raise DeletionRefused(
+            f"{len(active)} run(s) still use these documents ({names}). Cancel them, or wait "
+            "until they end, then delete again."
+        )
+
+
+def delete_s3_prefix(bucket: str, prefix: str) -> int:
+    """Delete every object whose key starts with `prefix`: one project's folder or a folder
+    in it, ending with "/" (so projects/1/ never reaches projects/10/)."""
+    if not re.fullmatch(r"projects/\d+/(.+/)?", prefix):
+        raise ValueError(f"refusing to delete the broad prefix {prefix!r}")
+    client, deleted = s3_client(), 0
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+        if keys:
+            client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+            deleted += len(keys)
+    return deleted
+
+
+def _index_builds_holding(document: Document) -> list[str]:
+    """The project's index builds ("projects/P/index/F/") holding chunks of `document`. A
+    build that cannot be read counts as holding it: when unsure, delete (a build is a cache
+    the next run rebuilds)."""
+    client, bucket = s3_client(), settings.S3_ARTIFACTS_BUCKET
+    listing = client.get_paginator("list_objects_v2").paginate(
+        Bucket=bucket, Prefix=f"projects/{document.project_id}/index/", Delimiter="/"
+    )
+    builds = [p["Prefix"] for page in listing for p in page.get("CommonPrefixes", [])]
+    holding = []
+    for build in builds:
+        try:
+            body = client.get_object(Bucket=bucket, Key=f"{build}files/chunks.jsonl")["Body"]
+            held = any(
+                json.loads(line).get("doc") == document.name
+                for line in body.iter_lines()
+                if line.strip()
+            )
+        except (client.exceptions.ClientError, ValueError):
+            held = True
+        if held:
+            holding.append(build)
+    return holding
+
+
+def _runs_searching(project: Project, builds: list[str]) -> list:
+    return list(project.runs.filter(index_prefix__in=[b.rstrip("/") for b in builds]))
+
+
+def document_runs_derived(*, document: Document) -> list:
+    """The runs that searched `document` (their index build holds it): their trajectories,
+    checkpoints and published archive hold its text, so they go with it."""
+    return _runs_searching(document.project, _index_builds_holding(document))
+
+
+def document_delete(*, document: Document) -> list[str]:
+    """Delete a document with everything made from it: the uploaded file, its parsed text,
+    the index builds that hold it and the runs that searched it. Returns the names of the
+    runs deleted with it. DeletionRefused while a run of the project is active."""
+    from runs.services import run_delete_objects
+
+    with transaction.atomic():
+        _lock_owner_without_active_runs(owner=document.project.owner, projects=[document.project])
+        builds = _index_builds_holding(document)
+        runs = _runs_searching(document.project, builds)
+        # Questions generated from the documents quote them.
+        generated = QuestionSet.objects.filter(
+            runs__in=runs, s3_key__contains="/question-sets/generated-"
+        ).distinct()
+        for question_set in generated:
+            question_set_delete(question_set=question_set)
+        for run in runs:
+            run_delete_objects(run=run)
+        for build in builds:
+            delete_s3_prefix(settings.S3_ARTIFACTS_BUCKET, build)
+        if document.sections_key:
+            s3_client().delete_object(
+                Bucket=settings.S3_ARTIFACTS_BUCKET, Key=document.sections_key
+            )
+        s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=document.s3_key)
+        document.delete()
+    return [run.name for run in runs]
+
+
+def project_delete(*, project: Project) -> None:
+    """Delete a project with its documents, question sets, index builds and runs: every
+    object under its prefix in both buckets, then its rows. DeletionRefused while one of
+    its runs is active."""
+    with transaction.atomic():
+        _lock_owner_without_active_runs(owner=project.owner, projects=[project])
+        for bucket in (settings.S3_UPLOADS_BUCKET, settings.S3_ARTIFACTS_BUCKET):
+            delete_s3_prefix(bucket, f"projects/{project.pk}/")
+        project.delete()
 
 
 class QuestionImportRejected(ValueError):

@@ -7,6 +7,7 @@ app_name = "corpora"
 urlpatterns = [
     path("projects/", views.project_list, name="project_list"),
     path("projects/<int:project_id>/", views.project_detail, name="project_detail"),
+    path("projects/<int:project_id>/delete/", views.project_delete_view, name="project_delete"),
     path("projects/<int:project_id>/documents/", views.document_table, name="document_table"),
     path(
         "projects/<int:project_id>/documents/upload/",

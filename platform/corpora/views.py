@@ -6,7 +6,10 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from runs.models import Run
 
 from .forms import EntityForm, ProjectForm
 from .selectors import (
@@ -18,12 +21,15 @@ from .selectors import (
     question_set_get_for_user,
 )
 from .services import (
+    DeletionRefused,
     QuestionImportRejected,
     UploadRejected,
     document_delete,
+    document_runs_derived,
     document_set_entity,
     document_upload,
     project_create,
+    project_delete,
     question_set_delete,
     question_set_import,
 )
@@ -120,14 +126,79 @@ def document_entity(request, document_id: int):
     return render(request, "corpora/_entity_cell.html", {"document": document, "editing": editing})
 
 
+def _active_runs_refusal(project) -> str:
+    names = list(project.runs.filter(status__in=Run.ACTIVE).values_list("name", flat=True)[:3])
+    if not names:
+        return ""
+    return (
+        f"Runs still use these documents ({', '.join(names)}). Cancel them, or wait until they "
+        "end, then delete."
+    )
+
+
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def document_delete_view(request, document_id: int):
+    """GET asks for confirmation and lists what goes with the document; POST deletes."""
     document = document_get_for_user(user=request.user, document_id=document_id)
     project_id, name = document.project_id, document.name
-    document_delete(document=document)
-    messages.success(request, f"Deleted {name}.")
-    return redirect("corpora:project_detail", project_id=project_id)
+    if request.method == "POST":
+        try:
+            runs = document_delete(document=document)
+        except DeletionRefused as error:
+            messages.error(request, str(error))
+        else:
+            also = f" and {len(runs)} run(s) that searched it" if runs else ""
+            messages.success(request, f"Deleted {name}{also}.")
+        return redirect("corpora:project_detail", project_id=project_id)
+    removes = ["its uploaded file and the text read from it", "the search indexes built from it"]
+    removes += [
+        f"the run “{run.name}”, which searched it (its trajectories, checkpoints and "
+        "downloadable model quote the document)"
+        for run in document_runs_derived(document=document)
+    ]
+    return render(
+        request,
+        "confirm_delete.html",
+        {
+            "thing": "document",
+            "name": name,
+            "removes": removes,
+            "refused": _active_runs_refusal(document.project),
+            "cancel_url": reverse("corpora:project_detail", args=[project_id]),
+        },
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_delete_view(request, project_id: int):
+    """GET asks for confirmation; POST deletes the project with everything in it."""
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    if request.method == "POST":
+        try:
+            project_delete(project=project)
+        except DeletionRefused as error:
+            messages.error(request, str(error))
+            return redirect("corpora:project_detail", project_id=project.pk)
+        messages.success(request, f"Deleted the project {project.name}.")
+        return redirect("corpora:project_list")
+    counts = [
+        (project.documents.count(), "document(s), with their text and search indexes"),
+        (project.question_sets.count(), "question set(s)"),
+        (project.runs.count(), "run(s), with their checkpoints and downloadable models"),
+    ]
+    return render(
+        request,
+        "confirm_delete.html",
+        {
+            "thing": "project",
+            "name": project.name,
+            "removes": [f"{n} {what}" for n, what in counts if n],
+            "refused": _active_runs_refusal(project),
+            "cancel_url": reverse("corpora:project_detail", args=[project.pk]),
+        },
+    )
 
 
 @login_required

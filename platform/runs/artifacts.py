@@ -18,6 +18,17 @@ def bucket() -> str:
     return settings.S3_ARTIFACTS_BUCKET
 
 
+def run_prefix(run) -> str:
+    """The run's own folder: every key the run writes starts with it."""
+    return f"projects/{run.project_id}/runs/{run.pk}"
+
+
+def belongs_to_run(key: str, run) -> bool:
+    """Whether `key` is one of the run's own objects (no way out with ".." or "//")."""
+    parts = key.split("/")
+    return key.startswith(run_prefix(run) + "/") and all(p not in ("", ".", "..") for p in parts)
+
+
 def work_dir() -> Path:
     """Local scratch space for runs on this worker."""
     path = Path(os.environ.get("SLEUTH_WORK_DIR") or Path(tempfile.gettempdir()) / "sleuth-work")

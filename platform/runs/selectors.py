@@ -1,12 +1,17 @@
 """Reads for the run pages. Lookups by id are scoped to the owner and fail closed (404)."""
 
+import logging
+
 from django.conf import settings
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from core.s3 import presigned_download_url
 
+from . import artifacts
 from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
+
+logger = logging.getLogger(__name__)
 
 
 def runs_for_project(*, project) -> QuerySet[Run]:
@@ -60,8 +65,16 @@ def checkpoint_get_for_user(*, user, checkpoint_id: int) -> Checkpoint:
 
 
 def checkpoint_download_url(*, checkpoint: Checkpoint) -> str | None:
-    """A short-lived URL of the published archive; None until the checkpoint is published."""
+    """A short-lived URL of the published archive; None until the checkpoint is published,
+    and None for a key outside the checkpoint's own run (never presign another's object)."""
     if not checkpoint.archive_key:
+        return None
+    if not artifacts.belongs_to_run(checkpoint.archive_key, checkpoint.run):
+        logger.warning(
+            "checkpoint %s: archive key %r is not under its run's prefix; refused",
+            checkpoint.pk,
+            checkpoint.archive_key,
+        )
         return None
     return presigned_download_url(
         bucket=settings.S3_ARTIFACTS_BUCKET,

@@ -236,6 +236,31 @@ def run_cancel(*, run: Run, user) -> Run:
     return run
 
 
+def run_delete(*, run: Run, user) -> None:
+    """Delete a finished run with everything it made: checkpoints, the final model, its
+    prepared questions and published archive on S3, then its rows (events, metrics,
+    trajectories). An active run is refused: a worker may still write to it."""
+    if run.project.owner_id != user.pk:
+        raise RunRejected("This run is not yours.")
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        run = Run.objects.select_for_update().get(pk=run.pk)
+        if run.is_active:
+            raise RunRejected(
+                f"{run.name} is still {run.status}. Cancel it, and delete it once it has stopped."
+            )
+        run_delete_objects(run=run)
+
+
+def run_delete_objects(*, run: Run) -> None:
+    """Everything under the run's own prefix on S3, then its row (the caller checked that no
+    worker holds it). The prefix is rebuilt from the ids, never read from an editable field."""
+    from corpora.services import delete_s3_prefix
+
+    delete_s3_prefix(artifacts.bucket(), f"{artifacts.run_prefix(run)}/")
+    run.delete()
+
+
 def run_set_status(*, run: Run, status: str, reason: str = "", **fields) -> Run:
     """Move a run to a new status and record the change (with its reason) as an event."""
     run.status, run.status_reason = status, reason

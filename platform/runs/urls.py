@@ -17,6 +17,7 @@ urlpatterns = [
     path("runs/<int:run_id>/metrics.json", views.run_metrics, name="run_metrics"),
     path("runs/<int:run_id>/samples/", views.run_samples, name="run_samples"),
     path("runs/<int:run_id>/cancel/", views.run_cancel_view, name="run_cancel"),
+    path("runs/<int:run_id>/delete/", views.run_delete_view, name="run_delete"),
     path(
         "checkpoints/<int:checkpoint_id>/download/",
         views.checkpoint_download,

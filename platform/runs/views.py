@@ -7,8 +7,9 @@ import logging
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from corpora.selectors import project_get_for_user
@@ -27,6 +28,7 @@ from .services import (
     project_judge_set,
     run_cancel,
     run_create,
+    run_delete,
 )
 
 logger = logging.getLogger(__name__)
@@ -307,6 +309,38 @@ def run_cancel_view(request, run_id: int):
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
+def run_delete_view(request, run_id: int):
+    """GET asks for confirmation; POST deletes the run with its checkpoints and downloads."""
+    run = run_get_for_user(user=request.user, run_id=run_id)
+    if request.method == "POST":
+        try:
+            run_delete(run=run, user=request.user)
+        except RunRejected as error:
+            messages.error(request, str(error))
+            return redirect("runs:run_detail", run_id=run.pk)
+        messages.success(request, f"Deleted the run {run.name}.")
+        return redirect("corpora:project_detail", project_id=run.project_id)
+    refused = ""
+    if run.is_active:
+        refused = f"{run.name} is still {run.status}. Cancel it, and delete it once it has stopped."
+    return render(
+        request,
+        "confirm_delete.html",
+        {
+            "thing": "run",
+            "name": run.name,
+            "removes": [
+                "its checkpoints, trained model and downloadable archive",
+                "its metrics, events and sample trajectories",
+            ],
+            "refused": refused,
+            "cancel_url": reverse("runs:run_detail", args=[run.pk]),
+        },
+    )
+
+
+@login_required
 @require_GET
 def checkpoint_download(request, checkpoint_id: int):
     """Send the owner to a short-lived presigned URL for the checkpoint's archive."""
@@ -317,4 +351,7 @@ def checkpoint_download(request, checkpoint_id: int):
         else:
             messages.error(request, "Only a run's final checkpoint is packed for download.")
         return redirect("runs:run_detail", run_id=checkpoint.run_id)
-    return redirect(checkpoint_download_url(checkpoint=checkpoint))
+    url = checkpoint_download_url(checkpoint=checkpoint)
+    if url is None:  # a key outside the run's own folder
+        raise Http404("No such checkpoint archive.")
+    return redirect(url)

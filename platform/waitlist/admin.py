@@ -85,7 +85,18 @@ class WaitlistEntryAdmin(admin.ModelAdmin):
         invite = getattr(entry, "invite", None)
         return invite.accepted_at if invite else None
 
-    @admin.action(description="Send beta invite (or resend a new link)")
+    # Actions need more than the view permission: inviting and revoking change invites, and
+    # the export hands out every entry's personal data.
+    def has_invite_permission(self, request):
+        return request.user.has_perms(["waitlist.add_invite", "waitlist.change_invite"])
+
+    def has_revoke_permission(self, request):
+        return request.user.has_perm("waitlist.change_invite")
+
+    def has_export_permission(self, request):
+        return request.user.has_perm("waitlist.change_waitlistentry")
+
+    @admin.action(description="Send beta invite (or resend a new link)", permissions=["invite"])
     def send_beta_invite(self, request, queryset):
         base_url = request.build_absolute_uri("/")
         sent = skipped = 0
@@ -98,14 +109,14 @@ class WaitlistEntryAdmin(admin.ModelAdmin):
         if skipped:
             self.message_user(request, f"Skipped {skipped} who already joined.", messages.WARNING)
 
-    @admin.action(description="Revoke invite")
+    @admin.action(description="Revoke invite", permissions=["revoke"])
     def revoke_invite(self, request, queryset):
         revoked = sum(
             invite_revoke(invite=entry.invite) for entry in queryset if hasattr(entry, "invite")
         )
         self.message_user(request, f"Revoked {revoked} invite(s).", messages.SUCCESS)
 
-    @admin.action(description="Export selected as CSV")
+    @admin.action(description="Export selected as CSV", permissions=["export"])
     def export_csv(self, request, queryset):
         response = HttpResponse(waitlist_csv(entries=queryset), content_type="text/csv")
         response["Content-Disposition"] = 'attachment; filename="waitlist.csv"'

@@ -7,9 +7,18 @@ from django.db.models import QuerySet
 
 from .models import WaitlistEntry
 
+# A cell starting with one of these is a formula to a spreadsheet (OWASP "CSV injection"); the
+# public form lets anyone type one, so such a cell is written with a leading apostrophe.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: str) -> str:
+    return f"'{value}" if value.startswith(_FORMULA_STARTS) else value
+
 
 def waitlist_csv(*, entries: QuerySet[WaitlistEntry]) -> str:
-    """The entries as CSV, with their invite state, for the admin's export."""
+    """The entries as CSV, with their invite state, for the admin's export. Cells that a
+    spreadsheet would run as formulas are escaped."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(
@@ -25,15 +34,14 @@ def waitlist_csv(*, entries: QuerySet[WaitlistEntry]) -> str:
     )
     for entry in entries.select_related("invite").order_by("created_at"):
         invite = getattr(entry, "invite", None)
-        writer.writerow(
-            [
-                entry.email,
-                entry.company,
-                entry.use_case,
-                entry.created_at.isoformat(),
-                invite.state if invite else "waiting",
-                invite.sent_at.isoformat() if invite else "",
-                invite.accepted_at.isoformat() if invite and invite.accepted_at else "",
-            ]
-        )
+        row = [
+            entry.email,
+            entry.company,
+            entry.use_case,
+            entry.created_at.isoformat(),
+            invite.state if invite else "waiting",
+            invite.sent_at.isoformat() if invite else "",
+            invite.accepted_at.isoformat() if invite and invite.accepted_at else "",
+        ]
+        writer.writerow([csv_cell(cell) for cell in row])
     return out.getvalue()
