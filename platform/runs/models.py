@@ -52,7 +52,15 @@ class Run(models.Model):
     # Lease: which worker works on the run and until when (renewed by heartbeat).
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # Claims of the current stage (reset at each hand-off).
     attempts = models.PositiveIntegerField(default=0)
+    # Times the sweep queued the run again since a worker last claimed it.
+    requeues = models.PositiveIntegerField(default=0)
+    # Where the current claim writes its files (checkpoints, final model, published folder):
+    # new for every claim, so a worker that lost its lease never overwrites its successor's.
+    attempt_prefix = models.CharField(max_length=300, blank=True)
+    # The trained model the training stage handed to evaluation and publishing.
+    final_prefix = models.CharField(max_length=300, blank=True)
     current_step = models.PositiveIntegerField(default=0)
     total_steps = models.PositiveIntegerField(default=0)
     # Where the run's index and artifacts live in the artifacts bucket.

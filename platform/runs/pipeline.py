@@ -7,6 +7,10 @@ lease's expiry doubles as a pick-up deadline, so a hand-off that never reached a
 (the broker was down) is requeued by `runs_sweep`, and a worker killed mid-stage is
 replaced by another that resumes from the last checkpoint on S3.
 
+Fencing: every change a stage makes to its run commits only while the stage's worker
+still holds the lease (`runs.lease.fenced`); a worker that lost it (its run was taken over
+after its lease expired) stops and leaves the run to the new owner (`LeaseLost`).
+
 Errors: `StageFailed` is a problem the customer can act on (the run fails with its
 message); `TransientError` (S3 unreachable, the database connection lost) releases the
 lease and lets the task retry with backoff; after `MAX_ATTEMPTS` claims the run fails with
@@ -24,19 +28,26 @@ import os
 import shutil
 import tempfile
 import time
-from datetime import timedelta
 from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
-from django.utils import timezone
+from django.db.models import Q
+from django.db.models.functions import Now
 
 from corpora.models import Document, Project, Question, QuestionSet
 from workers.documents.chunking import clean_text
 from workers.training.config import TrainConfig
 
 from . import artifacts
-from .lease import Heartbeat, lease_claim, lease_seconds, worker_name
+from .lease import (
+    Heartbeat,
+    LeaseLost,
+    fenced,
+    lease_claim,
+    pickup_deadline,
+    worker_name,
+)
 from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
 from .services import (
     JudgeRejected,
@@ -45,14 +56,15 @@ from .services import (
     ingest_queue,
     judge_build,
     run_event_add,
-    run_finish,
-    run_set_status,
     train_queue,
 )
 
 logger = logging.getLogger(__name__)
 
 MAX_ATTEMPTS = int(os.environ.get("SLEUTH_RUN_MAX_ATTEMPTS", "3"))
+# Times the sweep queues a run again for a queue no worker announced before
+# the run fails with "no worker serves queue …".
+MAX_REQUEUES = int(os.environ.get("SLEUTH_RUN_MAX_REQUEUES", "5"))
 METRICS_BATCH = 10  # steps buffered before one bulk INSERT (also flushed at checkpoints)
 METRICS_FLUSH_SECONDS = 5.0
 TRANSIENT = (BotoCoreError, ClientError, ConnectionError, TimeoutError)
@@ -222,51 +234,95 @@ def _engine_questions(question_set: QuestionSet):
 
 def _stage(run_id: int, statuses: list[str], status: str, work) -> Run | None:
     """Claim the run, mark it `status`, run `work(run, heartbeat)` under a heartbeat, and
-    turn errors into a failed run (StageFailed), a retry (TransientError) or a crash report."""
+    turn errors into a failed run (StageFailed), a retry (TransientError) or a crash report.
+    A worker that lost the lease returns None and leaves the run to its new owner."""
     owner = worker_name()
     run = lease_claim(run_id=run_id, owner=owner, statuses=statuses)
     if run is None:
         return None  # another worker has it, or it moved on (a duplicate delivery)
-    if run.cancel_requested:
-        return run_finish(run=run, status=Run.Status.CANCELLED, reason="Cancelled.")
-    if run.attempts > MAX_ATTEMPTS:
-        return run_finish(
-            run=run,
-            status=Run.Status.FAILED,
-            reason=(
-                f"Gave up after {MAX_ATTEMPTS} attempts at {run.status}: the workers kept "
-                "stopping or could not reach storage. Start the run again; if it fails "
-                "the same way, contact support."
-            ),
-        )
-    if run.status != status:
-        run_set_status(run=run, status=status, reason=f"{status.capitalize()} on {owner}.")
-    elif run.attempts > 1:
-        run_event_add(
-            run=run,
-            kind=RunEvent.Kind.WARNING,
-            message=f"Resumed {status} on {owner} (attempt {run.attempts}).",
-        )
     try:
+        if run.cancel_requested:
+            return run_finish_fenced(
+                run=run, owner=owner, status=Run.Status.CANCELLED, reason="Cancelled."
+            )
+        if run.attempts > MAX_ATTEMPTS:
+            return run_finish_fenced(
+                run=run,
+                owner=owner,
+                status=Run.Status.FAILED,
+                reason=(
+                    f"Gave up after {MAX_ATTEMPTS} attempts at {run.status}: the workers kept "
+                    "stopping or could not reach storage. Start the run again; if it fails "
+                    "the same way, contact support."
+                ),
+            )
+        if run.status != status:
+            run_transition(
+                run=run, owner=owner, status=status, reason=f"{status.capitalize()} on {owner}."
+            )
+        elif run.attempts > 1:
+            run_event_add(
+                run=run,
+                kind=RunEvent.Kind.WARNING,
+                message=f"Resumed {status} on {owner} (attempt {run.attempts}).",
+            )
         with Heartbeat(run.pk, owner) as heartbeat:
             work(run, heartbeat)
+    except LeaseLost:
+        logger.warning("run %s: lost its lease while %s; left to its new owner", run_id, status)
+        return None
     except StageFailed as failure:
-        run.refresh_from_db()
-        return run_finish(run=run, status=Run.Status.FAILED, reason=str(failure))
+        return _fail_if_held(run, owner, str(failure))
     except Exception as error:
         if _transient(error):
-            _release(run.pk, owner, f"{_describe(error)}; trying again.")
+            if not _release(run.pk, owner, f"{_describe(error)}; trying again."):
+                return None  # taken over meanwhile: the new owner goes on
             raise TransientError(_describe(error)) from error
         logger.exception("run %s failed in %s", run_id, status)
-        run.refresh_from_db()
-        return run_finish(
-            run=run,
-            status=Run.Status.FAILED,
-            reason=f"Something went wrong on our side while {status}: "
-            f"{type(error).__name__}: {error}",
+        return _fail_if_held(
+            run,
+            owner,
+            f"Something went wrong on our side while {status}: {type(error).__name__}: {error}",
         )
     run.refresh_from_db()
     return run
+
+
+def run_transition(*, run: Run, owner: str, status: str, reason: str, also=None, **fields) -> Run:
+    """Move the run to `status` with its event, in one transaction that commits only while
+    `owner` holds the lease (a compare-and-set on the owner); `also()` runs inside it.
+    Raises LeaseLost, changing nothing, otherwise."""
+    with fenced(run.pk, owner):
+        if also is not None:
+            also()
+        Run.objects.filter(pk=run.pk).update(status=status, status_reason=reason, **fields)
+        kind = RunEvent.Kind.ERROR if status == Run.Status.FAILED else RunEvent.Kind.STATUS
+        run_event_add(run=run, kind=kind, status=status, message=reason or f"{status}.")
+    run.refresh_from_db()
+    return run
+
+
+def run_finish_fenced(*, run: Run, owner: str, status: str, reason: str, also=None) -> Run:
+    """End the run (succeeded, failed or cancelled) and release its lease, if `owner` still
+    holds it ("" for a run nobody holds)."""
+    return run_transition(
+        run=run,
+        owner=owner,
+        status=status,
+        reason=reason,
+        also=also,
+        finished_at=Now(),
+        lease_owner="",
+        lease_expires_at=None,
+    )
+
+
+def _fail_if_held(run: Run, owner: str, reason: str) -> Run | None:
+    try:
+        return run_finish_fenced(run=run, owner=owner, status=Run.Status.FAILED, reason=reason)
+    except LeaseLost:
+        logger.warning("run %s: not failed (%s): another worker holds it now", run.pk, reason)
+        return None
 
 
 def _transient(error: BaseException) -> bool:
@@ -288,30 +344,41 @@ def _describe(error: Exception) -> str:
     return str(error)
 
 
-def _release(run_id: int, owner: str, message: str) -> None:
-    """Give the lease back with a pick-up deadline, so a retry (or the sweep) takes over."""
+def _release(run_id: int, owner: str, message: str) -> bool:
+    """Give the lease back with a pick-up deadline, so a retry (or the sweep) takes over.
+    False when another worker holds the run by now."""
     try:
         connection.close_if_unusable_or_obsolete()  # a lost connection: reconnect
-        Run.objects.filter(pk=run_id, lease_owner=owner).update(
-            lease_owner="", lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds())
+        released = Run.objects.filter(pk=run_id, lease_owner=owner).update(
+            lease_owner="", lease_expires_at=pickup_deadline()
         )
+        if not released:
+            return False
         run_event_add(run=Run.objects.get(pk=run_id), kind=RunEvent.Kind.WARNING, message=message)
     except DatabaseError:
         pass  # the lease expires on its own
+    return True
 
 
-def _handoff(run: Run, owner_check: Heartbeat, status: str, reason: str) -> None:
-    """Move the run to the next stage and queue its task (after commit)."""
-    if owner_check.lost:
-        raise StageFailed("Lost the run's lease to another worker.")
+def _handoff(
+    run: Run, heartbeat: Heartbeat, status: str, reason: str, *, also=None, **fields
+) -> None:
+    """Move the run to the next stage and queue its task (after commit), if this worker
+    still holds it; otherwise LeaseLost and nothing changes."""
+    if heartbeat.lost:
+        raise LeaseLost(f"run {run.pk} was taken over")
     with transaction.atomic():
-        run_set_status(
+        run_transition(
             run=run,
+            owner=heartbeat.owner,
             status=status,
             reason=reason,
+            also=also,
             lease_owner="",
-            lease_expires_at=timezone.now() + timedelta(seconds=lease_seconds()),
+            lease_expires_at=pickup_deadline(),
             attempts=0,  # attempts count claims of one stage
+            requeues=0,
+            **fields,
         )
         transaction.on_commit(lambda: _enqueue_quietly(run))
 
@@ -348,21 +415,27 @@ def run_prepare(*, run_id: int) -> Run | None:
                 "The questions need at least two different entities (companies, products…) "
                 "so that validation uses ones the model never trained on."
             )
-        key = f"{run.artifacts_prefix}/questions"
+        key = f"{run.attempt_prefix}/questions"
         with tempfile.TemporaryDirectory() as folder:
             save_questions(train, Path(folder) / "train.jsonl")
             save_questions(val, Path(folder) / "val.jsonl")
             artifacts.upload_folder(Path(folder), key)
-        run.index_prefix, run.questions_key = index_prefix, key
-        run.save(update_fields=["index_prefix", "questions_key", "question_set"])
-        run_event_add(
-            run=run,
-            message=(
-                f"{len(index)} chunks indexed; {len(train)} training and {len(val)} "
-                f"validation questions; {report.summary()}"
+        _handoff(
+            run,
+            heartbeat,
+            Run.Status.TRAINING,
+            "Waiting for a training worker.",
+            also=lambda: run_event_add(
+                run=run,
+                message=(
+                    f"{len(index)} chunks indexed; {len(train)} training and {len(val)} "
+                    f"validation questions; {report.summary()}"
+                ),
             ),
+            index_prefix=index_prefix,
+            questions_key=key,
+            question_set=run.question_set,
         )
-        _handoff(run, heartbeat, Run.Status.TRAINING, "Waiting for a training worker.")
 
     return _stage(run_id, [Run.Status.QUEUED, Run.Status.PREPARING], Run.Status.PREPARING, work)
 
@@ -390,10 +463,12 @@ def jsonb_safe(value):
 
 class MetricStream:
     """Buffers step records and sample trajectories; writes them in batches (one bulk
-    INSERT per table), upserting by (run, step) so a replayed step never duplicates."""
+    INSERT per table), upserting by (run, step) so a replayed step never duplicates. With
+    an `owner`, a batch commits only while that worker holds the run's lease (LeaseLost)."""
 
-    def __init__(self, run: Run):
+    def __init__(self, run: Run, owner: str | None = None):
         self.run = run
+        self.owner = owner
         self.records: list[dict] = []
         self.samples: list[dict] = []
         self.flushed_at = time.monotonic()
@@ -409,7 +484,8 @@ class MetricStream:
 
     def flush(self) -> None:
         if self.records:
-            with transaction.atomic():
+            guard = transaction.atomic() if self.owner is None else fenced(self.run.pk, self.owner)
+            with guard:
                 RunMetric.objects.bulk_create(
                     [
                         RunMetric(run=self.run, step=r["step"], data=jsonb_safe(r))
@@ -435,7 +511,7 @@ class MetricStream:
         self.flushed_at = time.monotonic()
 
 
-def _restore_checkpoint(run: Run, out_dir: Path) -> int:
+def _restore_checkpoint(run: Run, out_dir: Path, owner: str) -> int:
     """Download the run's latest complete checkpoint into out_dir and drop the metrics and
     samples logged after it (the trainer logs those steps again). Returns its step."""
     checkpoint = run.checkpoints.filter(is_final=False).order_by("-step").first()
@@ -444,8 +520,9 @@ def _restore_checkpoint(run: Run, out_dir: Path) -> int:
         artifacts.download_folder(
             checkpoint.s3_prefix, out_dir / "checkpoints" / f"step-{checkpoint.step:06d}"
         )
-    RunMetric.objects.filter(run=run, step__gt=step).delete()
-    TrajectorySample.objects.filter(run=run, step__gt=step).delete()
+    with fenced(run.pk, owner):
+        RunMetric.objects.filter(run=run, step__gt=step).delete()
+        TrajectorySample.objects.filter(run=run, step__gt=step).delete()
     return step
 
 
@@ -462,7 +539,7 @@ def run_train(*, run_id: int) -> Run | None:
         out_dir = artifacts.work_dir() / f"run-{run.pk}-{heartbeat.owner.replace(':', '-')}"
         shutil.rmtree(out_dir, ignore_errors=True)
         try:
-            resumed_from = _restore_checkpoint(run, out_dir)
+            resumed_from = _restore_checkpoint(run, out_dir, heartbeat.owner)
             if resumed_from:
                 run_event_add(
                     run=run, message=f"Resuming from the checkpoint at step {resumed_from}."
@@ -473,22 +550,25 @@ def run_train(*, run_id: int) -> Run | None:
                 model, tokenizer = load_model(config.model)
             except ModelNotFoundError as error:
                 raise StageFailed(f"Could not load the model {config.model!r}: {error}") from None
-            stream = MetricStream(run)
+            stream = MetricStream(run, heartbeat.owner)
             judge = run_judge(run, config)
 
             def on_checkpoint(folder: Path, step: int) -> None:
                 stream.flush()
-                prefix = f"{run.artifacts_prefix}/checkpoints/step-{step:06d}"
+                heartbeat.check()
+                if heartbeat.lost:
+                    raise LeaseLost(f"run {run.pk} was taken over")
+                prefix = f"{run.attempt_prefix}/checkpoints/step-{step:06d}"
                 size = artifacts.upload_folder(folder, prefix)
                 record = RunMetric.objects.filter(run=run, step=step).first()
                 val = {k: v for k, v in (record.data if record else {}).items() if "val" in k}
-                Checkpoint.objects.update_or_create(
-                    run=run,
-                    step=step,
-                    defaults={"s3_prefix": prefix, "size_bytes": size, "metrics": val},
-                )
-                checkpoints_prune(run=run, keep_last=config.keep_checkpoints)
-                heartbeat.check()
+                with fenced(run.pk, heartbeat.owner):
+                    Checkpoint.objects.update_or_create(
+                        run=run,
+                        step=step,
+                        defaults={"s3_prefix": prefix, "size_bytes": size, "metrics": val},
+                    )
+                    checkpoints_prune(run=run, keep_last=config.keep_checkpoints)
 
             summary = train(
                 config,
@@ -506,29 +586,38 @@ def run_train(*, run_id: int) -> Run | None:
                 on_checkpoint=on_checkpoint,
                 judge=judge,
             )
-            stream.flush()
             if heartbeat.lost:
-                return  # another worker took the run over; it reports from here on
+                raise LeaseLost(f"run {run.pk} was taken over")  # its new owner reports
+            stream.flush()
             run.refresh_from_db()
             if run.cancel_requested:
-                run_finish(
-                    run=run, status=Run.Status.CANCELLED, reason="Cancelled during training."
+                run_finish_fenced(
+                    run=run,
+                    owner=heartbeat.owner,
+                    status=Run.Status.CANCELLED,
+                    reason="Cancelled during training.",
                 )
                 return
-            artifacts.upload_folder(Path(summary["final"]), f"{run.artifacts_prefix}/final")
+            final_prefix = f"{run.attempt_prefix}/final"
+            artifacts.upload_folder(Path(summary["final"]), final_prefix)
             last = run.checkpoints.order_by("-step").first()
-            Checkpoint.objects.filter(pk=last.pk).update(is_final=True)
             note = f" ({summary['stopped_early']})" if summary.get("stopped_early") else ""
             _handoff(
                 run,
                 heartbeat,
                 Run.Status.EVALUATING,
                 f"Trained {summary['steps']} steps{note}; evaluating against baselines.",
+                also=lambda: Checkpoint.objects.filter(pk=last.pk).update(is_final=True),
+                final_prefix=final_prefix,
             )
         finally:
             shutil.rmtree(out_dir, ignore_errors=True)
 
     return _stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work)
+
+
+def _final_prefix(run: Run) -> str:
+    return run.final_prefix or f"{run.artifacts_prefix}/final"  # runs trained before 0003
 
 
 def run_judge(run: Run, config: TrainConfig):
@@ -586,20 +675,22 @@ def run_evaluate(*, run_id: int) -> Run | None:
 
         config = TrainConfig.from_dict(run.config)
         with tempfile.TemporaryDirectory(dir=artifacts.work_dir()) as folder:
-            final_dir = artifacts.download_folder(
-                f"{run.artifacts_prefix}/final", Path(folder) / "final"
-            )
+            final_dir = artifacts.download_folder(_final_prefix(run), Path(folder) / "final")
             _, val_qs = _load_questions(run, Path(folder) / "questions")
             index = load_index(run.index_prefix)
             map_evidence(val_qs, index.chunks)
             report = evaluate(final_dir, config, index, val_qs, run_judge(run, config))
-        run.eval_report = report
-        run.save(update_fields=["eval_report"])
         trained = (report.get("policies") or {}).get("trained", {})
-        Checkpoint.objects.filter(run=run, is_final=True).update(
-            metrics={f"val/{k}": v for k, v in trained.items()}
+        _handoff(
+            run,
+            heartbeat,
+            Run.Status.PUBLISHING,
+            "Evaluated; publishing the model.",
+            also=lambda: Checkpoint.objects.filter(run=run, is_final=True).update(
+                metrics={f"val/{k}": v for k, v in trained.items()}
+            ),
+            eval_report=report,
         )
-        _handoff(run, heartbeat, Run.Status.PUBLISHING, "Evaluated; publishing the model.")
 
     return _stage(run_id, [Run.Status.EVALUATING], Run.Status.EVALUATING, work)
 
@@ -620,7 +711,7 @@ def run_publish(*, run_id: int) -> Run | None:
         name = slugify(f"{run.project.name}-{run.name}") or f"run-{run.pk}"
         with tempfile.TemporaryDirectory(dir=artifacts.work_dir()) as folder:
             folder = Path(folder)
-            final_dir = artifacts.download_folder(f"{run.artifacts_prefix}/final", folder / "final")
+            final_dir = artifacts.download_folder(_final_prefix(run), folder / "final")
             train_qs, val_qs = _load_questions(run, folder / "questions")
             index_dir = index_folder(run.index_prefix)
             info = PublishInfo(
@@ -638,66 +729,128 @@ def run_publish(*, run_id: int) -> Run | None:
                 },
             )
             published = publish_folder(final_dir, index_dir, info, folder / name)
-            prefix = f"{run.artifacts_prefix}/published/{name}"
+            prefix = f"{run.attempt_prefix}/published/{name}"
             size = artifacts.upload_folder(published, prefix)
             archive = make_archive(published, folder / f"{name}.tar.gz")
-            archive_key = f"{run.artifacts_prefix}/published/{name}.tar.gz"
+            archive_key = f"{run.attempt_prefix}/published/{name}.tar.gz"
             s3_client().upload_file(str(archive), artifacts.bucket(), archive_key)
-        Checkpoint.objects.filter(pk=checkpoint.pk).update(
-            published_prefix=prefix, archive_key=archive_key, size_bytes=size
+        run_finish_fenced(
+            run=run,
+            owner=heartbeat.owner,
+            status=Run.Status.SUCCEEDED,
+            reason="Published.",
+            also=lambda: Checkpoint.objects.filter(pk=checkpoint.pk).update(
+                published_prefix=prefix, archive_key=archive_key, size_bytes=size
+            ),
         )
-        if heartbeat.lost:
-            raise StageFailed("Lost the run's lease to another worker.")
-        run_finish(run=run, status=Run.Status.SUCCEEDED, reason="Published.")
 
     return _stage(run_id, [Run.Status.PUBLISHING], Run.Status.PUBLISHING, work)
 
 
 def run_fail(*, run_id: int, reason: str) -> Run:
-    """End a run as failed (a task that ran out of retries)."""
+    """End a run as failed (a task that ran out of retries), unless a worker holds it by now
+    (a retry or the sweep handed it to another one)."""
     run = Run.objects.get(pk=run_id)
-    if not run.is_active:
+    try:
+        return run_finish_fenced(run=run, owner="", status=Run.Status.FAILED, reason=reason)
+    except LeaseLost:
+        run.refresh_from_db()
         return run
-    return run_finish(run=run, status=Run.Status.FAILED, reason=reason)
+
+
+# -- which queues have a worker ---------------------------------------------------------
+#
+# Each worker announces the queues it consumes in Redis (the Django cache) every sweep
+# interval, with an expiry of a few intervals, so the sweep can tell a queue no worker
+# serves (the run fails with that reason) from a busy one (the run keeps waiting).
+
+QUEUE_KEY = "sleuth:queue-served:{}"
+
+
+def queues_announce(queues: list[str], ttl_seconds: float) -> None:
+    from django.core.cache import cache
+
+    cache.set_many({QUEUE_KEY.format(q): True for q in queues}, timeout=max(int(ttl_seconds), 1))
+
+
+def queue_served(queue: str) -> bool:
+    """Whether a worker announced `queue` lately; True when the cache cannot say."""
+    from django.core.cache import cache
+
+    try:
+        return bool(cache.get(QUEUE_KEY.format(queue)))
+    except Exception:
+        return True
 
 
 def runs_sweep() -> list[int]:
     """Requeue or fail active runs whose lease (or pick-up deadline) passed; returns their ids.
 
     A worker killed mid-stage stops renewing its lease: its run is requeued and the next
-    worker resumes it from the last checkpoint, up to MAX_ATTEMPTS claims; then it fails
-    with the reason, so no run stays "training" forever.
+    worker resumes it from the last checkpoint, up to MAX_ATTEMPTS claims. A stage that no
+    worker claimed is queued again (the broker may have lost the task, or been down when
+    the run was created); on a queue no worker serves, up to MAX_REQUEUES times. Then the
+    run fails with the reason, so no run stays queued or "training" forever.
     """
-    now = timezone.now()
     swept = []
-    for run in Run.objects.filter(status__in=Run.ACTIVE, lease_expires_at__lt=now):
-        deadline = now + timedelta(seconds=lease_seconds())
-        taken = Run.objects.filter(pk=run.pk, lease_expires_at=run.lease_expires_at).update(
-            lease_owner="", lease_expires_at=deadline
-        )
+    due = Run.objects.filter(status__in=Run.ACTIVE).filter(
+        Q(lease_expires_at__lt=Now()) | Q(lease_expires_at__isnull=True, lease_owner="")
+    )
+    for run in due:
+        taken = Run.objects.filter(
+            pk=run.pk, lease_owner=run.lease_owner, lease_expires_at=run.lease_expires_at
+        ).update(lease_owner="", lease_expires_at=pickup_deadline())
         if not taken:
             continue  # renewed or swept by someone else meanwhile
         run.refresh_from_db()
         swept.append(run.pk)
-        if run.cancel_requested:
-            run_finish(run=run, status=Run.Status.CANCELLED, reason="Cancelled.")
-            continue
-        if run.attempts >= MAX_ATTEMPTS:
-            run_finish(
+        try:
+            _sweep_one(run)
+        except LeaseLost:
+            continue  # claimed by a worker meanwhile
+    return swept
+
+
+def _sweep_one(run: Run) -> None:
+    """End or requeue one run the sweep took (nobody holds it: owner "")."""
+    if run.cancel_requested:
+        run_finish_fenced(run=run, owner="", status=Run.Status.CANCELLED, reason="Cancelled.")
+        return
+    if run.attempts >= MAX_ATTEMPTS:
+        run_finish_fenced(
+            run=run,
+            owner="",
+            status=Run.Status.FAILED,
+            reason=(
+                f"The worker stopped responding while {run.status} ({run.attempts} "
+                "attempts). Start the run again; if it fails the same way, contact support."
+            ),
+        )
+        return
+    queue = STAGES[run.status][1]()
+    if queue_served(queue):
+        requeues = 0
+    else:
+        requeues = run.requeues + 1
+        if requeues > MAX_REQUEUES:
+            run_finish_fenced(
                 run=run,
+                owner="",
                 status=Run.Status.FAILED,
                 reason=(
-                    f"The worker stopped responding while {run.status} ({run.attempts} "
-                    "attempts). Start the run again; if it fails the same way, contact support."
+                    f"No worker serves queue {queue}, so nothing could take the run up while "
+                    f"{run.status}. The platform's operator must start a worker for that "
+                    "queue; then start the run again."
                 ),
             )
-            continue
+            return
+    with fenced(run.pk, ""):
+        Run.objects.filter(pk=run.pk).update(requeues=requeues)
         run_event_add(
             run=run,
             kind=RunEvent.Kind.WARNING,
             message="The worker stopped responding; the run was queued again."
             if run.attempts
-            else "No worker picked the run up yet; queued again.",
+            else f"No worker picked the run up yet; queued again on {queue}.",
         )
-        _enqueue_quietly(run)
-    return swept
+    _enqueue_quietly(run)

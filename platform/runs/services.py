@@ -24,6 +24,7 @@ from workers.rewards.judge import Judge, OfflineJudge, build_judge
 from workers.rewards.reward import RewardConfig
 
 from . import artifacts
+from .lease import pickup_deadline
 from .models import Checkpoint, Run, RunEvent
 from .presets import DEFAULT_PRESET, PRESETS, preset_config
 
@@ -68,6 +69,17 @@ def enqueue(task: str, *args, queue: str | None = None) -> None:
     from config.celery import app
 
     app.send_task(task, args=list(args), queue=queue or ingest_queue())
+
+
+def enqueue_or_leave_to_sweep(task: str, *args, queue: str | None = None) -> bool:
+    """Send a task by name; with the broker unreachable, log it and return False: the row
+    carries a pick-up deadline, past which the sweep (runs.pipeline.runs_sweep) queues it."""
+    try:
+        enqueue(task, *args, queue=queue)
+    except Exception:
+        logger.warning("could not queue %s%s; the sweep will", task, args, exc_info=True)
+        return False
+    return True
 
 
 def run_event_add(
@@ -208,14 +220,16 @@ def run_create(
             total_steps=config.steps,
         )
         run.artifacts_prefix = f"projects/{project.pk}/runs/{run.pk}"
-        run.save(update_fields=["artifacts_prefix"])
+        run.lease_expires_at = pickup_deadline()  # on the database's clock
+        run.save(update_fields=["artifacts_prefix", "lease_expires_at"])
+        run.refresh_from_db(fields=["lease_expires_at"])
         run_event_add(
             run=run,
             kind=RunEvent.Kind.STATUS,
             status=Run.Status.QUEUED,
             message=f"Queued ({PRESETS[preset]['label']}, {config.steps} steps).",
         )
-    transaction.on_commit(lambda: enqueue("workers.tasks.run_prepare", run.pk))
+    transaction.on_commit(lambda: enqueue_or_leave_to_sweep("workers.tasks.run_prepare", run.pk))
     return run
 
 
