@@ -88,32 +88,37 @@ def runs_sweep() -> list[int]:
     return sweep()
 
 
-def _sweep_forever(interval: float) -> None:
+def _sweep_forever(interval: float, queues: list[str]) -> None:
     import logging
     import time
 
     from django.db import connection
 
     while True:
-        time.sleep(interval)
         try:
-            from runs.pipeline import runs_sweep as sweep
+            from corpora.parse_deadlines import documents_sweep
+            from runs.pipeline import queues_announce, runs_sweep
 
-            sweep()
-        except Exception:  # the database blinked: try again next time
-            logging.getLogger(__name__).warning("run sweep failed", exc_info=True)
+            queues_announce(queues, ttl_seconds=3 * interval)
+            runs_sweep()
+            documents_sweep()
+        except Exception:  # the database or Redis blinked: try again next time
+            logging.getLogger(__name__).warning("sweep failed", exc_info=True)
             connection.close()
+        time.sleep(interval)
 
 
-def _start_sweeper(**kwargs) -> None:
-    """Every worker sweeps expired run leases in a background thread (no beat needed), so
-    a run whose worker was killed is taken over by one that is alive."""
+def _start_sweeper(sender=None, **kwargs) -> None:
+    """Every worker, in a background thread (no beat needed): announces the queues it
+    serves, sweeps expired run leases (a run whose worker was killed is taken over by one
+    that is alive) and documents whose parse never finished."""
     import os
     import threading
 
     interval = float(os.environ.get("SLEUTH_RUN_SWEEP_SECONDS", "30"))
+    queues = list(sender.app.amqp.queues.consume_from) if sender is not None else []
     if interval > 0:
-        threading.Thread(target=_sweep_forever, args=(interval,), daemon=True).start()
+        threading.Thread(target=_sweep_forever, args=(interval, queues), daemon=True).start()
 
 
 from celery.signals import worker_ready  # noqa: E402 - kept beside its only use

@@ -90,6 +90,11 @@ class Document(models.Model):
     pages = models.PositiveIntegerField(null=True, blank=True)
     # Set by the worker that claims the parse, so two workers never parse the same document.
     parse_started_at = models.DateTimeField(null=True, blank=True)
+    # Until when an uploaded document may wait to be claimed, or be parsed once claimed;
+    # past it corpora.parse_deadlines.documents_sweep queues the parse again (a limited
+    # number of times, counted here), then fails the document with the reason.
+    parse_deadline = models.DateTimeField(null=True, blank=True)
+    parse_requeues = models.PositiveSmallIntegerField(default=0)
     # The parsed sections (JSONL, one per page or heading) in the artifacts bucket.
     sections_key = models.CharField(max_length=500, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

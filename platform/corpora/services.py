@@ -21,6 +21,7 @@ from workers.documents.corpus import infer_entity, read_pages_jsonl
 from workers.documents.sandbox import parse_files
 
 from .models import Document, Project, Question, QuestionSet
+from .parse_deadlines import parse_enqueue, parse_pickup_deadline, parse_running_deadline
 from .question_files import QuestionFileError, validate_question_file
 from .selectors import account_storage_used
 from .sniffing import CONTENT_TYPES, UnsupportedFile, sniff_kind
@@ -91,11 +92,13 @@ def document_upload(*, project: Project, file: UploadedFile) -> Document:
                 sha256=sha256,
                 s3_key=key,
                 entity=infer_entity(name) or "",
+                parse_deadline=parse_pickup_deadline(),
             )
+            document.refresh_from_db(fields=["parse_deadline"])
         except Exception:
             s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=key)
             raise
-    transaction.on_commit(lambda: _enqueue("workers.tasks.document_parse", document.pk))
+    transaction.on_commit(lambda: parse_enqueue(document.pk))  # or the sweep, later
     return document
 
 
@@ -372,8 +375,5 @@ def question_set_import(*, project: Project, file: UploadedFile) -> QuestionSet:
 
 
 def question_set_delete(*, question_set: QuestionSet) -> None:
-    key = question_set.s3_key
+    s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=question_set.s3_key)
     question_set.delete()
-    transaction.on_commit(
-        lambda: s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=key)
-    )

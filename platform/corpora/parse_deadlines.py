@@ -1,0 +1,88 @@
+"""Deadlines for parsing documents, so none stays "uploaded" forever.
+
+An uploaded document gets a pick-up deadline; the worker that claims its parse moves the
+deadline to the parse's own time limit. Past it (the task was lost with the broker, the
+worker was killed mid-parse, no worker serves the queue), `documents_sweep` queues the
+parse again, up to MAX_PARSE_REQUEUES times, then fails the document with a reason the
+customer can act on. Deadlines are on the database's clock.
+"""
+
+import logging
+import os
+from datetime import timedelta
+
+from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Value
+from django.db.models.functions import Now
+
+from workers.documents.parsing import ParseLimits
+
+from .models import Document
+
+logger = logging.getLogger(__name__)
+
+MAX_PARSE_REQUEUES = int(os.environ.get("SLEUTH_PARSE_MAX_REQUEUES", "3"))
+
+
+def _db_now_plus(seconds: float) -> ExpressionWrapper:
+    return ExpressionWrapper(
+        Now() + Value(timedelta(seconds=seconds), output_field=DurationField()),
+        output_field=DateTimeField(),
+    )
+
+
+def parse_pickup_deadline() -> ExpressionWrapper:
+    """How long a queued parse may wait for a worker."""
+    return _db_now_plus(int(os.environ.get("SLEUTH_PARSE_PICKUP_SECONDS", "300")))
+
+
+def parse_running_deadline() -> ExpressionWrapper:
+    """How long a claimed parse may take: the sandbox's time limit, plus the download."""
+    return _db_now_plus(ParseLimits().timeout_s + 120)
+
+
+def parse_enqueue(document_id: int) -> bool:
+    """Queue a document's parse; with the broker down, leave it to the sweep (False)."""
+    from config.celery import app
+
+    try:
+        app.send_task("workers.tasks.document_parse", args=[document_id])
+    except Exception:
+        logger.warning("could not queue the parse of document %s; the sweep will", document_id)
+        return False
+    return True
+
+
+def documents_sweep() -> list[int]:
+    """Queue again, or fail, uploaded documents whose parse deadline passed; returns ids."""
+    swept = []
+    due = Document.objects.filter(status=Document.Status.UPLOADED, parse_deadline__lt=Now())
+    for document in due.only("pk", "parse_deadline", "parse_requeues", "parse_started_at"):
+        if document.parse_requeues >= MAX_PARSE_REQUEUES:
+            ended = Document.objects.filter(
+                pk=document.pk,
+                status=Document.Status.UPLOADED,
+                parse_deadline=document.parse_deadline,
+            ).update(
+                status=Document.Status.FAILED,
+                error=(
+                    f"Reading this file did not finish after {document.parse_requeues + 1} "
+                    "tries: the worker reading it stopped, or no worker took it up. Upload it "
+                    "again; if it fails the same way, contact support."
+                ),
+            )
+        else:
+            # parse_started_at back to None: the next worker's claim may take it.
+            ended = Document.objects.filter(
+                pk=document.pk,
+                status=Document.Status.UPLOADED,
+                parse_deadline=document.parse_deadline,
+            ).update(
+                parse_started_at=None,
+                parse_deadline=parse_pickup_deadline(),
+                parse_requeues=F("parse_requeues") + 1,
+            )
+            if ended:
+                parse_enqueue(document.pk)
+        if ended:
+            swept.append(document.pk)
+    return swept
