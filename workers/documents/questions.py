@@ -153,6 +153,9 @@ def _jsonl_records(text: str):
         except json.JSONDecodeError as exc:
             yield line_no, None, f"not valid JSON ({exc.msg} at column {exc.colno})"
             continue
+        except RecursionError:
+            yield line_no, None, "the JSON is nested too deeply"
+            continue
         if not isinstance(record, dict):
             yield line_no, None, "expected a JSON object"
             continue
@@ -161,12 +164,28 @@ def _jsonl_records(text: str):
 
 def _csv_records(text: str):
     reader = csv.DictReader(text.splitlines())
-    columns = {c.strip().lower() for c in reader.fieldnames or []}
+    try:
+        columns = {c.strip().lower() for c in reader.fieldnames or []}
+    except csv.Error as exc:
+        yield 1, None, _csv_problem(exc)
+        return
     missing = {"question", "answer"} - columns
     if missing:
         yield 1, None, f"the header needs columns {sorted(missing)} (found {sorted(columns)})"
         return
-    for row in reader:
+    rows = iter(reader)
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # the reader cannot go on past it
+            # line_num counts the lines read before the one it failed on
+            yield reader.line_num + 1, None, _csv_problem(exc)
+            return
+        if None in row:  # DictReader keeps the surplus cells under None
+            yield reader.line_num, None, f"{len(row[None])} more fields than the header has"
+            continue
         row = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
         record: dict = {k: row[k] for k in ("id", "question", "answer", "entity") if row.get(k)}
         if row.get("evidence"):
@@ -179,10 +198,65 @@ def _csv_records(text: str):
         yield reader.line_num, record, None
 
 
+def _csv_problem(error: csv.Error) -> str:
+    if "field larger than field limit" in str(error):
+        return (
+            f"a cell is longer than {csv.field_size_limit():,} characters; "
+            "keep questions, answers and evidence shorter"
+        )
+    return f"not valid CSV ({error})"
+
+
+# Ids and entities are names, stored as such; longer ones are refused, not cut.
+MAX_NAME_LENGTH = 200
+
+
+def _text_problem(record: dict) -> str | None:
+    """What makes the record's text unstorable: NUL characters or lone surrogates."""
+    stack = [record]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str):
+            if "\x00" in value:
+                return "the text holds NUL characters; remove them"
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return "the text is not valid Unicode (a lone surrogate escape such as \\ud800)"
+    return None
+
+
+def _string_list(value, what: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, (str, int)) for v in value):
+        raise ValueError(f"{what} must be a list of ids")
+    return [str(v) for v in value]
+
+
 def _question_from_record(record: dict) -> Question:
     """Build a Question from one record; raise ValueError saying what is wrong with it."""
     financebench = "company" in record and "entity" not in record
     problems = []
+    text_problem = _text_problem(record)
+    if text_problem:
+        raise ValueError(text_problem)
+    if record.get("meta") is not None and not isinstance(record.get("meta"), dict):
+        problems.append("meta must be an object")
+    try:
+        golden_chunk_ids = _string_list(record.get("golden_chunk_ids"), "golden_chunk_ids")
+    except ValueError as exc:
+        problems.append(str(exc))
+    qid = record.get("id")
+    if qid is not None and not isinstance(qid, (str, int)):
+        problems.append("the id must be text or a number")
+    elif len(str(qid or "")) > MAX_NAME_LENGTH:
+        problems.append(f"the id is longer than {MAX_NAME_LENGTH} characters")
     question = record.get("question")
     answer = record.get("answer")
     if not isinstance(question, str) or not question.strip():
@@ -194,6 +268,8 @@ def _question_from_record(record: dict) -> Question:
     entity = record.get("company") if financebench else record.get("entity")
     if entity is not None and not isinstance(entity, str):
         problems.append("the entity must be text")
+    elif entity is not None and len(entity.strip()) > MAX_NAME_LENGTH:
+        problems.append(f"the entity is longer than {MAX_NAME_LENGTH} characters")
     evidence = []
     raw_evidence = record.get("evidence") or []
     if isinstance(raw_evidence, (str, dict)):
@@ -208,14 +284,13 @@ def _question_from_record(record: dict) -> Question:
             problems.append(f"evidence {i}: {exc}")
     if problems:
         raise ValueError("; ".join(problems))
-    qid = record.get("id")
     return Question(
         id=str(qid) if qid not in (None, "") else question_id(question),
         question=question.strip(),
         answer=str(answer).strip(),
         entity=entity.strip() if isinstance(entity, str) and entity.strip() else None,
         evidence=evidence,
-        golden_chunk_ids=[str(c) for c in record.get("golden_chunk_ids") or []],
+        golden_chunk_ids=golden_chunk_ids,
         meta={k: record[k] for k in ("question_type", "reasoning", "doc") if k in record}
         | (record.get("meta") or {}),
     )
@@ -233,7 +308,7 @@ def _evidence(item, zero_based: bool) -> Evidence:
     if page is not None and page != "":
         try:
             page = int(page)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity, 1e999
             raise ValueError(f"page {page!r} is not a number") from None
         page = page + 1 if zero_based else page
         if page < 1:
@@ -241,5 +316,5 @@ def _evidence(item, zero_based: bool) -> Evidence:
     else:
         page = None
     doc = item.get("doc")
-    chunk_ids = [str(c) for c in item.get("chunk_ids") or []]
+    chunk_ids = _string_list(item.get("chunk_ids"), "chunk_ids")
     return Evidence(text=text, doc=str(doc) if doc else None, page=page, chunk_ids=chunk_ids)
