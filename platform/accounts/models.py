@@ -18,6 +18,10 @@ class UserManager(BaseUserManager):
         fields.setdefault("is_superuser", False)
         return self._create(email, password, **fields)
 
+    def get_by_natural_key(self, email):
+        """Emails are stored lowercase, so signing in matches them in any case."""
+        return self.get(email=(email or "").strip().lower())
+
     def create_superuser(self, email: str, password: str | None = None, **fields):
         fields.update(is_staff=True, is_superuser=True)
         return self._create(email, password, **fields)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.template.defaultfilters import filesizeformat
@@ -47,7 +48,11 @@ def _sha256(file) -> str:
 
 
 def _safe_name(name: str) -> str:
-    return get_valid_filename(Path(name).name) or "file"
+    """The file name as a key or path part; "file" when nothing of it is safe ("$$$", "..")."""
+    try:
+        return get_valid_filename(Path(name).name)
+    except SuspiciousFileOperation:
+        return "file"
 
 
 def document_upload(*, project: Project, file: UploadedFile) -> Document:

@@ -31,7 +31,7 @@ def landing(request):
             context["error"] = "Too many sign-ups for this address just now. Try again later."
             return render(request, "home.html", context, status=429)
         if form.is_valid():
-            entry, created = waitlist_join(**form.cleaned_data)
-            context["joined"] = {"email": entry.email, "created": created}
+            entry, _created = waitlist_join(**form.cleaned_data)
+            context["joined"] = {"email": entry.email}
             context["form"] = WaitlistForm()
     return render(request, "home.html", context)

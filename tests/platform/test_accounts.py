@@ -56,3 +56,12 @@ def test_password_reset_does_not_say_whether_an_account_exists(client, mail_queu
 
     assert "Check your email" in response.content.decode()
     assert mail.outbox == []
+
+
+def test_signing_in_matches_the_email_in_any_case(client, alice):
+    response = client.post(
+        "/accounts/login/", {"username": " Alice@Example.COM", "password": "pw-alice-1"}
+    )
+
+    assert response.status_code == 302
+    assert client.get("/projects/").status_code == 200

@@ -160,3 +160,13 @@ def test_deleting_a_document_removes_its_file(
     assert not Document.objects.exists()
     with pytest.raises(ClientError):
         stored(document.s3_key)
+
+
+@pytest.mark.parametrize("name", ["$$$", "@#%", "¿¡"])
+def test_a_name_with_no_safe_character_is_stored_as_file(client_alice, project, name):
+    response = upload(client_alice, project, file(name, b"plain words in a text file"))
+
+    assert response.status_code == 200, response.content
+    document = Document.objects.get()
+    assert document.name == name and document.s3_key.endswith("/file")
+    assert stored(document.s3_key) == b"plain words in a text file"

@@ -6,8 +6,6 @@ from pathlib import Path
 from django import template
 from django.conf import settings
 
-from runs.models import Run
-
 register = template.Library()
 
 
@@ -36,28 +34,16 @@ def lookup(mapping, key):
 
 @register.simple_tag
 def published_result() -> dict | None:
-    """The numbers the landing page may show: a configured eval report
-    (settings.SLEUTH_PUBLISHED_EVAL, a `sleuth eval --json` file), else the latest
-    succeeded run with an evaluation in a staff member's project. Customers' runs are
-    never shown publicly."""
+    """The numbers the landing page may show: only an eval report the operator chose to
+    publish (settings.SLEUTH_PUBLISHED_EVAL, a `sleuth eval --json` file). No run's numbers
+    or name are ever shown publicly, a staff member's included (staff may train on a
+    customer's documents to help them)."""
     from runs.views import validation_rows
 
     path = getattr(settings, "SLEUTH_PUBLISHED_EVAL", None)
-    if path and Path(path).is_file():
-        report, source = json.loads(Path(path).read_text()), "published evaluation"
-    else:
-        run = (
-            Run.objects.filter(
-                status=Run.Status.SUCCEEDED,
-                eval_report__isnull=False,
-                project__owner__is_staff=True,
-            )
-            .order_by("-finished_at", "-created_at")
-            .first()
-        )
-        if run is None:
-            return None
-        report, source = run.eval_report, f"run “{run.name}”"
+    if not path or not Path(path).is_file():
+        return None
+    report, source = json.loads(Path(path).read_text()), "published evaluation"
     rows = validation_rows(report)
     if not rows:
         return None
