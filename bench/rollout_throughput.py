@@ -10,6 +10,9 @@ search cut to 400 tokens, the default model (SmolLM2-135M) on the FinanceBench i
   results), left-padded to the longest row, four rows at a time; it shares nothing.
 - `HFRolloutEngine`: keeps each trajectory's keys/values between rounds, prefills a group's
   prompt once, and decodes over a cache written in place.
+- `HFRolloutEngine` in bfloat16 ("new-bf16"): the same engine over the bfloat16 copy of the
+  weights that a run with `precision` "bfloat16" (the CPU presets' "auto" here) samples
+  from; its FLOP share is against the bfloat16 matmul peak.
 
 Forced turns (the default, `--segment-tokens 40`): untrained SmolLM2 ignores the tags and
 rambles to its budget in one segment, so a run would be one round and never exercise
@@ -34,6 +37,7 @@ Usage: python bench/rollout_throughput.py [--index var/fb-index] [--threads 2]
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import time
 from pathlib import Path
@@ -170,9 +174,9 @@ class TimedTool:
             self.seconds += time.perf_counter() - started
 
 
-def matmul_peak(size: int = 1024, rounds: int = 30) -> float:
-    """fp32 FLOP/s of the best of `rounds` square matmuls."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def matmul_peak(size: int = 1024, rounds: int = 30, dtype=torch.float32) -> float:
+    """FLOP/s of the best of `rounds` square matmuls in `dtype`."""
+    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
     best = float("inf")
     for _ in range(rounds):
         started = time.perf_counter()
@@ -207,20 +211,23 @@ def main() -> None:
     limits = Limits(max_turns=3, max_new_tokens=160, results_per_search=2, max_result_tokens=400)
     sampling = SamplingParams(temperature=0.7, top_p=1.0, seed=1234)
 
-    def engine(cls):
+    model_bf16 = copy.deepcopy(model).to(torch.bfloat16)
+
+    def engine(cls, weights):
         if args.segment_tokens:
             cls = type(f"Forced{cls.__name__}", (ForcedTurns, cls), {})
             cls.segment_tokens = args.segment_tokens
-        return cls(model, tokenizer, tool, limits=limits, batch_size=len(questions))
+        return cls(weights, tokenizer, tool, limits=limits, batch_size=len(questions))
 
     forwarded = [0]
-    model.register_forward_pre_hook(
-        lambda _m, a, kw: forwarded.__setitem__(0, forwarded[0] + kw["input_ids"].numel()),
-        with_kwargs=True,
-    )
+    for weights in (model, model_bf16):
+        weights.register_forward_pre_hook(
+            lambda _m, a, kw: forwarded.__setitem__(0, forwarded[0] + kw["input_ids"].numel()),
+            with_kwargs=True,
+        )
 
-    def run(cls):
-        e = engine(cls)
+    def run(cls, weights):
+        e = engine(cls, weights)
         e.rollout(questions[:2], SamplingParams(temperature=0.7, seed=0))  # warm-up
         tool.seconds, forwarded[0] = 0.0, 0
         started, cpu = time.perf_counter(), time.process_time()
@@ -228,19 +235,26 @@ def main() -> None:
         seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
         return trajectories, seconds, cpu, tool.seconds, forwarded[0]
 
-    peak = matmul_peak()
+    peaks = {"fp32": matmul_peak(), "bf16": matmul_peak(dtype=torch.bfloat16)}
     print(
         f"{len(questions)} trajectories ({args.questions} questions x {args.group}), "
         f"{args.threads} threads, index {index_name}, forced segments of "
-        f"{args.segment_tokens or 'none'} tokens; fp32 matmul peak {peak / 1e9:.1f} GFLOP/s",
+        f"{args.segment_tokens or 'none'} tokens; matmul peak fp32 "
+        f"{peaks['fp32'] / 1e9:.1f} GFLOP/s, bf16 {peaks['bf16'] / 1e9:.1f} GFLOP/s",
         flush=True,
     )
 
     results = {}
-    for name, cls in [("new", HFRolloutEngine), ("old", ReprefillEngine)]:
+    engines = [
+        ("new", HFRolloutEngine, model, "fp32"),
+        ("new-bf16", HFRolloutEngine, model_bf16, "bf16"),
+        ("old", ReprefillEngine, model, "fp32"),
+    ]
+    for name, cls, weights, dtype in engines:
         if name == "old" and args.skip_old:
             continue
-        trajectories, seconds, cpu, search_s, ran = run(cls)
+        peak = peaks[dtype]
+        trajectories, seconds, cpu, search_s, ran = run(cls, weights)
         generated = sum(t.model_tokens for t in trajectories)
         total = sum(len(t.token_ids) for t in trajectories)
         decode = generated - sum(1 for t in trajectories for _ in t.searches) - len(trajectories)
@@ -255,7 +269,7 @@ def main() -> None:
         useful = 2 * params * total / seconds
         strict = (2 * params * decode + 2 * (params - embedding) * (total - decode)) / seconds
         print(
-            f"  useful FLOP/s {useful / 1e9:.1f} G = {useful / peak:.0%} of peak "
+            f"  useful FLOP/s {useful / 1e9:.1f} G = {useful / peak:.0%} of the {dtype} peak "
             f"(prefill without the embedding matrix: {strict / 1e9:.1f} G = {strict / peak:.0%})",
             flush=True,
         )
@@ -268,7 +282,16 @@ def main() -> None:
             flush=True,
         )
     if "old" in results:
-        (new, new_s, new_cpu), (old, old_s, old_cpu) = results["new"], results["old"]
+        (old, old_s, old_cpu) = results["old"]
+        old_rate = sum(t.model_tokens for t in old) / old_s
+        for name in ("new", "new-bf16"):
+            trajectories, seconds, cpu = results[name]
+            rate = sum(t.model_tokens for t in trajectories) / seconds
+            print(
+                f"ratio {name}/old tok/s: {rate / old_rate:.2f}x "
+                f"(wall {old_s / seconds:.2f}x, CPU time {old_cpu / cpu:.2f}x)"
+            )
+        (new, new_s, new_cpu) = results["new"]
         same = sum(a.token_ids == b.token_ids for a, b in zip(new, old, strict=True))
         drift = max(
             (
@@ -279,13 +302,9 @@ def main() -> None:
             ),
             default=0.0,
         )
-        new_rate = sum(t.model_tokens for t in new) / new_s
-        old_rate = sum(t.model_tokens for t in old) / old_s
         print(
-            f"ratio new/old tok/s: {new_rate / old_rate:.2f}x "
-            f"(wall {old_s / new_s:.2f}x, CPU time {old_cpu / new_cpu:.2f}x)"
+            f"new vs old, same tokens: {same}/{len(new)} trajectories; max log-prob gap {drift:.1e}"
         )
-        print(f"same tokens: {same}/{len(new)} trajectories; max log-prob gap {drift:.1e}")
 
 
 if __name__ == "__main__":

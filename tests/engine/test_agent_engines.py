@@ -3,6 +3,8 @@
 sglang cannot load here (no GPU): a second transformers engine over its own model object
 stands in for it, which exercises the same path (weights sent after every update)."""
 
+import copy
+
 import pytest
 import torch
 from peft import LoraConfig, get_peft_model
@@ -53,3 +55,40 @@ def test_a_separate_engine_samples_what_the_trainer_would_after_a_weight_sync(lo
             trainer_model.get_base_model().model.layers[0].self_attn.q_proj.base_layer.weight,
             remote.model.model.layers[0].self_attn.q_proj.weight,
         )
+
+
+def test_a_bfloat16_engine_samples_from_its_own_copy_and_follows_every_update():
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    trainer_model = tiny_model(tokenizer, seed=1)
+    engine = build_rollout_engine(
+        "hf", trainer_model, tokenizer, index, limits=LIMITS, model_name="t", precision="bfloat16"
+    )
+    assert engine.model is not trainer_model
+    assert {p.dtype for p in engine.model.parameters()} == {torch.bfloat16}
+    assert {p.dtype for p in trainer_model.parameters()} == {torch.float32}  # master weights
+
+    with torch.no_grad():  # an "update" of the trainer's weights
+        for p in trainer_model.parameters():
+            p.add_(torch.randn_like(p))
+    updated = HFRolloutEngine(
+        copy.deepcopy(trainer_model).to(torch.bfloat16), tokenizer, index, limits=LIMITS
+    )
+    assert _tokens(engine) != _tokens(updated)
+
+    sync_weights(engine, trainer_model)
+
+    assert _tokens(engine) == _tokens(updated)
+    assert {p.dtype for p in engine.model.parameters()} == {torch.bfloat16}
+
+
+def test_auto_precision_is_bfloat16_only_where_the_cpu_runs_it_fast(monkeypatch):
+    from workers.agent import precision
+
+    monkeypatch.setattr(precision, "cpu_has_fast_bf16", lambda: False)
+    assert precision.resolve_precision("auto") == "float32"
+    monkeypatch.setattr(precision, "cpu_has_fast_bf16", lambda: True)
+    assert precision.resolve_precision("auto") == "bfloat16"
+    assert precision.resolve_precision("float32") == "float32"
+    with pytest.raises(ValueError, match="unknown precision 'fp8'"):
+        precision.resolve_precision("fp8")

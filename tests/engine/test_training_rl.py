@@ -492,3 +492,49 @@ def test_with_unchanged_weights_the_trainer_recomputes_the_rollout_log_probs_at_
     with torch.no_grad():
         at_one, _ = batch_logprobs(model, batch)
     assert (at_one[mask] - batch.rollout_logp[mask]).abs().mean() > 1e-2
+
+
+def test_in_bfloat16_the_trainer_recomputes_the_rollout_log_probs_up_to_rounding():
+    from workers.agent.engines import build_rollout_engine
+    from workers.training.batching import collate_packed
+    from workers.training.logprobs import batch_logprobs
+    from workers.training.losses import policy_loss
+
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(tokenizer).eval()
+    engine = build_rollout_engine(
+        "hf",
+        model,
+        tokenizer,
+        SearchIndex.build(chunks()),
+        limits=Limits(max_new_tokens=24),
+        model_name="tiny",
+        precision="bfloat16",
+    )
+    trajectories = engine.rollout(
+        [q.question for q in questions()], SamplingParams(temperature=0.7, seed=3)
+    )
+    batch = collate_packed([[t] for t in trajectories], pad_id=0)
+    with torch.no_grad():
+        logp, _ = batch_logprobs(model, batch, temperature=0.7, precision="bfloat16")
+        exact, _ = batch_logprobs(model, batch, temperature=0.7)
+    mask = batch.loss_mask.bool()
+    _, metrics = policy_loss(
+        logp, batch.rollout_logp, torch.ones_like(logp), batch.loss_mask, LossConfig()
+    )
+    # Rounding, not drift: no token leaves DPPO's trust region.
+    assert 0 < metrics["mismatch_abs"] < 0.02 and metrics["masked_share"] == 0.0
+    assert (exact[mask] - batch.rollout_logp[mask]).abs().max() < 0.1
+
+
+def test_a_bfloat16_run_keeps_float32_master_weights_and_saves_them(tmp_path):
+    result, metrics = run_training(tmp_path, config(steps=1, precision="bfloat16"))
+
+    assert result["steps"] == 1 and metrics[0]["step"] == 1
+    final = AutoModelForCausalLM.from_pretrained(result["final"])
+    assert {p.dtype for p in final.parameters()} == {torch.float32}
+
+
+def test_an_unknown_precision_is_refused():
+    with pytest.raises(ValueError, match="unknown precision 'fp16'"):
+        config(precision="fp16")

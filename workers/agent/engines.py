@@ -2,14 +2,19 @@
 weights follow the trainer's.
 
 - "hf" (transformers; CPU or GPU): the engine holds the trainer's own model object, so
-  after an optimizer step it already samples from the new weights.
+  after an optimizer step it already samples from the new weights; or, when rollouts run
+  in another precision than the trainer (`agent.precision`), its own copy of the model in
+  that precision, into which every update is copied.
 - "sglang" (GPU workers; UNVERIFIED, see `sglang_engine`): a separate inference engine
   that loads the base model once and receives the trainer's weights after every update.
 """
 
 from __future__ import annotations
 
+import copy
+
 from workers.agent.hf_engine import HFRolloutEngine, RolloutEngine
+from workers.agent.precision import torch_dtype
 from workers.agent.tool import SearchTool
 from workers.agent.trajectory import Limits
 
@@ -17,10 +22,22 @@ ENGINES = ("hf", "sglang")
 
 
 def build_rollout_engine(
-    kind: str, model, tokenizer, tool: SearchTool, *, limits: Limits, model_name: str
+    kind: str,
+    model,
+    tokenizer,
+    tool: SearchTool,
+    *,
+    limits: Limits,
+    model_name: str,
+    precision: str = "float32",
 ) -> RolloutEngine:
-    """The engine named `kind`, over `model` (hf) or a model it loads from `model_name`."""
+    """The engine named `kind`, over `model` (hf) or a model it loads from `model_name`.
+    `precision` ("float32" or "bfloat16", resolved) is what the hf engine samples in."""
     if kind == "hf":
+        dtype = torch_dtype(precision)
+        if next(model.parameters()).dtype != dtype:
+            # Its own copy in the rollout precision; `sync_weights` keeps it level.
+            model = copy.deepcopy(model).to(dtype).eval().requires_grad_(False)
         return HFRolloutEngine(model, tokenizer, tool, limits=limits, model_name=model_name)
     if kind == "sglang":
         from workers.agent.sglang_engine import SGLangRolloutEngine
@@ -32,8 +49,13 @@ def build_rollout_engine(
 def sync_weights(engine: RolloutEngine, model) -> None:
     """Make `engine` sample from `model`'s current weights (after the cold start and after
     every update). A LoRA model is sent merged, under the base model's weight names."""
-    if isinstance(engine, HFRolloutEngine) and engine.model is model:
-        return  # the same object: nothing to send
+    if isinstance(engine, HFRolloutEngine):
+        if engine.model is model:
+            return  # the same object: nothing to send
+        state = model.state_dict()
+        if state.keys() == engine.model.state_dict().keys():
+            engine.load_state_dict(state)  # a copy of the trainer's model (cast on copy)
+            return
     if hasattr(model, "merge_and_unload"):
         # peft: merge into a copy's view of the weights without touching the trainer's.
         state = _merged_lora_state(model)

@@ -47,6 +47,12 @@ FIELD_FLAGS: list[tuple[str, type, str, str]] = [
     ("--split-seed", int, "split_seed", "which entities are held out (default: --seed)"),
     ("--seed", int, "seed", "training seed"),
     ("--rollout-engine", str, "rollout_engine", "hf (transformers) or sglang (GPU)"),
+    (
+        "--precision",
+        str,
+        "precision",
+        "rollouts and trainer matmuls: auto (bfloat16 where fast), float32 or bfloat16",
+    ),
 ]
 # Flags that store a constant into a field when given.
 SWITCHES: list[tuple[str, str, object, str]] = [

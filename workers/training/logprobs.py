@@ -10,6 +10,7 @@ token.
 import torch
 from transformers import PreTrainedModel
 
+from workers.agent.precision import autocast
 from workers.training.batching import TokenBatch
 
 
@@ -27,6 +28,7 @@ def token_logprobs(
     with_entropy: bool = False,
     position_ids: torch.Tensor | None = None,
     temperature: float = 1.0,
+    precision: str = "float32",
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """log π(x_t | x_<t) at every t where target_mask is 1, zeros elsewhere; [B, T].
 
@@ -38,16 +40,19 @@ def token_logprobs(
     finds where positions restart and keeps each trajectory's attention to itself, which
     it does only without an attention mask. Also the entropy of π at those positions when
     asked (it comes almost free: the logits are already there).
+
+    `precision` "bfloat16" runs the decoder and the head under bfloat16 autocast (the
+    backward too), as the rollouts of such a run sample; the softmax stays in float32.
     """
     decoder, head = _decoder_and_head(model)
-    if position_ids is not None:
-        out = decoder(input_ids=input_ids, position_ids=position_ids, use_cache=False)
-    else:
-        out = decoder(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
-    hidden = out.last_hidden_state
-    # The hidden state at t-1 predicts token t.
-    where = target_mask[:, 1:].bool()
-    logits = head(hidden[:, :-1][where]).float()
+    where = target_mask[:, 1:].bool()  # the hidden state at t-1 predicts token t
+    with autocast(precision, input_ids.device):
+        if position_ids is not None:
+            out = decoder(input_ids=input_ids, position_ids=position_ids, use_cache=False)
+        else:
+            out = decoder(input_ids=input_ids, attention_mask=attention_mask, use_cache=False)
+        logits = head(out.last_hidden_state[:, :-1][where])
+    logits = logits.float()
     if temperature > 0 and temperature != 1.0:
         logits = logits / temperature
     targets = input_ids[:, 1:][where]
@@ -72,6 +77,7 @@ def batch_logprobs(
     *,
     with_entropy: bool = False,
     temperature: float = 1.0,
+    precision: str = "float32",
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """`token_logprobs` at the model tokens of a collated batch, packed or not."""
     return token_logprobs(
@@ -82,6 +88,7 @@ def batch_logprobs(
         with_entropy=with_entropy,
         position_ids=batch.position_ids,
         temperature=temperature,
+        precision=precision,
     )
 
 

@@ -18,6 +18,7 @@ PRESETS: dict[str, dict] = {
         ),
         "config": {
             "model": "default",
+            "precision": "auto",
             "sft_epochs": 1,
             "steps": 4,
             "questions_per_step": 2,
@@ -48,6 +49,7 @@ PRESETS: dict[str, dict] = {
         ),
         "config": {
             "model": "default",
+            "precision": "auto",
             "sft_epochs": 3,
             "sft_lr": 3e-4,
             "heading_search": True,

@@ -31,6 +31,7 @@ import torch
 from tqdm import tqdm
 
 from workers.agent.engines import build_rollout_engine, sync_weights
+from workers.agent.precision import resolve_precision
 from workers.agent.settings import write_agent_settings
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
@@ -219,6 +220,8 @@ def train(
 
     if config.train_layers and not config.lora:
         freeze_below(model, config.train_layers)
+    precision = resolve_precision(config.precision, model.device)
+    log(f"precision: {precision} (rollouts and the trainer's matmuls)")
     engine = build_rollout_engine(
         config.rollout_engine,
         model,
@@ -226,6 +229,7 @@ def train(
         index,
         limits=config.limits,
         model_name=config.model,
+        precision=precision,
     )
     teacher = ScriptedTeacher(
         index,
@@ -274,6 +278,7 @@ def train(
             progress=progress,
             # The cold start may use at most half the training budget: RL needs the rest.
             deadline=started + budget / 2 if budget else None,
+            precision=precision,
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
 
@@ -397,12 +402,14 @@ def train(
             )
             # π of the distribution the rollout sampled from (its temperature), as μ is.
             logp, entropy = batch_logprobs(
-                model, batch, with_entropy=True, temperature=config.temperature
+                model, batch, with_entropy=True, temperature=config.temperature, precision=precision
             )
             ref_logp = None
             if reference is not None:
                 with torch.no_grad():
-                    ref_logp, _ = batch_logprobs(reference, batch, temperature=config.temperature)
+                    ref_logp, _ = batch_logprobs(
+                        reference, batch, temperature=config.temperature, precision=precision
+                    )
             loss, metrics = policy_loss(
                 logp,
                 batch.rollout_logp,
@@ -422,7 +429,7 @@ def train(
                 range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
             ):
                 batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id)
-                logp, _ = batch_logprobs(model, batch)
+                logp, _ = batch_logprobs(model, batch, precision=precision)
                 share = sum(len(row) for row in rows) / len(dgpo)
                 (config.dgpo_coef * teacher_nll(logp, batch.loss_mask) * share).backward()
                 trained_tokens += batch.tokens

@@ -29,9 +29,11 @@ def sft(
     on_step: Callable[[dict], None] | None = None,
     progress: bool = False,
     deadline: float | None = None,
+    precision: str = "float32",
 ) -> list[float]:
     """Fine-tune `model` in place; returns the mean loss of each epoch. Stops early (after a
-    micro-batch) once `time.monotonic()` passes `deadline`."""
+    micro-batch) once `time.monotonic()` passes `deadline`. `precision` as in
+    `logprobs.token_logprobs`."""
     if not trajectories:
         return []
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
@@ -54,7 +56,7 @@ def sft(
             if deadline is not None and time.monotonic() > deadline:
                 break
             batch = collate_packed([[trajectories[i] for i in row] for row in rows], pad_id=pad_id)
-            logp, _ = batch_logprobs(model, batch)
+            logp, _ = batch_logprobs(model, batch, precision=precision)
             loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
