@@ -9,14 +9,18 @@ What it is (and where it departs from the papers):
 - Curriculum: groups whose rewards are all equal carry no signal and are dropped; a
   question with no correct sample in `hold_back_after` visits is held back (near-impossible
   questions teach shortcuts).
-- Policy loss per token, tool output and prompt masked (`losses.policy_loss`: PPO-clip,
-  DPPO Binary-TV/KL, TIS, MIS), normalized over all model tokens of the step.
+- Policy loss per token, tool output and prompt masked (`losses.policy_loss`: DPPO
+  Binary-TV/KL, TIS, MIS against the rollout engine's μ), normalized over all model tokens
+  of the step (`policy_update`).
 - DGPO's teacher term: on groups where every rollout failed, add the NLL of the teacher's
   correct trajectory (the sampled forward KL to the teacher); nothing where the student
   already succeeds.
-- One optimizer step per batch of rollouts (on-policy; PPO's π_old is sg(π)). The
-  transformers rollout engine shares the model object, so the next step samples from the
-  updated weights; sglang engines receive them through their weight-update API.
+- One optimizer step per batch of rollouts (on-policy). The transformers rollout engine
+  shares the model object, or holds a bfloat16 copy of it (`precision`, agent.precision),
+  and sglang engines receive the weights through their weight-update API: either way the
+  next step samples from the updated weights.
+- The function `train` reads top to bottom: set-up (the policy, its rollout engine, the
+  teacher's data, the cold start, the optimizer and a resume's state), then the loop.
 """
 
 import copy
@@ -157,6 +161,150 @@ def _mean(values) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
+def policy_model(model, config: TrainConfig, checkpoint: Path | None):
+    """The model the run trains: LoRA-wrapped or whole, from the checkpoint on a resume,
+    frozen below its top `train_layers` when asked."""
+    if config.lora:
+        from peft import LoraConfig, PeftModel, get_peft_model
+
+        if checkpoint:
+            model = PeftModel.from_pretrained(model, checkpoint / "model", is_trainable=True)
+        else:
+            model = get_peft_model(
+                model,
+                LoraConfig(
+                    r=config.lora_rank,
+                    lora_alpha=2 * config.lora_rank,
+                    target_modules="all-linear",
+                    task_type="CAUSAL_LM",
+                ),
+            )
+    elif checkpoint:
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained(checkpoint / "model", dtype=torch.float32)
+    if config.train_layers and not config.lora:
+        freeze_below(model, config.train_layers)
+    return model
+
+
+def teacher_data(
+    engine, index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig, log
+) -> tuple[ScriptedTeacher, dict[str, Trajectory], dict[str, Question]]:
+    """The scripted teacher, its correct trajectory for every question it reaches (the
+    cold start's data and DGPO's target), and the questions RL samples from by id: the
+    training questions and the synthetic ones the teacher reaches."""
+    teacher = ScriptedTeacher(
+        index,
+        results_per_search=config.limits.results_per_search,
+        heading_search=config.heading_search,
+        refine_search=config.refine_search,
+    )
+    synthetic = synthetic_curriculum(index, train_questions, config)
+    teacher.learn_boilerplate([*train_questions, *synthetic])
+    teacher_for = teacher_trajectories(engine, teacher, train_questions)
+    log(
+        f"scripted teacher: correct trajectories for {len(teacher_for)}/{len(train_questions)} "
+        "training questions"
+    )
+    by_id = {q.id: q for q in train_questions}
+    if synthetic:
+        taught = teacher_trajectories(engine, teacher, synthetic)
+        # Only questions the teacher reaches: near-impossible ones teach shortcuts.
+        synthetic = [q for q in synthetic if q.id in taught]
+        teacher_for |= taught
+        by_id |= {q.id: q for q in synthetic}
+        log(
+            f"synthetic curriculum: {len(synthetic)} questions from the training entities' "
+            f"tables, {sum(len(t.valid_searches) > 1 for t in taught.values())} of them "
+            "taught with a second, refined search"
+        )
+    return teacher, teacher_for, by_id
+
+
+def policy_update(
+    model,
+    trajectories: Sequence[Trajectory],
+    advantages: torch.Tensor,
+    train_rows: Sequence[int],
+    dgpo: Sequence[Trajectory],
+    *,
+    config: TrainConfig,
+    precision: str,
+    reference=None,
+    pad_id: int = 0,
+) -> dict:
+    """Accumulate the step's gradient: the policy loss over every kept model token (in
+    packed micro-batches, each weighted by its share of the tokens) and DGPO's teacher NLL;
+    clip it. Returns the loss metrics, entropy, grad norm, tokens run and whether there is
+    anything to step on. The caller steps the optimizer."""
+    model.train()
+    policy_tokens = sum(trajectories[i].model_tokens for i in train_rows)
+    lengths = [len(t.token_ids) for t in trajectories]
+    metrics: dict[str, float] = {}
+    entropy_sum, trained_tokens = 0.0, 0
+    for rows in packed_micro_batches(train_rows, lengths, config.max_batch_tokens):
+        batch = collate_packed(
+            [[trajectories[i] for i in row] for row in rows],
+            [[advantages[i].item() for i in row] for row in rows],
+            pad_id=pad_id,
+        )
+        # π of the distribution the rollout sampled from (its temperature), as μ is.
+        logp, entropy = batch_logprobs(
+            model, batch, with_entropy=True, temperature=config.temperature, precision=precision
+        )
+        ref_logp = None
+        if reference is not None:
+            with torch.no_grad():
+                ref_logp, _ = batch_logprobs(
+                    reference, batch, temperature=config.temperature, precision=precision
+                )
+        loss, batch_metrics = policy_loss(
+            logp,
+            batch.rollout_logp,
+            batch.advantages,
+            batch.loss_mask,
+            config.loss,
+            ref_logp=ref_logp,
+        )
+        share = batch.model_tokens / max(policy_tokens, 1)
+        (loss * share).backward()
+        for key, value in batch_metrics.items():
+            metrics[key] = metrics.get(key, 0.0) + value * share
+        entropy_sum += float((entropy * batch.loss_mask).sum())
+        trained_tokens += batch.tokens
+    for rows in packed_micro_batches(
+        range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
+    ):
+        batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id)
+        logp, _ = batch_logprobs(model, batch, precision=precision)
+        share = sum(len(row) for row in rows) / len(dgpo)
+        (config.dgpo_coef * teacher_nll(logp, batch.loss_mask) * share).backward()
+        trained_tokens += batch.tokens
+    stepped = bool(train_rows or dgpo)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    grad_norm = float(torch.nn.utils.clip_grad_norm_(trainable, 1.0)) if stepped else 0.0
+    model.eval()
+    return {
+        "entropy": entropy_sum / max(policy_tokens, 1),
+        **metrics,
+        "grad_norm": grad_norm,
+        "trained_tokens": trained_tokens,
+        "stepped": stepped,
+    }
+
+
+def drop_steps_after(path: Path, step: int) -> None:
+    """Keep only the lines of a metrics or samples log up to `step` (a resume rewinds)."""
+    if path.exists():
+        kept = [
+            line
+            for line in path.read_text().splitlines()
+            if line and json.loads(line)["step"] <= step
+        ]
+        path.write_text("".join(line + "\n" for line in kept))
+
+
 def train(
     config: TrainConfig,
     *,
@@ -185,7 +333,6 @@ def train(
     started = time.monotonic()
     budget = config.training_seconds()
     deadline = started + budget if budget else None
-    by_id = {q.id: q for q in train_questions}
     judge = judge if judge is not None else build_judge(config.reward)
     pad_id = tokenizer.pad_token_id or 0
     torch.manual_seed(config.seed)
@@ -198,28 +345,8 @@ def train(
     elif resume:
         log("nothing to resume: starting a new run")
 
-    if config.lora:
-        from peft import LoraConfig, PeftModel, get_peft_model
-
-        if checkpoint:
-            model = PeftModel.from_pretrained(model, checkpoint / "model", is_trainable=True)
-        else:
-            model = get_peft_model(
-                model,
-                LoraConfig(
-                    r=config.lora_rank,
-                    lora_alpha=2 * config.lora_rank,
-                    target_modules="all-linear",
-                    task_type="CAUSAL_LM",
-                ),
-            )
-    elif checkpoint:
-        from transformers import AutoModelForCausalLM
-
-        model = AutoModelForCausalLM.from_pretrained(checkpoint / "model", dtype=torch.float32)
-
-    if config.train_layers and not config.lora:
-        freeze_below(model, config.train_layers)
+    # Set-up: the policy, the engine it samples with, the teacher's data, the cold start.
+    model = policy_model(model, config, checkpoint)
     precision = resolve_precision(config.precision, model.device)
     log(f"precision: {precision} (rollouts and the trainer's matmuls)")
     engine = build_rollout_engine(
@@ -231,31 +358,7 @@ def train(
         model_name=config.model,
         precision=precision,
     )
-    teacher = ScriptedTeacher(
-        index,
-        results_per_search=config.limits.results_per_search,
-        heading_search=config.heading_search,
-        refine_search=config.refine_search,
-    )
-    synthetic = synthetic_curriculum(index, train_questions, config)
-    teacher.learn_boilerplate([*train_questions, *synthetic])
-    teacher_for = teacher_trajectories(engine, teacher, train_questions)
-    log(
-        f"scripted teacher: correct trajectories for {len(teacher_for)}/{len(train_questions)} "
-        "training questions"
-    )
-    if synthetic:
-        taught = teacher_trajectories(engine, teacher, synthetic)
-        # Only questions the teacher reaches: near-impossible ones teach shortcuts.
-        synthetic = [q for q in synthetic if q.id in taught]
-        teacher_for |= taught
-        by_id |= {q.id: q for q in synthetic}
-        log(
-            f"synthetic curriculum: {len(synthetic)} questions from the training entities' "
-            f"tables, {sum(len(t.valid_searches) > 1 for t in taught.values())} of them "
-            "taught with a second, refined search"
-        )
-
+    teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
     if not checkpoint and config.sft_epochs > 0 and teacher_for:
         drills = scope_drills(
             engine,
@@ -281,13 +384,11 @@ def train(
             precision=precision,
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
-
     sync_weights(engine, model)  # the cold start's weights, before the first rollout
 
     reference = None
     if config.loss.kl_ref_coef > 0:
         reference = copy.deepcopy(model).eval().requires_grad_(False)
-
     trainable = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=0.0)
     scheduler = torch.optim.lr_scheduler.LambdaLR(
@@ -304,17 +405,9 @@ def train(
         visits, solved = state["visits"], set(state["solved"])
         start_step = state["step"]
         restore_rng_states(state["rng"])
-
-    metrics_path = out_dir / "metrics.jsonl"
-    samples_path = out_dir / "samples.jsonl"
-    for path in (metrics_path, samples_path):  # drop steps logged after the checkpoint
-        if path.exists():
-            kept = [
-                line
-                for line in path.read_text().splitlines()
-                if line and json.loads(line)["step"] <= start_step
-            ]
-            path.write_text("".join(line + "\n" for line in kept))
+    metrics_path, samples_path = out_dir / "metrics.jsonl", out_dir / "samples.jsonl"
+    for path in (metrics_path, samples_path):
+        drop_steps_after(path, start_step)  # logged after the checkpoint we resume from
 
     def save(step: int) -> Path:
         folder = save_checkpoint(
@@ -386,61 +479,24 @@ def train(
             [teacher_for[q] for q in failed_groups if q in teacher_for] if config.dgpo_coef else []
         )
 
-        # 4. loss: token-level over every kept model token, in micro-batches
+        # 4. loss, token-level over every kept model token, and one optimizer step
         train_started = time.perf_counter()
-        model.train()
-        optimizer.zero_grad(set_to_none=True)
-        policy_tokens = sum(trajectories[i].model_tokens for i in train_rows)
-        lengths = [len(t.token_ids) for t in trajectories]
-        loss_metrics: dict[str, float] = {}
-        entropy_sum, trained_tokens = 0.0, 0
-        for rows in packed_micro_batches(train_rows, lengths, config.max_batch_tokens):
-            batch = collate_packed(
-                [[trajectories[i] for i in row] for row in rows],
-                [[advantages[i].item() for i in row] for row in rows],
-                pad_id=pad_id,
-            )
-            # π of the distribution the rollout sampled from (its temperature), as μ is.
-            logp, entropy = batch_logprobs(
-                model, batch, with_entropy=True, temperature=config.temperature, precision=precision
-            )
-            ref_logp = None
-            if reference is not None:
-                with torch.no_grad():
-                    ref_logp, _ = batch_logprobs(
-                        reference, batch, temperature=config.temperature, precision=precision
-                    )
-            loss, metrics = policy_loss(
-                logp,
-                batch.rollout_logp,
-                batch.advantages,
-                batch.loss_mask,
-                config.loss,
-                ref_logp=ref_logp,
-            )
-            share = batch.model_tokens / max(policy_tokens, 1)
-            (loss * share).backward()
-            for key, value in metrics.items():
-                loss_metrics[key] = loss_metrics.get(key, 0.0) + value * share
-            entropy_sum += float((entropy * batch.loss_mask).sum())
-            trained_tokens += batch.tokens
-        if dgpo:
-            for rows in packed_micro_batches(
-                range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
-            ):
-                batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id)
-                logp, _ = batch_logprobs(model, batch, precision=precision)
-                share = sum(len(row) for row in rows) / len(dgpo)
-                (config.dgpo_coef * teacher_nll(logp, batch.loss_mask) * share).backward()
-                trained_tokens += batch.tokens
-        grad_norm = (
-            float(torch.nn.utils.clip_grad_norm_(trainable, 1.0)) if train_rows or dgpo else 0.0
+        update = policy_update(
+            model,
+            trajectories,
+            advantages,
+            train_rows,
+            dgpo,
+            config=config,
+            precision=precision,
+            reference=reference,
+            pad_id=pad_id,
         )
-        if train_rows or dgpo:
+        if update.pop("stepped"):
             optimizer.step()
             scheduler.step()
             sync_weights(engine, model)
-        model.eval()
+        optimizer.zero_grad(set_to_none=True)
         train_s = time.perf_counter() - train_started
 
         # 5. log: every reward component, behaviour, mismatch, speed
@@ -452,16 +508,14 @@ def train(
             "accuracy": _mean(correct),
             "golden_recall": _mean(r["golden_recall"] for r in rewards),
             **rollout_stats(trajectories, tokenizer),
-            "entropy": entropy_sum / max(policy_tokens, 1),
-            **loss_metrics,
-            "grad_norm": grad_norm,
+            **update,
             "lr": scheduler.get_last_lr()[0],
             "groups_dropped": config.questions_per_step - len(train_rows) // G,
             "dgpo_groups": len(dgpo),
             "held_back": len(sampler.held_back),
             "judge_errors": sum(r["judge_failed"] for r in rewards),
             "rollout_tokens_per_s": generated / max(rollout_s, 1e-9),
-            "train_tokens_per_s": trained_tokens / max(train_s, 1e-9),
+            "train_tokens_per_s": update.pop("trained_tokens") / max(train_s, 1e-9),
             "rollout_s": rollout_s,
             "train_s": train_s,
             "step_s": step_s,
