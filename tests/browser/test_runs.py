@@ -2,6 +2,7 @@
 live while a worker (played here by the test, writing what the trainer writes) reports
 steps, events, samples and a checkpoint; download the checkpoint; cancel."""
 
+import json
 import re
 
 import pytest
@@ -169,7 +170,7 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
 
     # The worker finishes a step, evaluates, saves a checkpoint and succeeds; the page follows.
     step_done(run, 2, reward=0.6)
-    key = f"{run.artifacts_prefix or 'runs'}/{run.pk}/final.tar.gz"
+    key = f"projects/{run.project_id}/runs/{run.pk}/published/final.tar.gz"  # its own folder
     s3_client().put_object(Bucket=settings.S3_ARTIFACTS_BUCKET, Key=key, Body=b"model files")
     Checkpoint.objects.create(
         run=run,
@@ -217,14 +218,10 @@ def test_a_queued_run_can_be_cancelled_from_its_page(page, live_server, project)
     expect(page.locator("#events")).to_contain_text("Cancel requested.")
 
 
-def test_the_landing_page_shows_measured_numbers(page, live_server, django_user_model, screenshot):
-    staff = django_user_model.objects.create_superuser(email="team@sleuth.dev", password="x-pw-12")
-    Run.objects.create(
-        project=project_create(owner=staff, name="FinanceBench demo"),
-        name="FinanceBench demo",
-        status=Run.Status.SUCCEEDED,
-        eval_report=EVAL_REPORT,
-    )
+def test_the_landing_page_shows_measured_numbers(page, live_server, settings, tmp_path, screenshot):
+    published = tmp_path / "eval.json"
+    published.write_text(json.dumps(EVAL_REPORT))
+    settings.SLEUTH_PUBLISHED_EVAL = str(published)  # the operator's choice, never a run
 
     page.goto(live_server.url)
 
