@@ -8,7 +8,7 @@ once from tool text (tool), and never re-tokenizes the whole text. The trainer r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 # Who produced a token. Harness-forced text (the echo policy's search) counts as TOOL.
 PROMPT, MODEL, TOOL = 0, 1, 2
@@ -30,6 +30,8 @@ class SamplingParams:
 class Limits:
     """Bounds on one trajectory. Breaking max_turns or max_new_tokens ends it with that
     reason; results longer than max_result_tokens are cut (and counted)."""
+
+    SETTINGS_LABEL: ClassVar[str] = "limits"
 
     max_turns: int = 4  # tool calls, malformed ones included
     max_new_tokens: int = 512  # model-generated tokens over the whole trajectory

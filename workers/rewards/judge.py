@@ -20,12 +20,13 @@ import re
 import sqlite3
 import threading
 import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from workers.rewards import quantities, text
 from workers.rewards.prompts import JUDGE_PROMPTS, JudgePrompt
+from workers.settings import Settings
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ class Judge(Protocol):
 
 
 @dataclass
-class JudgeConfig:
+class JudgeConfig(Settings):
     """Where the API judge lives. Stored per run as JSON, so never a key. `name` is a judge
     the platform's operator defined (its URL, model and key are resolved by the platform,
     not stored with the run); otherwise `base_url` and `model` say where to ask."""
@@ -65,19 +66,10 @@ class JudgeConfig:
     concurrency: int = 8
     cache_path: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "JudgeConfig":
-        known = {f.name for f in fields(cls)}
-        # Older run configs named an environment variable for the key; keys are now given
-        # by whoever builds the judge, so the name means nothing any more.
-        data = {k: v for k, v in data.items() if k != "api_key_env"}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown judge settings {unknown}; known: {sorted(known)}")
-        return cls(**data)
+    SETTINGS_LABEL: ClassVar[str] = "judge"
+    # Older run configs named an environment variable for the key; keys are now given by
+    # whoever builds the judge, so the name means nothing any more.
+    LEGACY_SETTINGS: ClassVar[frozenset[str]] = frozenset({"api_key_env"})
 
 
 # --- offline ---------------------------------------------------------------------------

@@ -18,11 +18,12 @@ total = Σ weight[c] · component[c] over
 
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, ClassVar
 
 from workers.rewards import text
 from workers.rewards.judge import Judge, JudgeConfig, JudgeError, OfflineJudge
+from workers.settings import Settings
 
 FINISH_REASONS = ("answer", "max_turns", "max_tokens", "malformed", "no_answer")
 COMPONENTS = ("correctness", "conciseness", "golden_recall", "format", "calibration")
@@ -57,8 +58,10 @@ class RewardInput:
 
 
 @dataclass
-class RewardConfig:
+class RewardConfig(Settings):
     """A run's reward settings; stored with the run as JSON (`to_dict` / `from_dict`)."""
+
+    SETTINGS_LABEL: ClassVar[str] = "reward"
 
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     require_evidence: bool = True
@@ -82,22 +85,6 @@ class RewardConfig:
     @property
     def calibration(self) -> bool:
         return self.weights.get("calibration", 0.0) > 0
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["judge"] = self.judge.to_dict() if self.judge else None
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RewardConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown reward settings {unknown}; known: {sorted(known)}")
-        data = dict(data)
-        if data.get("judge") is not None:
-            data["judge"] = JudgeConfig.from_dict(data["judge"])
-        return cls(**data)
 
 
 @dataclass

@@ -1,18 +1,19 @@
 """A training run's settings, stored with every checkpoint so a resume trains the same run."""
 
-from dataclasses import asdict, dataclass, field, fields
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
 from workers.agent.precision import PRECISIONS
 from workers.agent.trajectory import Limits
 from workers.rewards.reward import RewardConfig
+from workers.settings import Settings
 
 LossKind = Literal["dppo_tv", "dppo_kl", "tis", "mis"]
 LOSS_KINDS: tuple[str, ...] = LossKind.__args__
 
 
 @dataclass
-class LossConfig:
+class LossConfig(Settings):
     """The policy loss (training/losses.py); here, apart from torch, so that the web process
     reads and writes run settings without importing it."""
 
@@ -26,18 +27,15 @@ class LossConfig:
             # PPO-clip is not offered: with one update per batch its ratio π/π_old is 1.
             raise ValueError(f"unknown loss kind {self.kind!r}; one of {', '.join(LOSS_KINDS)}")
 
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "LossConfig":
-        """Settings stored by older versions may carry PPO's clip range: ignored."""
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+    SETTINGS_LABEL: ClassVar[str] = "loss"
+    # Settings stored by older versions carry PPO's clip range (PPO is gone): ignored.
+    LEGACY_SETTINGS: ClassVar[frozenset[str]] = frozenset({"clip_low", "clip_high", "clip"})
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(Settings):
+    SETTINGS_LABEL: ClassVar[str] = "run"
+
     model: str = "default"
     seed: int = 0
     # data
@@ -100,16 +98,3 @@ class TrainConfig:
         if not self.max_minutes:
             return None
         return 60 * max(self.max_minutes * 0.75, self.max_minutes - 10)
-
-    def to_dict(self) -> dict:
-        data = asdict(self)
-        data["reward"] = self.reward.to_dict()
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "TrainConfig":
-        data = dict(data)
-        data["loss"] = LossConfig.from_dict(data["loss"])
-        data["limits"] = Limits(**data["limits"])
-        data["reward"] = RewardConfig.from_dict(data["reward"])
-        return cls(**data)
