@@ -17,16 +17,21 @@ from workers.agent.settings import write_agent_settings
 
 
 def rng_states() -> dict:
+    """Every RNG's state in types `torch.load(weights_only=True)` reads: numpy's key array
+    becomes a tensor, so a trainer state file can be loaded without unpickling code."""
+    kind, keys, position, has_gauss, cached = np.random.get_state()
     return {
         "python": random.getstate(),
-        "numpy": np.random.get_state(),
+        "numpy": (kind, torch.from_numpy(keys.astype(np.int64)), position, has_gauss, cached),
         "torch": torch.get_rng_state(),
     }
 
 
 def restore_rng_states(states: dict) -> None:
     random.setstate(states["python"])
-    np.random.set_state(states["numpy"])
+    kind, keys, position, has_gauss, cached = states["numpy"]
+    keys = np.asarray(keys, dtype=np.int64).astype(np.uint32)
+    np.random.set_state((kind, keys, position, has_gauss, cached))
     torch.set_rng_state(states["torch"])
 
 
@@ -61,6 +66,12 @@ def prune_checkpoints(out_dir: Path, keep_last: int) -> list[Path]:
     return old
 
 
+# What checkpoints written before RNG states were stored as tensors hold: numpy's key array.
+_OLD_NUMPY_STATE = [np.ndarray, np.dtype, np.dtypes.UInt32DType, np._core.multiarray._reconstruct]
+
+
 def load_trainer_state(checkpoint: Path) -> dict:
-    # Our own file, written by save_checkpoint: it holds numpy RNG state, hence weights_only=False.
-    return torch.load(checkpoint / "trainer_state.pt", weights_only=False)
+    """The trainer's state, read without running code from the file (`weights_only`): a
+    checkpoint may come back from S3, where anyone with write access could have put it."""
+    with torch.serialization.safe_globals(_OLD_NUMPY_STATE):
+        return torch.load(checkpoint / "trainer_state.pt", weights_only=True)
