@@ -7,7 +7,8 @@ are model tokens (the rest prompt and tool output). The real path packs trajecto
 rows and runs the LM head only where the loss looks; the naive step pads one trajectory per
 row and computes logits everywhere. Reported: tokens/s of each (real tokens, padding not
 counted), their ratio, and each as a share of this machine's fp32 matmul peak, measured in
-the same run.
+the same run. A third row runs the real path under bfloat16 autocast (`precision`
+"bfloat16": float32 master weights and optimizer), against the bfloat16 matmul peak.
 
 Two utilization figures:
   model FLOPs  the useful work, 6·N per real token with the LM head at every position plus
@@ -45,10 +46,12 @@ SMOLLM2_135M = dict(
 )
 
 
-def matmul_peak(size: int = 2048, seconds: float = 1.0, rounds: int = 3) -> float:
-    """fp32 GFLOP/s of large square matmuls, the best of a few rounds (a busy neighbour
-    only ever lowers a round): the ceiling a training step can reach here."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def matmul_peak(
+    size: int = 2048, seconds: float = 1.0, rounds: int = 3, dtype=torch.float32
+) -> float:
+    """GFLOP/s of large square matmuls in `dtype`, the best of a few rounds (a busy
+    neighbour only ever lowers a round): the ceiling a training step can reach here."""
+    a, b = torch.randn(size, size, dtype=dtype), torch.randn(size, size, dtype=dtype)
     torch.mm(a, b)
     best = 0.0
     for _ in range(rounds):
@@ -60,9 +63,9 @@ def matmul_peak(size: int = 2048, seconds: float = 1.0, rounds: int = 3) -> floa
     return best
 
 
-def step_real(model, optimizer, trajectories):
+def step_real(model, optimizer, trajectories, precision="float32"):
     batch = collate_packed([[trajectories[i] for i in row] for row in trajectories.rows])
-    logp, _ = batch_logprobs(model, batch)
+    logp, _ = batch_logprobs(model, batch, precision=precision)
     advantages = torch.ones_like(logp)
     loss, _ = policy_loss(
         logp, batch.rollout_logp, advantages, batch.loss_mask, LossConfig(kind="dppo_tv")
@@ -70,6 +73,10 @@ def step_real(model, optimizer, trajectories):
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     optimizer.step()
+
+
+def step_real_bf16(model, optimizer, trajectories):
+    step_real(model, optimizer, trajectories, precision="bfloat16")
 
 
 def step_naive(model, optimizer, trajectories):
@@ -134,7 +141,9 @@ def main() -> None:
 
     naive_s = timed(step_naive, model, trajectories, args.repeats)
     real_s = timed(step_real, model, trajectories, args.repeats)
+    bf16_s = timed(step_real_bf16, model, trajectories, args.repeats)
     peak = max(peak, matmul_peak())  # before and after: the steps ran between the two
+    bf16_peak = matmul_peak(dtype=torch.bfloat16)
 
     head = config.vocab_size * config.hidden_size
     body = sum(p.numel() for p in model.parameters()) - head  # tied: the head is the embedding
@@ -145,7 +154,7 @@ def main() -> None:
         6 * body * rows * width + 6 * head * model_tokens + per_attention * rows * width * width
     )
 
-    def row(name, seconds, flops=None):
+    def row(name, seconds, flops=None, peak=peak):
         done = (
             f"   {flops / seconds / 1e9:6.1f} GFLOP/s done ({flops / seconds / 1e9 / peak:5.1%})"
             if flops
@@ -157,7 +166,10 @@ def main() -> None:
             f"({model_flops / seconds / 1e9 / peak:5.1%} of peak){done}"
         )
 
-    print(f"fp32 matmul peak here: {peak:.1f} GFLOP/s ({torch.get_num_threads()} threads)")
+    print(
+        f"matmul peak here: fp32 {peak:.1f} GFLOP/s, bf16 {bf16_peak:.1f} GFLOP/s "
+        f"({torch.get_num_threads()} threads)"
+    )
     print(
         f"batch: {len(lengths)} trajectories of {min(lengths)}–{width} tokens, {tokens} tokens, "
         f"{model_tokens} model tokens ({args.model_share:.0%}); naive: {len(lengths)} padded "
@@ -167,7 +179,9 @@ def main() -> None:
     )
     print(row("naive (padded, full logits)", naive_s))
     print(row("sleuth loss path (packed)", real_s, done_flops))
+    print(row("the same, bf16 autocast", bf16_s, done_flops, peak=bf16_peak) + " (bf16 peak)")
     print(f"speed-up: {naive_s / real_s:.2f}× tokens/s over the naive step")
+    print(f"bf16 autocast: {real_s / bf16_s:.2f}× the float32 loss path")
 
 
 if __name__ == "__main__":
