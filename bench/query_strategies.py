@@ -1,0 +1,111 @@
+"""What a search agent can reach with queries it could learn from the question alone.
+
+Golden recall (the share of a question's golden chunks shown) of fixed query strategies on
+every FinanceBench dev question, against echo (the question as the query) at the same
+number of chunks shown. No model runs: this is the ceiling of each strategy, what an agent
+that had learnt it perfectly would get, and so what training can hope for.
+
+- echo@K: the question, K results.
+- scoped question: "[entity year] question", the entity as the question writes it and
+  the first year it names (the scripted teacher's first search; `teacher.scope`).
+- scoped key terms: the scope and the question less its entity, years and the words most
+  questions share (the teacher's refined search).
+- + statement name: a second search, the scope and the name of the financial statement
+  the question names or implies ("consolidated statements of cash flows" for capex);
+  a domain rule, here only to measure what knowing the right statement would add.
+- teacher oracle: the scripted teacher's searches, whose heading search reads the golden
+  page itself (it knows the answer's page): an upper bound no student reaches.
+
+Usage: python bench/query_strategies.py [--index var/fb-index] [--k 1,2,3]
+"""
+
+import argparse
+import re
+import statistics
+from pathlib import Path
+
+from workers.documents.evidence import map_evidence
+from workers.documents.questions import load_questions
+from workers.search.index import SearchIndex
+from workers.training.teacher import ScriptedTeacher
+
+REPO = Path(__file__).resolve().parents[1]
+QUESTIONS = REPO.parent / "shared/datasets/financebench-dev/questions.jsonl"
+STATEMENTS = [
+    (r"cash ?flow|capex|capital expenditure|dividend|D&A|depreciation", "cash flows"),
+    (
+        r"balance sheet|financial position|PP&?E|PPNE|inventor|total assets|working capital"
+        r"|quick ratio|liabilit|debt",
+        "balance sheets",
+    ),
+    (
+        r"income statement|P&L|statement of income|operations|earnings|margin|revenue|COGS"
+        r"|operating income|net income",
+        "statements of income",
+    ),
+]
+
+
+def statement(question: str) -> str | None:
+    return next(
+        (
+            f"consolidated {name}"
+            for pattern, name in STATEMENTS
+            if re.search(pattern, question, re.I)
+        ),
+        None,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", default=str(REPO / "var/fb-index"))
+    parser.add_argument("--questions", default=str(QUESTIONS))
+    parser.add_argument("--k", default="1,2,3")
+    args = parser.parse_args()
+    index = SearchIndex.load(args.index)
+    questions = load_questions(args.questions)
+    map_evidence(questions, index.chunks)
+    questions = [q for q in questions if q.golden_chunk_ids]
+    teacher = ScriptedTeacher(index, results_per_search=2)
+    teacher.learn_boilerplate(questions)
+
+    def measure(queries_of, k: int) -> tuple[float, float]:
+        recalls, shown = [], []
+        for q in questions:
+            seen = set()
+            for query in queries_of(q):
+                seen |= {hit.chunk_id for hit in index.search(query, k)}
+            golden = set(q.golden_chunk_ids)
+            recalls.append(len(golden & seen) / len(golden))
+            shown.append(len(seen))
+        return statistics.mean(recalls), statistics.mean(shown)
+
+    def echo_at(chunks: float) -> float:
+        return measure(lambda q: [q.question], max(1, round(chunks + 0.499)))[0]
+
+    strategies = {
+        "scoped question": lambda q: [teacher.scope(q) + q.question],
+        "scoped key terms": lambda q: [teacher.scope(q) + teacher.key_terms(q)],
+        "scoped question + statement name": lambda q: [
+            teacher.scope(q) + q.question,
+            *([teacher.scope(q) + statement(q.question)] if statement(q.question) else []),
+        ],
+        "teacher oracle (reads the golden page)": lambda q: (
+            teacher.queries(q) or [teacher.scope(q) + q.question]
+        ),
+    }
+    print(f"{len(questions)} questions with golden chunks, index {args.index}")
+    print(f"{'strategy':<40} {'k':>2} {'recall':>7} {'chunks':>7} {'echo same':>10} {'ratio':>6}")
+    for k in [int(x) for x in args.k.split(",")]:
+        for name, queries_of in strategies.items():
+            recall, chunks = measure(queries_of, k)
+            echo = echo_at(chunks)
+            print(
+                f"{name:<40} {k:>2} {recall:7.3f} {chunks:7.2f} {echo:10.3f} "
+                f"{recall / max(echo, 1e-9):5.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()
