@@ -52,6 +52,10 @@ class Run(models.Model):
     # Lease: which worker works on the run and until when (renewed by heartbeat).
     lease_owner = models.CharField(max_length=200, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # When the stage's own work last moved (a training step, a rollout round, a micro-batch;
+    # the claim starts it), as opposed to the heartbeat thread renewing the lease: a stage
+    # that makes no progress for its stall time loses its lease (runs.lease.Heartbeat).
+    progress_at = models.DateTimeField(null=True, blank=True)
     # Claims of the current stage (reset at each hand-off).
     attempts = models.PositiveIntegerField(default=0)
     # Times the sweep queued the run again since a worker last claimed it.

@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models import Q
 from django.db.models.functions import Now
@@ -43,9 +44,12 @@ from . import artifacts
 from .lease import (
     Heartbeat,
     LeaseLost,
+    StageInterrupted,
+    StageTimedOut,
     fenced,
     lease_claim,
     pickup_deadline,
+    reconnect,
     worker_name,
 )
 from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
@@ -96,6 +100,36 @@ STAGES = {
 def stage_enqueue(run: Run) -> None:
     task, queue = STAGES[run.status]
     enqueue(task, run.pk, queue=queue())
+
+
+# Each stage's time limit is this share of the run's budget (its max_minutes), and at least
+# SLEUTH_RUN_STAGE_MIN_SECONDS: training may use the whole budget (the trainer stops itself
+# at `TrainConfig.training_seconds`, earlier), evaluation half of it, the rest a quarter.
+STAGE_SHARES = {
+    Run.Status.PREPARING: 0.25,
+    Run.Status.TRAINING: 1.0,
+    Run.Status.EVALUATING: 0.5,
+    Run.Status.PUBLISHING: 0.25,
+}
+
+
+def run_budget_seconds(run: Run) -> float:
+    return 60 * float(run.config.get("max_minutes") or settings.SLEUTH_MAX_RUN_MINUTES)
+
+
+def stage_limit_seconds(run: Run, status: str) -> float:
+    floor = float(os.environ.get("SLEUTH_RUN_STAGE_MIN_SECONDS", "600"))
+    return max(floor, STAGE_SHARES[status] * run_budget_seconds(run))
+
+
+def stall_seconds(run: Run) -> float:
+    """How long training may go without progress (a step, a rollout round, a decoded token,
+    a micro-batch) before it counts as hung: SLEUTH_RUN_STALL_SECONDS, or a twentieth of
+    the run's budget between 5 and 30 minutes (a checkpoint upload or a model load must
+    fit in it)."""
+    if configured := os.environ.get("SLEUTH_RUN_STALL_SECONDS"):
+        return float(configured)
+    return min(max(run_budget_seconds(run) / 20, 300.0), 1800.0)
 
 
 # -- project index and questions ------------------------------------------------------
@@ -232,10 +266,16 @@ def _engine_questions(question_set: QuestionSet):
 # -- stages ----------------------------------------------------------------------------
 
 
-def _stage(run_id: int, statuses: list[str], status: str, work) -> Run | None:
+def _stage(
+    run_id: int, statuses: list[str], status: str, work, *, progress_hooks: bool = False
+) -> Run | None:
     """Claim the run, mark it `status`, run `work(run, heartbeat)` under a heartbeat, and
     turn errors into a failed run (StageFailed), a retry (TransientError) or a crash report.
-    A worker that lost the lease returns None and leaves the run to its new owner."""
+    A worker that lost the lease returns None and leaves the run to its new owner.
+
+    The stage has a time limit from the run's budget; a stage whose work reports progress
+    (`progress_hooks`: training) is also stopped when it makes none for `stall_seconds`:
+    it is queued again, and failed after MAX_ATTEMPTS such claims."""
     owner = worker_name()
     run = lease_claim(run_id=run_id, owner=owner, statuses=statuses)
     if run is None:
@@ -266,11 +306,18 @@ def _stage(run_id: int, statuses: list[str], status: str, work) -> Run | None:
                 kind=RunEvent.Kind.WARNING,
                 message=f"Resumed {status} on {owner} (attempt {run.attempts}).",
             )
-        with Heartbeat(run.pk, owner) as heartbeat:
+        with Heartbeat(
+            run.pk,
+            owner,
+            stall_seconds=stall_seconds(run) if progress_hooks else None,
+            limit_seconds=stage_limit_seconds(run, status),
+        ) as heartbeat:
             work(run, heartbeat)
     except LeaseLost:
         logger.warning("run %s: lost its lease while %s; left to its new owner", run_id, status)
         return None
+    except StageInterrupted as stop:
+        return _interrupted(run, owner, status, stop)
     except StageFailed as failure:
         return _fail_if_held(run, owner, str(failure))
     except Exception as error:
@@ -315,6 +362,35 @@ def run_finish_fenced(*, run: Run, owner: str, status: str, reason: str, also=No
         lease_owner="",
         lease_expires_at=None,
     )
+
+
+def _interrupted(run: Run, owner: str, status: str, stop: StageInterrupted) -> Run | None:
+    """A stage the heartbeat stopped: past its time limit the run fails (another try would
+    be as long); a stall queues it again for a fresh worker, up to MAX_ATTEMPTS claims."""
+    logger.warning("run %s: stopped while %s: %s", run.pk, status, stop)
+    reconnect()  # the signal may have landed inside a query
+    if isinstance(stop, StageTimedOut):
+        budget = run_budget_seconds(run) / 60
+        return _fail_if_held(
+            run,
+            owner,
+            f"{status.capitalize()} {stop}, set by the run's budget of {budget:g} minutes. "
+            "Start the run again with fewer steps or a larger budget.",
+        )
+    if run.attempts >= MAX_ATTEMPTS:
+        return _fail_if_held(
+            run,
+            owner,
+            f"The run {stop} while {status}, {run.attempts} times in a row: a step never "
+            "finished (a stuck judge, storage or rollout). Start the run again; if it fails "
+            "the same way, contact support.",
+        )
+    message = f"The run {stop} while {status} on {owner}; queued again for another worker."
+    if not _release(run.pk, owner, message):
+        return None  # taken over meanwhile
+    _enqueue_quietly(run)
+    run.refresh_from_db()
+    return run
 
 
 def _fail_if_held(run: Run, owner: str, reason: str) -> Run | None:
@@ -533,13 +609,14 @@ def run_train(*, run_id: int) -> Run | None:
 
     def work(run: Run, heartbeat: Heartbeat) -> None:
         from workers.agent.models import ModelNotFoundError, load_model
-        from workers.training.rl import train
+        from workers.training.rl import StopRequested, train
 
         config = TrainConfig.from_dict(run.config)
         out_dir = artifacts.work_dir() / f"run-{run.pk}-{heartbeat.owner.replace(':', '-')}"
         shutil.rmtree(out_dir, ignore_errors=True)
         try:
             resumed_from = _restore_checkpoint(run, out_dir, heartbeat.owner)
+            heartbeat.progress()
             if resumed_from:
                 run_event_add(
                     run=run, message=f"Resuming from the checkpoint at step {resumed_from}."
@@ -550,8 +627,13 @@ def run_train(*, run_id: int) -> Run | None:
                 model, tokenizer = load_model(config.model)
             except ModelNotFoundError as error:
                 raise StageFailed(f"Could not load the model {config.model!r}: {error}") from None
+            heartbeat.progress()
             stream = MetricStream(run, heartbeat.owner)
             judge = run_judge(run, config)
+
+            def on_step(record: dict, samples: list[dict]) -> None:
+                stream.add(record, samples)
+                heartbeat.progress()
 
             def on_checkpoint(folder: Path, step: int) -> None:
                 stream.flush()
@@ -570,27 +652,32 @@ def run_train(*, run_id: int) -> Run | None:
                     )
                     checkpoints_prune(run=run, keep_last=config.keep_checkpoints)
 
-            summary = train(
-                config,
-                model=model,
-                tokenizer=tokenizer,
-                index=index,
-                train_questions=train_qs,
-                val_questions=val_qs,
-                out_dir=out_dir,
-                resume=bool(resumed_from),
-                progress=False,
-                log=lambda message: logger.info("run %s: %s", run.pk, message),
-                should_stop=heartbeat.should_stop,
-                on_step=stream.add,
-                on_checkpoint=on_checkpoint,
-                judge=judge,
-            )
+            try:
+                summary = train(
+                    config,
+                    model=model,
+                    tokenizer=tokenizer,
+                    index=index,
+                    train_questions=train_qs,
+                    val_questions=val_qs,
+                    out_dir=out_dir,
+                    resume=bool(resumed_from),
+                    progress=False,
+                    log=lambda message: logger.info("run %s: %s", run.pk, message),
+                    should_stop=heartbeat.should_stop,
+                    on_step=on_step,
+                    on_checkpoint=on_checkpoint,
+                    judge=judge,
+                )
+            except StopRequested:
+                summary = None  # stopped mid-step: the step's work is dropped
             if heartbeat.lost:
                 raise LeaseLost(f"run {run.pk} was taken over")  # its new owner reports
+            if heartbeat.interrupted is not None:
+                raise heartbeat.interrupted  # stalled or out of time (see _interrupted)
             stream.flush()
             run.refresh_from_db()
-            if run.cancel_requested:
+            if run.cancel_requested or summary is None:
                 run_finish_fenced(
                     run=run,
                     owner=heartbeat.owner,
@@ -613,7 +700,7 @@ def run_train(*, run_id: int) -> Run | None:
         finally:
             shutil.rmtree(out_dir, ignore_errors=True)
 
-    return _stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work)
+    return _stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work, progress_hooks=True)
 
 
 def _final_prefix(run: Run) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -46,7 +46,12 @@ _SHARED_PREFIX_MIN = 16  # a prefix shared by fewer tokens is not worth its own 
 
 class RolloutEngine:
     """The protocol loop shared by every token-level engine: prompts, rounds, tool calls,
-    limits and finish reasons. Subclasses implement `_generate` (one segment per row)."""
+    limits and finish reasons. Subclasses implement `_generate` (one segment per row).
+
+    `check`, when its driver sets one (the trainer's cancel check), runs between rounds
+    and between decoded tokens; it may raise to abandon the rollout."""
+
+    check: Callable[[], None] | None = None
 
     def __init__(
         self,
@@ -113,6 +118,8 @@ class RolloutEngine:
         with self._generating():
             while pending := [i for i, t in enumerate(trajectories) if not t.finished]:
                 for start in range(0, len(pending), self.batch_size):
+                    if self.check is not None:
+                        self.check()
                     rows = pending[start : start + self.batch_size]
                     self._round(
                         [trajectories[i] for i in rows], [generators[i] for i in rows], sampling
@@ -312,6 +319,8 @@ class HFRolloutEngine(RolloutEngine):
         rows = list(range(n))  # batch row -> sequence index
         last_pos = torch.tensor([len(s) - 1 for s in sequences], device=device)
         while True:
+            if self.check is not None:
+                self.check()
             tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
             keep = []
             for r, seq in enumerate(rows):

@@ -233,17 +233,20 @@ def policy_update(
     precision: str,
     reference=None,
     pad_id: int = 0,
+    check: Callable[[], None] = lambda: None,
 ) -> dict:
     """Accumulate the step's gradient: the policy loss over every kept model token (in
     packed micro-batches, each weighted by its share of the tokens) and DGPO's teacher NLL;
     clip it. Returns the loss metrics, entropy, grad norm, tokens run and whether there is
-    anything to step on. The caller steps the optimizer."""
+    anything to step on. The caller steps the optimizer. `check()` runs before each
+    micro-batch (it may raise to abandon the update)."""
     model.train()
     policy_tokens = sum(trajectories[i].model_tokens for i in train_rows)
     lengths = [len(t.token_ids) for t in trajectories]
     metrics: dict[str, float] = {}
     entropy_sum, trained_tokens = 0.0, 0
     for rows in packed_micro_batches(train_rows, lengths, config.max_batch_tokens):
+        check()
         batch = collate_packed(
             [[trajectories[i] for i in row] for row in rows],
             [[advantages[i].item() for i in row] for row in rows],
@@ -276,6 +279,7 @@ def policy_update(
     for rows in packed_micro_batches(
         range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
     ):
+        check()
         batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id)
         logp, _ = batch_logprobs(model, batch, precision=precision)
         share = sum(len(row) for row in rows) / len(dgpo)
@@ -292,6 +296,11 @@ def policy_update(
         "trained_tokens": trained_tokens,
         "stepped": stepped,
     }
+
+
+class StopRequested(Exception):
+    """`should_stop()` turned true in the middle of a step (or of the set-up): `train`
+    drops that step's work and raises this, so a cancel acts within seconds."""
 
 
 def drop_steps_after(path: Path, step: int) -> None:
@@ -326,7 +335,9 @@ def train(
 
     Hooks for whoever drives the run (the platform's Celery task): `on_step(record,
     samples)` after each step is logged, `on_checkpoint(folder, step)` after each save,
-    and `should_stop()` checked after every step (cancel is honoured within one step).
+    and `should_stop()`, checked after every step and inside long work (between rollout
+    rounds and decoded tokens, cold-start and update micro-batches): true after a step ends
+    training there; true mid-step drops the step and raises StopRequested.
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -358,6 +369,12 @@ def train(
         model_name=config.model,
         precision=precision,
     )
+
+    def check_stop() -> None:  # inside long work: cancel acts within seconds, not a step
+        if should_stop():
+            raise StopRequested("stop requested mid-step")
+
+    engine.check = check_stop
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
     if not checkpoint and config.sft_epochs > 0 and teacher_for:
         drills = scope_drills(
@@ -382,6 +399,7 @@ def train(
             # The cold start may use at most half the training budget: RL needs the rest.
             deadline=started + budget / 2 if budget else None,
             precision=precision,
+            check=check_stop,
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
     sync_weights(engine, model)  # the cold start's weights, before the first rollout
@@ -491,6 +509,7 @@ def train(
             precision=precision,
             reference=reference,
             pad_id=pad_id,
+            check=check_stop,
         )
         if update.pop("stepped"):
             optimizer.step()

@@ -30,10 +30,12 @@ def sft(
     progress: bool = False,
     deadline: float | None = None,
     precision: str = "float32",
+    check: Callable[[], None] = lambda: None,
 ) -> list[float]:
     """Fine-tune `model` in place; returns the mean loss of each epoch. Stops early (after a
     micro-batch) once `time.monotonic()` passes `deadline`. `precision` as in
-    `logprobs.token_logprobs`."""
+    `logprobs.token_logprobs`. `check()` runs before each micro-batch (a trainer's cancel
+    check: it may raise to abandon the cold start)."""
     if not trajectories:
         return []
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
@@ -55,6 +57,7 @@ def sft(
         for rows in batches:
             if deadline is not None and time.monotonic() > deadline:
                 break
+            check()
             batch = collate_packed([[trajectories[i] for i in row] for row in rows], pad_id=pad_id)
             logp, _ = batch_logprobs(model, batch, precision=precision)
             loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
