@@ -52,6 +52,14 @@ def project_index(project_id: int) -> str:
     return project_index_build(project_id=project_id)
 
 
+@shared_task(name="workers.tasks.reward_preview")
+def reward_preview(preview_id: str) -> str | None:
+    """Score a reward preview's sample answers within its deadline; the page polls for it."""
+    from runs.services import reward_preview_run
+
+    return reward_preview_run(preview_id=preview_id)
+
+
 @shared_task(name="workers.tasks.question_set_generate")
 def question_set_generate(project_id: int) -> int:
     """Generate questions with answers from a project's documents; returns the set's id."""

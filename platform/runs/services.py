@@ -7,6 +7,8 @@ worker never looks for a run that is not committed yet.
 
 import logging
 import os
+import secrets
+import time
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from urllib.parse import urlsplit
@@ -14,6 +16,7 @@ from urllib.parse import urlsplit
 from cryptography.fernet import InvalidToken
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -21,7 +24,7 @@ from django.utils import timezone
 from corpora.models import Document, Project, QuestionSet
 from workers.net import UnsafeURL, check_url, public_http_client
 from workers.rewards.judge import Judge, OfflineJudge, build_judge
-from workers.rewards.reward import RewardConfig
+from workers.rewards.reward import RewardConfig, RewardInput, compute_rewards
 
 from . import artifacts
 from .lease import pickup_deadline
@@ -390,6 +393,193 @@ def judge_build(*, reward: RewardConfig, project: Project) -> Judge:
         timeout=config.timeout, allow_private=settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS
     )
     return build_judge(config, api_key=api_key, http_client=client)
+
+
+# --- reward preview: a Celery task with a deadline, polled by the page ------------------
+#
+# The web request only checks the form and queues; a worker builds the judge and scores.
+# The request and its outcome live in the cache (Redis) under an unguessable id, with the
+# owner and project, for PREVIEW_TTL_SECONDS: a preview is worth nothing after that.
+
+# What a customer reads when the judge failed: the upstream error (its body, the host, the
+# exception) goes to the log only, since it may come from a server the customer aimed at.
+JUDGE_FAILED = "The judge could not be reached or gave no usable verdict; correctness counts 0."
+PREVIEW_TTL_SECONDS = 600
+# A worker must start a preview this long after it was queued, or the page gives up.
+PREVIEW_PICKUP_SECONDS = 30
+
+
+def preview_deadline() -> float:
+    """Seconds a preview may take on the worker in all (every judge call together)."""
+    return float(os.environ.get("SLEUTH_PREVIEW_SECONDS", "20"))
+
+
+def preview_queue() -> str:
+    """The queue of previews: short jobs on the CPU workers unless the operator says."""
+    return os.environ.get("SLEUTH_PREVIEW_QUEUE") or ingest_queue()
+
+
+def _preview_key(preview_id: str) -> str:
+    return f"reward-preview:{preview_id}"
+
+
+def reward_preview_queue(
+    *,
+    project: Project,
+    user,
+    reward: RewardConfig,
+    question: str,
+    ground_truth: str,
+    answers: list[str],
+    searched: bool,
+    found_golden: bool,
+) -> str:
+    """Record a preview and queue its task; returns the id its page polls. Never waits on a
+    judge: the judge is built and asked by the worker."""
+    preview_id = secrets.token_urlsafe(18)
+    entry = {
+        "project_id": project.pk,
+        "user_id": user.pk,
+        "queued_at": time.time(),
+        "status": "queued",
+        "reward": reward.to_dict(),
+        "question": question,
+        "ground_truth": ground_truth,
+        "answers": answers,
+        "searched": searched,
+        "found_golden": found_golden,
+    }
+    cache.set(_preview_key(preview_id), entry, PREVIEW_TTL_SECONDS)
+    from config.celery import app
+
+    try:
+        app.send_task(
+            "workers.tasks.reward_preview",
+            args=[preview_id],
+            queue=preview_queue(),
+            expires=PREVIEW_PICKUP_SECONDS,  # a worker that gets it later drops it
+        )
+    except Exception:
+        logger.warning("could not queue reward preview %s", preview_id, exc_info=True)
+        _preview_update(
+            preview_id, status="failed", error="Previews cannot start right now; try again soon."
+        )
+    return preview_id
+
+
+def _preview_update(preview_id: str, **fields) -> dict | None:
+    entry = cache.get(_preview_key(preview_id))
+    if entry is None:
+        return None
+    entry.update(fields)
+    cache.set(_preview_key(preview_id), entry, PREVIEW_TTL_SECONDS)
+    return entry
+
+
+def _preview_claim(preview_id: str, by: str) -> bool:
+    """Exactly one of the worker (to score) or the page (to give up) wins a preview."""
+    return cache.add(f"{_preview_key(preview_id)}:claim", by, PREVIEW_TTL_SECONDS)
+
+
+def reward_preview_get(*, preview_id: str, user, project: Project) -> dict | None:
+    """The preview's state for its owner and project (None for anyone else or once it has
+    expired). A preview still waiting past its pick-up time and deadline is given up."""
+    entry = cache.get(_preview_key(preview_id))
+    if entry is None or entry["user_id"] != user.pk or entry["project_id"] != project.pk:
+        return None
+    waited = time.time() - entry["queued_at"]
+    if entry["status"] in ("queued", "running"):
+        if entry["status"] == "queued" and waited > PREVIEW_PICKUP_SECONDS:
+            if _preview_claim(preview_id, "page"):
+                return _preview_update(preview_id, status="timed_out")
+        if waited > PREVIEW_PICKUP_SECONDS + preview_deadline() + 5:
+            return _preview_update(preview_id, status="timed_out")
+    return entry
+
+
+def reward_preview_run(*, preview_id: str) -> str | None:
+    """The preview task's work: score each sample answer with the reward the run would use,
+    the judge's calls together within `preview_deadline()` (each call gets a share of it and
+    at most one retry; the answers are judged at once). Returns the preview's status."""
+    if not _preview_claim(preview_id, "worker"):
+        return None  # the page gave up on it already
+    entry = _preview_update(preview_id, status="running")
+    if entry is None:
+        return None  # expired
+    deadline = preview_deadline()
+    try:
+        project = Project.objects.get(pk=entry["project_id"], owner_id=entry["user_id"])
+        config = RewardConfig.from_dict(entry["reward"])
+        if config.judge is not None:
+            retries = min(config.judge.retries, 1)
+            judge_config = replace(
+                config.judge,
+                timeout=min(config.judge.timeout, deadline / (retries + 1)),
+                retries=retries,
+                concurrency=len(entry["answers"]),
+            )
+            config = replace(config, judge=judge_config)
+        judge = judge_build(reward=config, project=project)
+    except (Project.DoesNotExist, ValueError) as error:  # JudgeRejected is one: customer text
+        message = str(error) if isinstance(error, JudgeRejected) else "This preview cannot run."
+        _preview_update(preview_id, status="failed", error=message)
+        return "failed"
+    searched = entry["searched"]
+    inputs = [
+        RewardInput(
+            question=entry["question"],
+            ground_truth=entry["ground_truth"],
+            answer=answer,
+            retrieved_chunk_ids=["golden"] if searched and entry["found_golden"] else [],
+            golden_chunk_ids=["golden"],
+            searches=1 if searched else 0,
+            finish_reason="answer",
+        )
+        for answer in entry["answers"]
+    ]
+    rewards = compute_rewards(inputs, config, judge)
+    rows = []
+    for answer, reward in zip(entry["answers"], rewards, strict=True):
+        error = ""
+        if reward.errors:
+            logger.warning("project %s: reward preview judge failed: %s", project.pk, reward.errors)
+            timed_out = any("Timeout" in e or "timed out" in e for e in reward.errors)
+            error = (
+                f"The judge did not answer within the preview's {deadline:g} seconds; "
+                "correctness counts 0."
+                if timed_out
+                else JUDGE_FAILED
+            )
+        judged = reward.details.get("judge")
+        rows.append(
+            {
+                "answer": answer,
+                "total": reward.total,
+                "components": reward.components,
+                "why": judged["reason"] if judged else reward.details.get("correctness", ""),
+                "padding": reward.details.get("padding", []),
+                "error": error,
+            }
+        )
+    judge_config = config.judge
+    _preview_update(
+        preview_id,
+        status="done",
+        rows=rows,
+        components=[
+            (name, name.replace("_", " ").capitalize(), weight)
+            for name, weight in config.weights.items()
+            if weight > 0 or name != "calibration"
+        ],
+        judged_by=(
+            judge_config.name
+            if judge_config and judge_config.name
+            else f"{judge_config.model} at {judge_config.base_url}"
+            if judge_config
+            else "the built-in offline judge"
+        ),
+    )
+    return "done"
 
 
 def checkpoints_prune(*, run: Run, keep_last: int) -> list[int]:

@@ -11,6 +11,11 @@ urlpatterns = [
         views.reward_preview,
         name="reward_preview",
     ),
+    path(
+        "projects/<int:project_id>/runs/reward-preview/<str:preview_id>/",
+        views.reward_preview_result,
+        name="reward_preview_result",
+    ),
     path("projects/<int:project_id>/judge/", views.project_judge, name="project_judge"),
     path("runs/<int:run_id>/", views.run_detail, name="run_detail"),
     path("runs/<int:run_id>/live/", views.run_live, name="run_live"),

@@ -3,8 +3,6 @@ run live, read its trajectories, cancel it, download its checkpoints. Thin: ever
 id is scoped to the owner (404 for anyone else, staff included), writes go through
 runs.services."""
 
-import logging
-
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
@@ -13,7 +11,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from corpora.selectors import project_get_for_user
-from workers.rewards.reward import RewardInput, compute_reward
 
 from .forms import ProjectJudgeForm, RewardPreviewForm, RunForm
 from .models import Run
@@ -23,15 +20,15 @@ from .services import (
     JudgeRejected,
     RunRejected,
     account_usage,
-    judge_build,
+    preview_deadline,
     project_judge_clear,
     project_judge_set,
+    reward_preview_get,
+    reward_preview_queue,
     run_cancel,
     run_create,
     run_delete,
 )
-
-logger = logging.getLogger(__name__)
 
 # The dashboard's charts: a title and the metrics keys it draws (a key ending in "*" takes
 # every key with that prefix, e.g. each reward component or each pass@k; "!key" leaves one out).
@@ -49,9 +46,6 @@ CHARTS = [
 ]
 # Golden chunk ids and texts can be long; the viewer shows this many samples per step.
 SAMPLES_PER_PAGE = 8
-# What a customer reads when the judge failed: the upstream error (its body, the host, the
-# exception) goes to the log only, since it may come from a server the customer aimed at.
-JUDGE_FAILED = "The judge could not be reached or gave no usable verdict; correctness counts 0."
 
 
 @login_required
@@ -91,51 +85,50 @@ def run_new(request, project_id: int):
 @login_required
 @require_POST
 def reward_preview(request, project_id: int):
-    """Score the customer's sample answers with the reward the run would use."""
+    """Check the sample answers and queue their scoring; the page then polls for it."""
     project = project_get_for_user(user=request.user, project_id=project_id)
     form = RewardPreviewForm(request.POST, project=project)
-    context = {"form": form, "project": project}
     if form.is_valid():
         try:
             base = preset_config(request.POST.get("preset") or "quick-cpu").reward.to_dict()
             config = form.reward_config(base)
-            judge = judge_build(reward=config, project=project)
-        except (UnknownPreset, ValueError) as error:  # JudgeRejected is one: customer text
+        except (UnknownPreset, ValueError) as error:
             form.add_error(None, str(error))
         else:
-            context["config"] = config
-            context["components"] = [
-                (name, name.replace("_", " ").capitalize(), weight)
-                for name, weight in config.weights.items()
-                if weight > 0 or name != "calibration"
-            ]
-            context["results"] = [
-                _preview_row(project, answer, _score(form.cleaned_data, answer, config, judge))
-                for answer in form.cleaned_data["answers"]
-            ]
-    return render(request, "runs/_reward_preview.html", context)
+            data = form.cleaned_data
+            preview_id = reward_preview_queue(
+                project=project,
+                user=request.user,
+                reward=config,
+                question=data["question_text"],
+                ground_truth=data["ground_truth"],
+                answers=data["answers"],
+                searched=data["searched"],
+                found_golden=data["found_golden"],
+            )
+            return _preview_page(request, project, preview_id)
+    return render(request, "runs/_reward_preview.html", {"form": form, "project": project})
 
 
-def _preview_row(project, answer: str, reward) -> dict:
-    if reward.errors:
-        logger.warning("project %s: reward preview judge failed: %s", project.pk, reward.errors)
-    return {"answer": answer, "reward": reward, "error": JUDGE_FAILED if reward.errors else ""}
+@login_required
+@require_GET
+def reward_preview_result(request, project_id: int, preview_id: str):
+    """The preview's state: pending (the fragment polls again), the scores, or why not."""
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    return _preview_page(request, project, preview_id)
 
 
-def _score(data: dict, answer: str, config, judge):
-    searched = data["searched"]
-    return compute_reward(
-        RewardInput(
-            question=data["question_text"],
-            ground_truth=data["ground_truth"],
-            answer=answer,
-            retrieved_chunk_ids=["golden"] if searched and data["found_golden"] else [],
-            golden_chunk_ids=["golden"],
-            searches=1 if searched else 0,
-            finish_reason="answer",
-        ),
-        config,
-        judge,
+def _preview_page(request, project, preview_id: str):
+    preview = reward_preview_get(preview_id=preview_id, user=request.user, project=project)
+    return render(
+        request,
+        "runs/_reward_preview.html",
+        {
+            "project": project,
+            "preview_id": preview_id,
+            "preview": preview,
+            "deadline": preview_deadline(),
+        },
     )
 
 

@@ -112,7 +112,9 @@ def step_done(run: Run, step: int, *, reward: float) -> None:
     RunEvent.objects.create(run=run, message=f"Step {step} done: reward {reward:.2f}.")
 
 
-def test_a_customer_previews_the_reward_and_starts_a_run(page, live_server, project, screenshot):
+def test_a_customer_previews_the_reward_and_starts_a_run(
+    page, live_server, project, screenshot, celery_worker
+):
     log_in(page, live_server)
     page.goto(f"{live_server.url}/projects/{project.pk}/")
     page.get_by_role("link", name="New run").click()

@@ -28,3 +28,27 @@ def charlie(django_user_model):
     return django_user_model.objects.create_superuser(
         email="charlie@example.com", password="pw-charlie-1"
     )
+
+
+@pytest.fixture
+def preview_here(monkeypatch):
+    """Reward previews scored in the test process, as the preview task scores them on a
+    worker, so that a test's settings and local judge servers apply: previews go to a queue
+    no worker serves. preview_here(client, project, data) posts the form, runs the task's
+    service and returns the page the form's poll then gets."""
+    import re
+
+    from runs.services import reward_preview_run
+
+    monkeypatch.setenv("SLEUTH_PREVIEW_QUEUE", "previews-scored-by-the-test")
+
+    def preview(client, project, data: dict) -> str:
+        posted = client.post(f"/projects/{project.pk}/runs/reward-preview/", data)
+        html = posted.content.decode()
+        poll = re.search(r'hx-get="(/projects/\d+/runs/reward-preview/([\w-]+)/)"', html)
+        if poll is None:
+            return html  # the form's errors
+        reward_preview_run(preview_id=poll.group(2))
+        return client.get(poll.group(1)).content.decode()
+
+    return preview

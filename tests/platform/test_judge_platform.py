@@ -18,7 +18,7 @@ from corpora.models import Document, Project
 from corpora.services import project_create
 from runs import pipeline
 from runs.models import Run
-from runs.views import JUDGE_FAILED
+from runs.services import JUDGE_FAILED
 from workers import net
 from workers.training.config import TrainConfig
 
@@ -95,20 +95,27 @@ def set_judge(client, project, base_url, api_key=""):
     return client.post(f"/projects/{project.pk}/judge/", data)
 
 
-def preview(client, project, judge="own"):
-    response = client.post(
-        f"/projects/{project.pk}/runs/reward-preview/",
-        {
-            "preset": "quick-cpu",
-            "judge": judge,
-            "question_text": QUESTION,
-            "ground_truth": "$1577.00",
-            "sample_answers": "$1,577 million",
-            "searched": "on",
-            "found_golden": "on",
-        },
-    )
-    return response.content.decode()
+@pytest.fixture
+def preview(preview_here):
+    """preview(client, project, judge): the preview's result page, scored as the preview
+    task scores it on a worker."""
+
+    def score(client, project, judge="own"):
+        return preview_here(
+            client,
+            project,
+            {
+                "preset": "quick-cpu",
+                "judge": judge,
+                "question_text": QUESTION,
+                "ground_truth": "$1577.00",
+                "sample_answers": "$1,577 million",
+                "searched": "on",
+                "found_golden": "on",
+            },
+        )
+
+    return score
 
 
 def start_run(client, project, judge="own") -> Run:
@@ -130,7 +137,7 @@ def judge_as_the_worker_does(run: Run) -> None:
 
 
 def test_a_customer_endpoint_never_sees_a_platform_key(
-    client_alice, project, servers, operator_judge, local_urls
+    client_alice, preview, project, servers, operator_judge, local_urls
 ):
     customer = servers()
     assert set_judge(client_alice, project, customer.base_url).status_code == 302
@@ -145,7 +152,7 @@ def test_a_customer_endpoint_never_sees_a_platform_key(
 
 
 def test_with_its_own_key_set_the_customer_endpoint_sees_exactly_that_key(
-    client_alice, project, servers, operator_judge, local_urls
+    client_alice, preview, project, servers, operator_judge, local_urls
 ):
     customer = servers()
     set_judge(client_alice, project, customer.base_url, api_key=CUSTOMER_KEY)
@@ -157,7 +164,7 @@ def test_with_its_own_key_set_the_customer_endpoint_sees_exactly_that_key(
 
 
 def test_an_operator_judge_is_chosen_by_name_and_gets_the_operators_key(
-    client_alice, project, operator_judge
+    client_alice, preview, project, operator_judge
 ):
     new_run_page = client_alice.get(f"/projects/{project.pk}/runs/new/").content.decode()
     assert 'value="house"' in new_run_page
@@ -206,7 +213,7 @@ def test_the_customer_key_is_never_shown_back_nor_stored_in_plaintext(
 
 
 def test_a_new_endpoint_without_a_new_key_forgets_the_old_key(
-    client_alice, project, servers, local_urls
+    client_alice, preview, project, servers, local_urls
 ):
     first, second = servers(), servers()
     set_judge(client_alice, project, first.base_url, api_key=CUSTOMER_KEY)
@@ -258,7 +265,7 @@ def test_private_and_plain_http_judge_urls_are_refused_with_a_generic_message(
 
 
 def test_a_name_that_turns_to_loopback_after_the_checks_is_refused_at_connect_time(
-    client_alice, project, servers, monkeypatch
+    client_alice, preview, project, servers, monkeypatch
 ):
     server = servers()
     answers = {"count": 0}
@@ -279,7 +286,7 @@ def test_a_name_that_turns_to_loopback_after_the_checks_is_refused_at_connect_ti
 
 
 def test_a_redirect_from_the_customer_endpoint_is_not_followed(
-    client_alice, project, servers, local_urls
+    client_alice, preview, project, servers, local_urls
 ):
     customer, internal = servers(), servers()
     customer.redirect_to = internal.base_url + "/chat/completions"

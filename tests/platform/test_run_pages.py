@@ -217,11 +217,16 @@ def test_a_judge_is_picked_from_a_list_not_typed(client_alice, project):
 # --- reward preview ------------------------------------------------------------------------
 
 
-def preview(client, project, **data):
-    return page(client.post(f"/projects/{project.pk}/runs/reward-preview/", data))
+@pytest.fixture
+def preview(preview_here):
+    """preview(client, project, **form): the preview's result page, scored as the preview
+    task scores it on a worker (tests/platform/conftest.py)."""
+    return lambda client, project, **data: preview_here(client, project, data)
 
 
-def test_the_reward_preview_scores_each_sample_answer_component_by_component(client_alice, project):
+def test_the_reward_preview_scores_each_sample_answer_component_by_component(
+    client_alice, preview, project
+):
     html = preview(
         client_alice,
         project,
@@ -241,7 +246,7 @@ def test_the_reward_preview_scores_each_sample_answer_component_by_component(cli
     assert "offline judge" in html
 
 
-def test_the_reward_preview_uses_the_weights_from_the_form(client_alice, project):
+def test_the_reward_preview_uses_the_weights_from_the_form(client_alice, preview, project):
     html = preview(
         client_alice,
         project,
@@ -260,7 +265,7 @@ def test_the_reward_preview_uses_the_weights_from_the_form(client_alice, project
 
 
 def test_the_reward_preview_can_take_a_question_from_the_question_set(
-    client_alice, project, question_set
+    client_alice, preview, project, question_set
 ):
     question = question_set.questions.get(position=3)
 
@@ -277,7 +282,7 @@ def test_the_reward_preview_can_take_a_question_from_the_question_set(
     assert "<strong>1.00</strong>" in html
 
 
-def test_the_reward_preview_explains_what_is_missing(client_alice, project):
+def test_the_reward_preview_explains_what_is_missing(client_alice, preview, project):
     html = preview(client_alice, project, preset="quick-cpu", question_text="Q?")
 
     assert "Give the correct answer to compare with." in html
