@@ -29,6 +29,15 @@ def document_parse(document_id: int) -> str | None:
 RUN_STAGE_RETRIES = 4
 
 
+def _stage_time_limit() -> int:
+    """A hard limit (prefork pools kill the process past it) above any stage's own time
+    limit (runs.pipeline.stage_limit_seconds, from the run's budget): the last resort for a
+    stage stuck where the in-process limit cannot reach it (inside C code)."""
+    from django.conf import settings
+
+    return settings.SLEUTH_MAX_RUN_MINUTES * 60 + 2 * 600
+
+
 def _run_stage(task, stage: str, run_id: int) -> str | None:
     """Call one stage service; retry with backoff while storage is unreachable, then fail
     the run with the reason."""
@@ -68,22 +77,42 @@ def question_set_generate(project_id: int) -> int:
     return generate(project_id=project_id).pk
 
 
-@shared_task(name="workers.tasks.run_prepare", bind=True, max_retries=RUN_STAGE_RETRIES)
+@shared_task(
+    name="workers.tasks.run_prepare",
+    bind=True,
+    max_retries=RUN_STAGE_RETRIES,
+    time_limit=_stage_time_limit(),
+)
 def run_prepare(self, run_id: int) -> str | None:
     return _run_stage(self, "run_prepare", run_id)
 
 
-@shared_task(name="workers.tasks.run_train", bind=True, max_retries=RUN_STAGE_RETRIES)
+@shared_task(
+    name="workers.tasks.run_train",
+    bind=True,
+    max_retries=RUN_STAGE_RETRIES,
+    time_limit=_stage_time_limit(),
+)
 def run_train(self, run_id: int) -> str | None:
     return _run_stage(self, "run_train", run_id)
 
 
-@shared_task(name="workers.tasks.run_evaluate", bind=True, max_retries=RUN_STAGE_RETRIES)
+@shared_task(
+    name="workers.tasks.run_evaluate",
+    bind=True,
+    max_retries=RUN_STAGE_RETRIES,
+    time_limit=_stage_time_limit(),
+)
 def run_evaluate(self, run_id: int) -> str | None:
     return _run_stage(self, "run_evaluate", run_id)
 
 
-@shared_task(name="workers.tasks.run_publish", bind=True, max_retries=RUN_STAGE_RETRIES)
+@shared_task(
+    name="workers.tasks.run_publish",
+    bind=True,
+    max_retries=RUN_STAGE_RETRIES,
+    time_limit=_stage_time_limit(),
+)
 def run_publish(self, run_id: int) -> str | None:
     return _run_stage(self, "run_publish", run_id)
 

@@ -28,6 +28,7 @@ import os
 import shutil
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -325,11 +326,15 @@ def _stage(
             if not _release(run.pk, owner, f"{_describe(error)}; trying again."):
                 return None  # taken over meanwhile: the new owner goes on
             raise TransientError(_describe(error)) from error
-        logger.exception("run %s failed in %s", run_id, status)
+        # The customer sees no exception text (paths, hosts, queries): a reference that
+        # finds the traceback in the worker's log.
+        reference = uuid.uuid4().hex[:8]
+        logger.exception("run %s failed in %s (reference %s)", run_id, status, reference)
         return _fail_if_held(
             run,
             owner,
-            f"Something went wrong on our side while {status}: {type(error).__name__}: {error}",
+            f"Something went wrong on our side while {status} (reference {reference}). "
+            "Start the run again; if it fails the same way, contact support with the reference.",
         )
     run.refresh_from_db()
     return run
@@ -413,11 +418,16 @@ def _transient(error: BaseException) -> bool:
 
 
 def _describe(error: Exception) -> str:
+    """What the customer reads about a transient error: which service, never its text
+    (endpoints, hosts, paths); the operator's log has that."""
+    logger.warning("transient error in a run stage: %r", error)
     if isinstance(error, (BotoCoreError, ClientError)):
-        return f"Could not reach the artifact store (S3): {error}"
+        return "Could not reach the artifact store"
     if isinstance(error, DatabaseError):
-        return f"Could not reach the database: {error}"
-    return str(error)
+        return "Could not reach the database"
+    if isinstance(error, TransientError):
+        return str(error)
+    return "A service the run needs did not answer"
 
 
 def _release(run_id: int, owner: str, message: str) -> bool:
@@ -626,7 +636,12 @@ def run_train(*, run_id: int) -> Run | None:
             try:
                 model, tokenizer = load_model(config.model)
             except ModelNotFoundError as error:
-                raise StageFailed(f"Could not load the model {config.model!r}: {error}") from None
+                logger.warning("run %s: could not load %r: %s", run.pk, config.model, error)
+                raise StageFailed(
+                    f"The model {config.model!r} is not available on the training workers. "
+                    "Start the run with another model, or ask the platform's operator to "
+                    "install it."
+                ) from None
             heartbeat.progress()
             stream = MetricStream(run, heartbeat.owner)
             judge = run_judge(run, config)
