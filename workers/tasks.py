@@ -84,7 +84,10 @@ def question_set_generate(project_id: int) -> int:
     time_limit=_stage_time_limit(),
 )
 def run_prepare(self, run_id: int) -> str | None:
-    return _run_stage(self, "run_prepare", run_id)
+    from runs.selectors import run_next_to_start
+
+    # Claim order fair across owners: any queued run's task starts the fairest queued run.
+    return _run_stage(self, "run_prepare", run_next_to_start(run_id=run_id))
 
 
 @shared_task(

@@ -3,7 +3,8 @@
 import logging
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, IntegerField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce, Now
 from django.shortcuts import get_object_or_404
 
 from core.s3 import presigned_download_url
@@ -27,6 +28,40 @@ def run_get_for_user(*, user, run_id: int) -> Run:
     return get_object_or_404(
         Run.objects.select_related("project", "question_set"), pk=run_id, project__owner=user
     )
+
+
+# A run past the queue: it holds (or held, between stages) a worker's time.
+STARTED = [status for status in Run.ACTIVE if status != Run.Status.QUEUED]
+
+
+def run_next_to_start(*, run_id: int) -> int:
+    """The queued run a worker should start when it gets `run_id`'s start task, so that one
+    customer's many queued runs cannot keep another's behind them all: among the queued
+    runs no worker holds, the one whose owner has the fewest runs started (preparing,
+    training, evaluating, publishing), oldest first. Every queued run has one start task,
+    so each task starting the fairest run still starts every run once (a task whose own
+    run was started by another's, or has ended since, starts the next fairest).
+
+    `run_id` itself when it is a preparation to resume (its worker stopped), or when no
+    queued run waits."""
+    claimable = Q(lease_owner="") | Q(lease_expires_at__lt=Now())
+    if Run.objects.filter(claimable, pk=run_id, status=Run.Status.PREPARING).exists():
+        return run_id
+    started = (
+        Run.objects.filter(project__owner=OuterRef("project__owner"), status__in=STARTED)
+        .order_by()
+        .values("project__owner")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    fairest = (
+        Run.objects.filter(claimable, status=Run.Status.QUEUED)
+        .annotate(owner_started=Coalesce(Subquery(started, output_field=IntegerField()), 0))
+        .order_by("owner_started", "created_at", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    return fairest or run_id
 
 
 def run_events(*, run: Run) -> QuerySet[RunEvent]:
