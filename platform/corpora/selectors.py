@@ -32,8 +32,15 @@ def question_set_get_for_user(*, user, question_set_id: int) -> QuestionSet:
 
 
 def account_storage_used(*, user) -> int:
-    """Bytes of documents this account holds, counted against its quota."""
-    return Document.objects.filter(project__owner=user).aggregate(total=Sum("size"))["total"] or 0
+    """Bytes this account holds, counted against its quota: documents, question sets and
+    its runs' checkpoints and archives (the sizes recorded when they were written)."""
+    documents = Document.objects.filter(project__owner=user).aggregate(total=Sum("size"))
+    question_sets = QuestionSet.objects.filter(project__owner=user).aggregate(total=Sum("size"))
+    # Through the projects' runs (runs.Checkpoint): corpora does not import the runs app.
+    artifacts = Project.objects.filter(owner=user).aggregate(
+        total=Sum("runs__checkpoints__size_bytes")
+    )
+    return sum(part["total"] or 0 for part in (documents, question_sets, artifacts))
 
 
 def documents_in_progress(*, project: Project) -> bool:

@@ -77,13 +77,9 @@ def document_upload(*, project: Project, file: UploadedFile) -> Document:
         duplicate = project.documents.filter(sha256=sha256).first()
         if duplicate:
             raise UploadRejected(f"{name} is already in this project (as {duplicate.name}).")
-        used = account_storage_used(user=project.owner)
-        if used + file.size > settings.ACCOUNT_QUOTA_BYTES:
-            raise UploadRejected(
-                f"{name} would take your account over its "
-                f"{filesizeformat(settings.ACCOUNT_QUOTA_BYTES)} quota "
-                f"({filesizeformat(used)} used). Delete documents you no longer need."
-            )
+        over = _over_quota(owner=project.owner, name=name, size=file.size)
+        if over:
+            raise UploadRejected(over)
         s3_client().upload_fileobj(
             file, settings.S3_UPLOADS_BUCKET, key, ExtraArgs={"ContentType": CONTENT_TYPES[kind]}
         )
@@ -105,6 +101,20 @@ def document_upload(*, project: Project, file: UploadedFile) -> Document:
             raise
     transaction.on_commit(lambda: parse_enqueue(document.pk))  # or the sweep, later
     return document
+
+
+def _over_quota(*, owner, name: str, size: int) -> str:
+    """Why `size` more bytes do not fit the account's storage quota ("" when they do)."""
+    used = account_storage_used(user=owner)
+    if used + size <= settings.ACCOUNT_QUOTA_BYTES:
+        return ""
+    return (
+        f"{name} ({filesizeformat(size)}) would take your account over its "
+        f"{filesizeformat(settings.ACCOUNT_QUOTA_BYTES)} quota: "
+        f"{filesizeformat(used)} used by documents, question sets and runs' checkpoints, "
+        f"{filesizeformat(max(settings.ACCOUNT_QUOTA_BYTES - used, 0))} left. "
+        "Delete documents, question sets or runs you no longer need."
+    )
 
 
 def _enqueue(task: str, *args) -> None:
@@ -345,6 +355,9 @@ def question_set_import(*, project: Project, file: UploadedFile) -> QuestionSet:
                 )
             ],
         )
+    over = _over_quota(owner=project.owner, name=name, size=file.size)
+    if over:
+        raise QuestionImportRejected(name, [(0, over)])
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"questions{suffix}"
         with open(path, "wb") as out:
@@ -358,6 +371,11 @@ def question_set_import(*, project: Project, file: UploadedFile) -> QuestionSet:
         s3_client().upload_file(str(path), settings.S3_UPLOADS_BUCKET, key)
     try:
         with transaction.atomic():
+            # As for documents: one upload at a time per account, checked again under the lock.
+            get_user_model().objects.select_for_update().get(pk=project.owner_id)
+            over = _over_quota(owner=project.owner, name=name, size=file.size)
+            if over:
+                raise QuestionImportRejected(name, [(0, over)])
             question_set = QuestionSet.objects.create(
                 project=project, name=name, s3_key=key, size=file.size
             )
