@@ -14,6 +14,7 @@ DJANGO_SIDE = {
     "waitlist",
     "corpora",
     "runs",
+    "serving",
     "devstack",
     "storages",
     "celery",

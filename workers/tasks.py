@@ -69,6 +69,18 @@ def reward_preview(preview_id: str) -> str | None:
     return reward_preview_run(preview_id=preview_id)
 
 
+@shared_task(name="workers.tasks.agent_chat", bind=True)
+def agent_chat(self, agent: dict, question: str, sampling: dict) -> dict:
+    """Answer one /v1 chat completion with a published agent, on the "inference" queue
+    (its worker keeps agents loaded); each search is reported as progress as it happens."""
+    from serving.inference import agent_answer
+
+    def progress(searches: list[dict]) -> None:
+        self.update_state(state="PROGRESS", meta={"searches": searches})
+
+    return agent_answer(agent=agent, question=question, on_search=progress, **sampling)
+
+
 @shared_task(name="workers.tasks.question_set_generate")
 def question_set_generate(project_id: int) -> int:
     """Generate questions with answers from a project's documents; returns the set's id."""

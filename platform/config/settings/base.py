@@ -29,6 +29,7 @@ INSTALLED_APPS = [
     "waitlist",
     "corpora",
     "runs",
+    "serving",
 ]
 
 MIDDLEWARE = [
@@ -200,6 +201,15 @@ SLEUTH_MAX_ACTIVE_RUNS = env.int("SLEUTH_MAX_ACTIVE_RUNS", default=3)
 SLEUTH_MAX_RUN_STEPS = env.int("SLEUTH_MAX_RUN_STEPS", default=1000)
 SLEUTH_MAX_RUN_MINUTES = env.int("SLEUTH_MAX_RUN_MINUTES", default=360)
 SLEUTH_WORKER_MINUTES = env.int("SLEUTH_WORKER_MINUTES", default=1500)
+# The OpenAI-compatible API at /v1 (serving): requests per token owner per window (seconds),
+# and failed authentications per client address; the Celery queue of the inference worker
+# (`make run` starts one) and how long a request waits for its answer; how many published
+# agents one inference worker keeps loaded.
+SLEUTH_API_RATE_LIMIT = (env.int("SLEUTH_API_RATE_LIMIT", default=120), 60)
+SLEUTH_API_AUTH_FAILURE_LIMIT = (30, 600)
+SLEUTH_INFERENCE_QUEUE = env("SLEUTH_INFERENCE_QUEUE", default="inference")
+SLEUTH_INFERENCE_TIMEOUT = env.float("SLEUTH_INFERENCE_TIMEOUT", default=120.0)
+SLEUTH_SERVING_MAX_AGENTS = env.int("SLEUTH_SERVING_MAX_AGENTS", default=2)
 # /healthz/details answers from a per-process cache this many seconds old at most.
 HEALTH_CACHE_SECONDS = env.float("HEALTH_CACHE_SECONDS", default=5.0)
 

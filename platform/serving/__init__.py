@@ -1,0 +1,1 @@
+"""Using a trained agent: personal API tokens and the OpenAI-compatible API at /v1."""
