@@ -106,7 +106,8 @@ def reward_preview(request, project_id: int):
                 searched=data["searched"],
                 found_golden=data["found_golden"],
             )
-            return _preview_page(request, project, preview_id)
+            # Always pending here, however fast a worker is: the page polls for the result.
+            return _preview_page(request, project, preview_id, preview={"status": "queued"})
     return render(request, "runs/_reward_preview.html", {"form": form, "project": project})
 
 
@@ -118,8 +119,9 @@ def reward_preview_result(request, project_id: int, preview_id: str):
     return _preview_page(request, project, preview_id)
 
 
-def _preview_page(request, project, preview_id: str):
-    preview = reward_preview_get(preview_id=preview_id, user=request.user, project=project)
+def _preview_page(request, project, preview_id: str, preview: dict | None = None):
+    if preview is None:
+        preview = reward_preview_get(preview_id=preview_id, user=request.user, project=project)
     return render(
         request,
         "runs/_reward_preview.html",
