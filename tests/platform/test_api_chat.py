@@ -1,0 +1,239 @@
+"""The OpenAI-compatible API end to end on the real services: the real `openai` client,
+pointed at the live server with a personal API token, lists a published agent and gets
+answers from it. A tiny model is trained and published once, by a real run on a real
+Celery worker (a scripted-teacher cold start teaches it to search the toy corpus); a real
+inference worker (the "inference" queue, as `make run` starts it) keeps it loaded.
+
+The database is emptied after every test, the objects on S3 are not: each test publishes
+the module's trained agent again for its own alice (new rows over the same S3 folders)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import openai
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import override_settings
+from django.utils import timezone
+from openai import OpenAI
+
+from corpora.services import project_create
+from runs.models import Checkpoint, Run
+from runs.services import run_create
+from serving.services import api_token_create, api_token_revoke
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
+from test_runs_pipeline import TINY_OPTIONS, finished, upload_corpus, upload_questions  # noqa: E402
+from test_training_rl import tiny_model_folder  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+# A cold start long enough for the tiny model to learn to search (test_training_rl), then
+# one RL step: the run takes about a minute.
+TRAINED_TO_SEARCH = {
+    **TINY_OPTIONS,
+    "steps": 1,
+    "sft_epochs": 150,
+    "sft_lr": 3e-3,
+    "lr": 1e-4,
+    "scope_drills": 0,
+}
+
+
+@pytest.fixture(scope="module")
+def trained_agent(celery_worker, django_db_blocker, tmp_path_factory):
+    """What a real run published: its published folder and index on S3, and its name."""
+    model = tiny_model_folder(tmp_path_factory.mktemp("model"))
+    with django_db_blocker.unblock(), override_settings(SLEUTH_ALLOWED_MODELS=["default", model]):
+        trainer = get_user_model().objects.create_user(email="trainer@example.com", password="x")
+        project = project_create(owner=trainer, name="Toy filings")
+        upload_corpus(project)
+        run = run_create(
+            project=project,
+            user=trainer,
+            name="tiny",
+            question_set=upload_questions(project),
+            preset="quick-cpu",
+            options={**TRAINED_TO_SEARCH, "model": model},
+        )
+        run = finished(run)
+        assert run.status == Run.Status.SUCCEEDED, run.status_reason
+        final = run.checkpoints.get(is_final=True)
+        return {
+            "published_prefix": final.published_prefix,
+            "index_prefix": run.index_prefix,
+            "name": final.published_prefix.rsplit("/", 1)[-1],
+        }
+
+
+@pytest.fixture(scope="module")
+def inference_worker(celery_worker, django_db_blocker, tmp_path_factory):
+    """A real Celery worker on the "inference" queue, threads sharing one agent cache."""
+    from django.db import connection
+
+    from config.celery import app
+
+    with django_db_blocker.unblock():
+        database_name = connection.settings_dict["NAME"]
+    name = f"test-inference-{os.getpid()}@localhost"
+    log_path = tmp_path_factory.mktemp("inference") / "worker.log"
+    env = {
+        **os.environ,
+        "DATABASE_URL": os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + database_name,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "platform"), str(REPO_ROOT)]),
+        "SLEUTH_WORK_DIR": str(log_path.parent / "work"),
+    }
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "inference"]
+            + ["--pool", "threads", "--concurrency", "2", "-n", name, "-l", "INFO"],
+            env=env,
+            cwd=REPO_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 60
+        while not app.control.ping(destination=[name], timeout=0.5):
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                raise RuntimeError(f"inference worker did not start:\n{log_path.read_text()}")
+        yield process
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def publish_for(owner, trained: dict) -> str:
+    """`owner` gets the trained agent as their own published run; returns its name."""
+    project = project_create(owner=owner, name="Toy filings")
+    run = Run.objects.create(
+        project=project,
+        created_by=owner,
+        name="tiny",
+        status=Run.Status.SUCCEEDED,
+        index_prefix=trained["index_prefix"],
+        finished_at=timezone.now(),
+    )
+    Checkpoint.objects.create(
+        run=run,
+        step=1,
+        s3_prefix=f"{trained['published_prefix']}/unused",
+        is_final=True,
+        published_prefix=trained["published_prefix"],
+    )
+    return trained["name"]
+
+
+@pytest.fixture
+def agent(alice, trained_agent, inference_worker) -> str:
+    return publish_for(alice, trained_agent)
+
+
+@pytest.fixture
+def client_for(live_server):
+    def make(user) -> OpenAI:
+        _, token = api_token_create(user=user, name="tests")
+        return OpenAI(base_url=live_server.url + "/v1", api_key=token, max_retries=0)
+
+    return make
+
+
+QUESTION = "what was acme revenue in 2021 ?"
+
+
+def ask(client: OpenAI, model: str, **options):
+    return client.chat.completions.create(
+        model=model, messages=[{"role": "user", "content": QUESTION}], **options
+    )
+
+
+def test_the_openai_client_lists_the_published_agent(agent, alice, client_for):
+    models = client_for(alice).models.list()
+
+    assert [m.id for m in models] == [agent]
+    assert models.data[0].owned_by == "Toy filings"
+
+
+def test_the_openai_client_gets_the_agents_answer_with_its_searches_as_tool_calls(
+    agent, alice, client_for
+):
+    completion = ask(client_for(alice), agent)
+
+    message = completion.choices[0].message
+    assert completion.model == agent and message.role == "assistant"
+    assert message.tool_calls, "the trained agent searches before it answers"
+    call = message.tool_calls[0]
+    assert call.type == "function" and call.function.name == "search"
+    assert "acme" in json.loads(call.function.arguments)["query"]
+    assert completion.choices[0].finish_reason == "stop"
+    assert message.content == "seven"
+    assert completion.usage.completion_tokens > 0
+    found = completion.sleuth["searches"][0]["results"]
+    assert found and found[0]["document"] == "acme.txt"
+
+
+def test_a_streamed_answer_brings_the_same_searches_and_answer_in_chunks(agent, alice, client_for):
+    client = client_for(alice)
+    whole = ask(client, agent)
+
+    chunks = list(ask(client, agent, stream=True))
+
+    streamed_calls = [
+        call.function.arguments
+        for chunk in chunks
+        for call in (chunk.choices[0].delta.tool_calls or [])
+    ]
+    content = "".join(chunk.choices[0].delta.content or "" for chunk in chunks)
+    assert streamed_calls == [c.function.arguments for c in whole.choices[0].message.tool_calls]
+    assert content == whole.choices[0].message.content
+    assert chunks[-1].choices[0].finish_reason == "stop"
+
+
+def test_the_agent_is_loaded_once_across_two_requests(agent, alice, client_for):
+    client = client_for(alice)
+
+    first = client.chat.completions.with_raw_response.create(
+        model=agent, messages=[{"role": "user", "content": QUESTION}]
+    )
+    second = client.chat.completions.with_raw_response.create(
+        model=agent, messages=[{"role": "user", "content": "what was globex dividend ?"}]
+    )
+
+    assert first.headers["x-sleuth-agent-cache"] == "miss"
+    assert second.headers["x-sleuth-agent-cache"] == "hit"
+
+
+def test_without_a_token_the_api_answers_401(agent, live_server):
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(live_server.url + "/v1/models")
+
+    assert refused.value.code == 401
+
+
+def test_a_revoked_token_gets_401_from_the_openai_client(agent, alice, live_server):
+    token, raw = api_token_create(user=alice, name="old laptop")
+    client = OpenAI(base_url=live_server.url + "/v1", api_key=raw, max_retries=0)
+    api_token_revoke(user=alice, token_id=token.pk)
+
+    with pytest.raises(openai.AuthenticationError):
+        client.models.list()
+    with pytest.raises(openai.AuthenticationError):
+        ask(client, agent)
+
+
+def test_another_customers_agent_name_is_404_for_the_openai_client(agent, bob, client_for):
+    with pytest.raises(openai.NotFoundError):
+        ask(client_for(bob), agent)
