@@ -1,8 +1,9 @@
 """`python -m devstack run`: the whole platform on embedded services (what `make run` does).
 
 Starts Postgres, Redis and S3 (unless the environment points at external ones),
-prepares them (migrations, buckets, an admin account), then runs gunicorn and a
-Celery worker until Ctrl-C, which stops every process it started.
+prepares them (migrations, buckets, an admin account), then runs gunicorn, a Celery
+worker and an inference worker (it keeps published agents loaded for /v1) until Ctrl-C,
+which stops every process it started.
 
 `python -m devstack services` starts only the services and prints their variables.
 """
@@ -102,6 +103,30 @@ def run(args: argparse.Namespace) -> int:
                 os.environ.get("WORKER_CONCURRENCY", "2"),
                 "-n",
                 "worker@%h",
+                "-l",
+                "INFO",
+            ],
+            env=env,
+            cwd=REPO_ROOT,
+            start_new_session=True,
+        )
+        # Published agents answer /v1 from here: threads share one cache of loaded agents.
+        processes["inference"] = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "-Q",
+                env.get("SLEUTH_INFERENCE_QUEUE", "inference"),
+                "--pool",
+                "threads",
+                "--concurrency",
+                os.environ.get("INFERENCE_CONCURRENCY", "2"),
+                "-n",
+                "inference@%h",
                 "-l",
                 "INFO",
             ],
