@@ -8,10 +8,10 @@ from django.conf import settings
 
 
 @lru_cache(maxsize=4)
-def _client(timeout: float):
+def _client(timeout: float, endpoint_url: str | None = None):
     return boto3.client(
         "s3",
-        endpoint_url=settings.S3_ENDPOINT_URL,
+        endpoint_url=endpoint_url or settings.S3_ENDPOINT_URL,
         aws_access_key_id=settings.S3_ACCESS_KEY_ID,
         aws_secret_access_key=settings.S3_SECRET_ACCESS_KEY,
         region_name=settings.S3_REGION,
@@ -48,11 +48,13 @@ def buckets_ensure() -> list[str]:
 def presigned_download_url(
     *, bucket: str, key: str, filename: str | None = None, expires_in: int | None = None
 ) -> str:
-    """A short-lived GET URL; `filename` makes the browser save it under that name."""
+    """A short-lived GET URL; `filename` makes the browser save it under that name. Signed
+    for `S3_PUBLIC_ENDPOINT_URL` when set: the address customers' browsers reach the store
+    at, where the platform's own processes may use an internal one (`http://s3:8333`)."""
     params = {"Bucket": bucket, "Key": key}
     if filename:
         params["ResponseContentDisposition"] = f'attachment; filename="{filename}"'
-    return s3_client().generate_presigned_url(
+    return _client(5.0, settings.S3_PUBLIC_ENDPOINT_URL).generate_presigned_url(
         "get_object",
         Params=params,
         ExpiresIn=expires_in or settings.S3_PRESIGNED_TTL_SECONDS,

@@ -15,17 +15,22 @@ def bootstrap() -> str:
     return out.getvalue()
 
 
-def test_an_admin_is_generated_and_its_password_printed_only_once(monkeypatch):
+def test_a_generated_admin_password_goes_to_a_private_file_never_the_log(
+    monkeypatch, settings, tmp_path
+):
     monkeypatch.delenv("ADMIN_EMAIL", raising=False)
     monkeypatch.delenv("ADMIN_PASSWORD", raising=False)
+    settings.ADMIN_PASSWORD_FILE = str(tmp_path / "admin-password")
 
     first = bootstrap()
     second = bootstrap()
 
-    password = first.split("with password ")[1].split()[0]
+    password = (tmp_path / "admin-password").read_text().strip()
     admin = get_user_model().objects.get(email="admin@localhost")
     assert admin.is_superuser and admin.check_password(password)
-    assert password not in second
+    assert (tmp_path / "admin-password").stat().st_mode & 0o777 == 0o600
+    assert password not in first and password not in second
+    assert str(tmp_path / "admin-password") in first
     assert "admin: exists" in second
 
 
@@ -39,3 +44,17 @@ def test_the_admin_comes_from_the_environment_when_given(monkeypatch):
     assert admin.is_staff and admin.is_superuser
     assert admin.check_password("correct horse battery")
     assert "correct horse battery" not in output
+
+
+def test_a_password_changed_after_creation_survives_the_next_start(monkeypatch):
+    monkeypatch.setenv("ADMIN_EMAIL", "ops@example.com")
+    monkeypatch.setenv("ADMIN_PASSWORD", "correct horse battery")
+    bootstrap()
+    admin = get_user_model().objects.get(email="ops@example.com")
+    admin.set_password("a new one, chosen in the admin")
+    admin.save()
+
+    bootstrap()
+
+    admin.refresh_from_db()
+    assert admin.check_password("a new one, chosen in the admin")

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "core.security_headers.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -46,6 +47,13 @@ MIDDLEWARE = [
     # 429 past the login, reset and sign-up limits; last, so after the CSRF check.
     "core.ratelimit.AuthThrottleMiddleware",
 ]
+
+# Scripts only from this site's static files (core.security_headers).
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; object-src 'none'; base-uri 'self'; frame-ancestors 'none'"
+)
+CONTENT_SECURITY_POLICY_EXEMPT = ("/v1/docs",)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -86,6 +94,8 @@ USE_TZ = True
 
 # Object storage: any S3-compatible endpoint (SeaweedFS in development, S3 in production).
 S3_ENDPOINT_URL = env("S3_ENDPOINT_URL", default=None)
+# Where browsers reach the store, for presigned downloads (default: S3_ENDPOINT_URL).
+S3_PUBLIC_ENDPOINT_URL = env("S3_PUBLIC_ENDPOINT_URL", default=None)
 S3_ACCESS_KEY_ID = env("S3_ACCESS_KEY_ID")
 S3_SECRET_ACCESS_KEY = env("S3_SECRET_ACCESS_KEY")
 S3_REGION = env("S3_REGION", default="us-east-1")
@@ -97,6 +107,8 @@ S3_PRESIGNED_TTL_SECONDS = env.int("S3_PRESIGNED_TTL_SECONDS", default=300)
 
 STATIC_URL = "static/"
 STATIC_ROOT = REPO_ROOT / "var" / "staticfiles"
+# Where `manage.py bootstrap` writes a generated admin password (mode 600), never to the log.
+ADMIN_PASSWORD_FILE = env("ADMIN_PASSWORD_FILE", default=str(REPO_ROOT / "var" / "admin-password"))
 STATICFILES_DIRS = [REPO_ROOT / "static"]
 STORAGES = {
     "default": {

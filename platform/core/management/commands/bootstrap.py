@@ -2,7 +2,9 @@
 
 import os
 import secrets
+from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
@@ -23,28 +25,36 @@ class Command(BaseCommand):
         self._ensure_admin()
 
     def _ensure_admin(self) -> None:
+        """An admin account, created once. A configured ADMIN_PASSWORD sets the password of
+        the account it creates, never again (a password changed in the admin survives
+        restarts); a generated one goes to a file only this user can read, never the log."""
         User = get_user_model()
         email = os.environ.get("ADMIN_EMAIL")
         password = os.environ.get("ADMIN_PASSWORD")
         if email and password:
-            user, created = User.objects.get_or_create(
-                email=email, defaults={"is_staff": True, "is_superuser": True}
-            )
-            user.is_staff = user.is_superuser = True
-            user.set_password(password)
-            user.save()
-            self.stdout.write(f"admin: {email} ({'created' if created else 'password set'})")
+            if User.objects.filter(email__iexact=email).exists():
+                self.stdout.write(
+                    f"admin: {email} exists (ADMIN_PASSWORD applies only when created)"
+                )
+                return
+            User.objects.create_superuser(email=email, password=password)
+            self.stdout.write(f"admin: {email} created")
             return
         if User.objects.filter(is_superuser=True).exists():
             self.stdout.write("admin: exists")
             return
         email = email or "admin@localhost"
         password = secrets.token_urlsafe(12)
+        path = Path(settings.ADMIN_PASSWORD_FILE)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        # Created readable by this user only, before a byte of the password is written.
+        with os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w") as f:
+            f.write(password + "\n")
         User.objects.create_superuser(email=email, password=password)
-        # Printed once: the next start finds the account and prints nothing.
         self.stdout.write(
             self.style.WARNING(
-                f"admin: created {email} with password {password}  (shown once; "
-                "set ADMIN_EMAIL and ADMIN_PASSWORD to choose your own)"
+                f"admin: created {email}; its password is in {path} (readable by this user "
+                "only; set ADMIN_EMAIL and ADMIN_PASSWORD to choose your own)"
             )
         )
