@@ -14,6 +14,7 @@ import csv
 import hashlib
 import json
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,10 +59,14 @@ def question_id(question: str) -> str:
 def load_questions(path: str | Path) -> list[Question]:
     """Read a question file (.jsonl/.json lines, or .csv) and return every question in it.
 
-    Raises QuestionFileError listing every bad line; FileNotFoundError if it is missing.
+    Raises QuestionFileError listing every bad line (or saying the file is not UTF-8 text);
+    FileNotFoundError if it is missing.
     """
     path = Path(path)
-    text = path.read_text(encoding="utf-8-sig")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise QuestionFileError(path, [(0, f"not UTF-8 text (byte {error.start})")]) from None
     if path.suffix.lower() == ".csv":
         rows = _csv_records(text)
     else:
@@ -155,6 +160,10 @@ def _jsonl_records(text: str):
             continue
         except RecursionError:
             yield line_no, None, "the JSON is nested too deeply"
+            continue
+        except ValueError:  # Python converts no integer longer than this to int
+            limit = sys.get_int_max_str_digits()
+            yield line_no, None, f"a number is longer than {limit:,} digits"
             continue
         if not isinstance(record, dict):
             yield line_no, None, "expected a JSON object"
