@@ -14,7 +14,9 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from unittest import mock
 
 import openai
 import pytest
@@ -48,11 +50,74 @@ TRAINED_TO_SEARCH = {
 }
 
 
+@contextmanager
+def worker(name: str, queues: str, pool: str, log_path: Path, **env_extra: str):
+    """A real Celery worker process on the real broker, using the test database."""
+    from django.db import connection
+
+    from config.celery import app
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": os.environ["DATABASE_URL"].rsplit("/", 1)[0]
+        + "/"
+        + connection.settings_dict["NAME"],
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "platform"), str(REPO_ROOT)]),
+        **env_extra,
+    }
+    node = f"{name}-{os.getpid()}@localhost"
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues]
+            + ["--pool", pool, "--concurrency", "2", "-n", node, "-l", "INFO"],
+            env=env,
+            cwd=REPO_ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while not app.control.ping(destination=[node], timeout=0.5):
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{name} worker did not start:\n{log_path.read_text()}")
+            yield process
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+# The run's stages go to queues of their own, served by a worker whose operator allowlist
+# holds the tiny model (workers check it again before loading one).
+RUN_QUEUES = {
+    "SLEUTH_INGEST_QUEUE": "serving-test-ingest",
+    "SLEUTH_TRAIN_QUEUE": "serving-test-train",
+}
+
+
 @pytest.fixture(scope="module")
-def trained_agent(celery_worker, django_db_blocker, tmp_path_factory):
+def trained_agent(django_db_setup, django_db_blocker, tmp_path_factory):
     """What a real run published: its published folder and index on S3, and its name."""
-    model = tiny_model_folder(tmp_path_factory.mktemp("model"))
-    with django_db_blocker.unblock(), override_settings(SLEUTH_ALLOWED_MODELS=["default", model]):
+    folder = tmp_path_factory.mktemp("training")
+    model = tiny_model_folder(folder)
+    allowed = ["default", model]
+    with (
+        django_db_blocker.unblock(),
+        override_settings(SLEUTH_ALLOWED_MODELS=allowed),
+        mock.patch.dict(os.environ, RUN_QUEUES),
+        worker(
+            "test-training",
+            ",".join(["ingest", *RUN_QUEUES.values()]),
+            "solo",
+            folder / "worker.log",
+            SLEUTH_ALLOWED_MODELS=",".join(allowed),
+        ),
+    ):
         trainer = get_user_model().objects.create_user(email="trainer@example.com", password="x")
         project = project_create(owner=trainer, name="Toy filings")
         upload_corpus(project)
@@ -75,45 +140,20 @@ def trained_agent(celery_worker, django_db_blocker, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def inference_worker(celery_worker, django_db_blocker, tmp_path_factory):
+def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory):
     """A real Celery worker on the "inference" queue, threads sharing one agent cache."""
-    from django.db import connection
-
-    from config.celery import app
-
-    with django_db_blocker.unblock():
-        database_name = connection.settings_dict["NAME"]
-    name = f"test-inference-{os.getpid()}@localhost"
-    log_path = tmp_path_factory.mktemp("inference") / "worker.log"
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + database_name,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "platform"), str(REPO_ROOT)]),
-        "SLEUTH_WORK_DIR": str(log_path.parent / "work"),
-    }
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", "inference"]
-            + ["--pool", "threads", "--concurrency", "2", "-n", name, "-l", "INFO"],
-            env=env,
-            cwd=REPO_ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 60
-        while not app.control.ping(destination=[name], timeout=0.5):
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                raise RuntimeError(f"inference worker did not start:\n{log_path.read_text()}")
+    folder = tmp_path_factory.mktemp("inference")
+    with (
+        django_db_blocker.unblock(),
+        worker(
+            "test-inference",
+            "inference",
+            "threads",
+            folder / "worker.log",
+            SLEUTH_WORK_DIR=str(folder / "work"),
+        ) as process,
+    ):
         yield process
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def publish_for(owner, trained: dict) -> str:
