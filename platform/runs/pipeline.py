@@ -56,12 +56,10 @@ from .lease import (
 from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
 from .services import (
     JudgeRejected,
-    allowed_models,
     checkpoints_prune,
     enqueue,
     ingest_queue,
     judge_build,
-    model_key,
     run_event_add,
     train_queue,
 )
@@ -614,17 +612,6 @@ def _restore_checkpoint(run: Run, out_dir: Path, owner: str) -> int:
     return step
 
 
-def _check_model_allowed(run: Run, config: TrainConfig) -> None:
-    """The worker checks the operator's allowlist again before it loads a model: a run's
-    stored settings may predate a change of the list, or not have come through the form."""
-    if model_key(config.model) not in allowed_models():
-        logger.warning("run %s: model %r is not allowed", run.pk, config.model)
-        raise StageFailed(
-            f"The model {config.model!r} is not one the platform's operator allows. Start "
-            f"the run again with one of: {', '.join(allowed_models())}."
-        )
-
-
 def run_train(*, run_id: int) -> Run | None:
     """Cold start + RL with the engine's trainer; metrics and samples stream into Postgres,
     checkpoints go to S3. A run taken over from a dead worker resumes from its last
@@ -635,7 +622,6 @@ def run_train(*, run_id: int) -> Run | None:
         from workers.training.rl import StopRequested, train
 
         config = TrainConfig.from_dict(run.config)
-        _check_model_allowed(run, config)
         out_dir = artifacts.work_dir() / f"run-{run.pk}-{heartbeat.owner.replace(':', '-')}"
         shutil.rmtree(out_dir, ignore_errors=True)
         try:

@@ -62,21 +62,3 @@ def test_unreachable_storage_is_retried_with_a_message_that_names_no_endpoint(ru
     for text in (str(raised.value), warning.message):
         assert "Could not reach the artifact store" in text
         assert INTERNAL not in text and "8333" not in text
-
-
-def test_a_worker_refuses_a_model_the_operator_does_not_allow_before_loading_it(
-    run, settings, monkeypatch
-):
-    import workers.agent.models
-
-    loaded = []
-    monkeypatch.setattr(workers.agent.models, "load_model", lambda name: loaded.append(name))
-    run.config = {**run.config, "model": "someone/unvetted-model"}  # not through the form
-    run.save(update_fields=["config"])
-    settings.SLEUTH_ALLOWED_MODELS = ["default"]
-
-    finished = pipeline.run_train(run_id=run.pk)
-
-    assert finished.status == Run.Status.FAILED
-    assert "not one the platform's operator allows" in finished.status_reason
-    assert loaded == []
