@@ -91,7 +91,7 @@ def parse_bytes(data: bytes, name: str, limits: ParseLimits | None = None) -> Pa
         if kind == "pdf":
             sections = _parse_pdf(data, limits.max_pages)
         elif kind == "docx":
-            sections = _parse_docx(data)
+            sections = _parse_docx(data, limits.max_bytes)
         else:
             text = _decode(data)
             sections = {"html": _parse_html, "markdown": _parse_markdown, "text": _parse_text}[
@@ -232,10 +232,19 @@ def _parse_text(text: str) -> list[Section]:
     return [Section(text=text)]
 
 
-def _parse_docx(data: bytes) -> list[Section]:
+def _parse_docx(data: bytes, max_unpacked_bytes: int) -> list[Section]:
     import docx
-    from docx.table import Table
+    from docx.table import Table, _Cell
 
+    # A zip bomb (a small DOCX whose XML unpacks a thousand times larger) is refused before
+    # anything is unpacked. The sizes a ZIP declares bound what zipfile gives: it stops at a
+    # part's declared size (and then fails its CRC).
+    unpacked = sum(info.file_size for info in zipfile.ZipFile(io.BytesIO(data)).infolist())
+    if unpacked > max_unpacked_bytes:
+        raise ParseError(
+            f"the DOCX unpacks to {unpacked / 1e6:.0f} MB (limit {max_unpacked_bytes / 1e6:.0f} "
+            "MB): split it into smaller documents"
+        )
     try:
         document = docx.Document(io.BytesIO(data))
     except Exception as exc:  # python-docx raises several types for broken packages
@@ -244,8 +253,11 @@ def _parse_docx(data: bytes) -> list[Section]:
     marker = "\x00heading\x00"
     for item in document.iter_inner_content():
         if isinstance(item, Table):
+            # Each cell as written, once: `row.cells` repeats a merged cell once per column
+            # and row it spans, a million times for a cell that says it spans a million.
             for row in item.rows:
-                blocks.append(" | ".join(" ".join(c.text.split()) for c in row.cells))
+                cells = (_Cell(tc, item) for tc in row._tr.tc_lst)
+                blocks.append(" | ".join(" ".join(c.text.split()) for c in cells))
         elif item.style is not None and (item.style.name or "").lower().startswith(
             ("heading", "title")
         ):
