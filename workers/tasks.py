@@ -146,14 +146,19 @@ def _sweep_forever(interval: float, queues: list[str]) -> None:
 
     from django.db import connection
 
+    history_expired_at = float("-inf")  # monotonic time of the last retention pass (hourly)
     while True:
         try:
             from corpora.parse_deadlines import documents_sweep
             from runs.pipeline import queues_announce, runs_sweep
+            from runs.retention import runs_history_expire
 
             queues_announce(queues, ttl_seconds=3 * interval)
             runs_sweep()
             documents_sweep()
+            if time.monotonic() - history_expired_at >= 3600:
+                runs_history_expire()
+                history_expired_at = time.monotonic()
         except Exception:  # the database or Redis blinked: try again next time
             logging.getLogger(__name__).warning("sweep failed", exc_info=True)
             connection.close()
@@ -163,7 +168,8 @@ def _sweep_forever(interval: float, queues: list[str]) -> None:
 def _start_sweeper(sender=None, **kwargs) -> None:
     """Every worker, in a background thread (no beat needed): announces the queues it
     serves, sweeps expired run leases (a run whose worker was killed is taken over by one
-    that is alive) and documents whose parse never finished."""
+    that is alive) and documents whose parse never finished, and hourly deletes the history
+    of runs past the retention (runs.retention)."""
     import os
     import threading
 

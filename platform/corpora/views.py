@@ -4,6 +4,7 @@ owner-scoped helpers, writes through services."""
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -33,6 +34,12 @@ from .services import (
     question_set_delete,
     question_set_import,
 )
+
+# A question set's page shows this many questions at a time, with links to the others.
+QUESTIONS_PER_PAGE = 100
+# A refused question file or upload lists its first problems and counts the rest: a file of
+# 100,000 bad lines must not become a page of 100,000 items.
+PROBLEMS_SHOWN = 20
 
 
 @login_required
@@ -101,11 +108,14 @@ def document_upload_view(request, project_id: int):
     if request.headers.get("Accept") == "application/json":
         status = 200 if all(r["ok"] for r in results) else 400
         return JsonResponse({"files": results}, status=status)
+    refused = [result for result in results if not result["ok"]]
     for result in results:
         if result["ok"]:
             messages.success(request, f"Uploaded {result['name']}.")
-        else:
-            messages.error(request, result["error"])
+    for result in refused[:PROBLEMS_SHOWN]:
+        messages.error(request, result["error"])
+    if len(refused) > PROBLEMS_SHOWN:
+        messages.error(request, f"and {len(refused) - PROBLEMS_SHOWN} more files were refused.")
     return redirect("corpora:project_detail", project_id=project.pk)
 
 
@@ -212,7 +222,14 @@ def question_set_upload(request, project_id: int):
     try:
         question_set = question_set_import(project=project, file=file)
     except QuestionImportRejected as error:
-        context = _project_context(request, project, question_error=error)
+        problems = error.problems
+        context = _project_context(
+            request,
+            project,
+            question_error=error,
+            question_problems=problems[:PROBLEMS_SHOWN],
+            question_problems_more=max(0, len(problems) - PROBLEMS_SHOWN),
+        )
         return render(request, "corpora/project_detail.html", context, status=400)
     messages.success(
         request, f"Imported {question_set.questions.count()} questions from {question_set.name}."
@@ -223,14 +240,16 @@ def question_set_upload(request, project_id: int):
 @login_required
 @require_GET
 def question_set_detail(request, question_set_id: int):
+    """One page of the set's questions (a set may hold 100,000: never all at once)."""
     question_set = question_set_get_for_user(user=request.user, question_set_id=question_set_id)
+    paginator = Paginator(question_set.questions.all(), QUESTIONS_PER_PAGE)
     return render(
         request,
         "corpora/question_set_detail.html",
         {
             "question_set": question_set,
             "project": question_set.project,
-            "questions": question_set.questions.all(),
+            "page": paginator.get_page(request.GET.get("page")),
         },
     )
 

@@ -22,6 +22,8 @@ LOSS_CHOICES = [
     ("mis", "Masked importance sampling (MIS)"),
 ]
 MAX_PREVIEW_ANSWERS = 5
+# The reward preview's menu of questions to pick from (others can be typed in).
+PREVIEW_QUESTIONS_OFFERED = 50
 
 
 def _weight_field(component: str) -> forms.FloatField:
@@ -169,10 +171,23 @@ class RewardPreviewForm(RewardOptionsForm):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, project=project, **kwargs)
-        self.fields["sample_question"].queryset = Question.objects.filter(
-            question_set__project=project
-        ).select_related("question_set")
-        self.fields["sample_question"].label_from_instance = lambda q: q.question[:120]
+        field = self.fields["sample_question"]
+        # Any of the project's questions is accepted, but the menu offers only the first few:
+        # a set may hold 100,000 questions, and each would be an <option> on the page.
+        field.queryset = Question.objects.filter(question_set__project=project).order_by(
+            "question_set", "position"
+        )
+        field.widget.choices = [("", field.empty_label)] + [
+            (question.pk, question.question[:120])
+            for question in field.queryset[:PREVIEW_QUESTIONS_OFFERED]
+        ]
+        if len(field.widget.choices) > PREVIEW_QUESTIONS_OFFERED:
+            total = field.queryset.count()
+            if total > PREVIEW_QUESTIONS_OFFERED:
+                field.help_text = (
+                    f"The first {PREVIEW_QUESTIONS_OFFERED} of your {total} questions; "
+                    "type any other below."
+                )
 
     def clean(self):
         data = super().clean()

@@ -79,6 +79,49 @@ def run_metric_series(*, run: Run, keys: list[str] | None = None) -> dict[str, l
     return series
 
 
+def run_metric_points(*, run: Run, since: int | None = None, max_points: int) -> dict:
+    """The run's numeric metrics after step `since` (all when None) as series aligned on
+    `steps`, at most `max_points` of them: {"steps": [...], "series": {key: [...]}}.
+
+    Longer stretches are averaged in buckets of consecutive steps, each point at its bucket's
+    last step (so a validation number logged at one step in a bucket is kept, not skipped);
+    the last step is always its own point, exact. A key missing at a point gives None."""
+    rows = RunMetric.objects.filter(run=run).order_by("step")
+    if since is not None:
+        rows = rows.filter(step__gt=since)
+    points = [(step, _numbers(data)) for step, data in rows.values_list("step", "data")]
+    if len(points) > max_points:
+        points = _downsample(points, max_points)
+    keys = sorted({key for _, numbers in points for key in numbers})
+    return {
+        "steps": [step for step, _ in points],
+        "series": {key: [numbers.get(key) for _, numbers in points] for key in keys},
+    }
+
+
+def _numbers(data: dict) -> dict[str, float]:
+    return {
+        key: value
+        for key, value in data.items()
+        if isinstance(value, int | float) and not isinstance(value, bool) and key != "step"
+    }
+
+
+def _downsample(points: list[tuple[int, dict]], max_points: int) -> list[tuple[int, dict]]:
+    *head, last = points
+    buckets = max(1, max_points - 1)
+    size = -(-len(head) // buckets)  # ceiling: at most `buckets` buckets
+    merged = []
+    for start in range(0, len(head), size):
+        bucket = head[start : start + size]
+        sums: dict[str, list[float]] = {}
+        for _, numbers in bucket:
+            for key, value in numbers.items():
+                sums.setdefault(key, []).append(value)
+        merged.append((bucket[-1][0], {key: sum(v) / len(v) for key, v in sums.items()}))
+    return [*merged, last]
+
+
 def run_samples(*, run: Run, step: int | None = None, limit: int = 20) -> QuerySet:
     """Sample trajectories, newest step first (or those of one step)."""
     samples = TrajectorySample.objects.filter(run=run)

@@ -3,6 +3,7 @@ run live, read its trajectories, cancel it, download its checkpoints. Thin: ever
 id is scoped to the owner (404 for anyone else, staff included), writes go through
 runs.services."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, JsonResponse
@@ -15,7 +16,13 @@ from corpora.selectors import project_get_for_user
 from .forms import ProjectJudgeForm, RewardPreviewForm, RunForm
 from .models import Run
 from .presets import PRESETS, UnknownPreset, preset_config
-from .selectors import checkpoint_download_url, checkpoint_get_for_user, run_get_for_user
+from .retention import run_history_expired
+from .selectors import (
+    checkpoint_download_url,
+    checkpoint_get_for_user,
+    run_get_for_user,
+    run_metric_points,
+)
 from .services import (
     JudgeRejected,
     RunRejected,
@@ -46,6 +53,10 @@ CHARTS = [
 ]
 # Golden chunk ids and texts can be long; the viewer shows this many samples per step.
 SAMPLES_PER_PAGE = 8
+# The most points one metrics answer holds (a chart's width in pixels, about).
+METRIC_POINTS = 500
+# The live part lists the newest events, and counts the rest.
+EVENTS_SHOWN = 50
 
 
 @login_required
@@ -173,7 +184,16 @@ def project_judge(request, project_id: int):
 @require_GET
 def run_detail(request, run_id: int):
     run = run_get_for_user(user=request.user, run_id=run_id)
-    return render(request, "runs/run_detail.html", _live_context(run) | {"charts": CHARTS})
+    return render(
+        request,
+        "runs/run_detail.html",
+        _live_context(run)
+        | {
+            "charts": CHARTS,
+            "history_expired": run_history_expired(run=run),
+            "retention_days": settings.SLEUTH_RUN_RETENTION_DAYS,
+        },
+    )
 
 
 @login_required
@@ -185,10 +205,12 @@ def run_live(request, run_id: int):
 
 
 def _live_context(run: Run) -> dict:
+    events = list(run.events.order_by("-at", "-id")[:EVENTS_SHOWN])
     return {
         "run": run,
         "project": run.project,
-        "events": list(run.events.order_by("-at", "-id")[:50]),
+        "events": events,
+        "events_more": run.events.count() - EVENTS_SHOWN if len(events) == EVENTS_SHOWN else 0,
         "checkpoints": list(run.checkpoints.all()),
         "validation": validation_rows(run.eval_report),
         "progress": round(100 * run.current_step / run.total_steps) if run.total_steps else 0,
@@ -221,19 +243,20 @@ def _policy_label(name: str) -> str:
 @login_required
 @require_GET
 def run_metrics(request, run_id: int):
-    """Every numeric series of the run's metrics, by key, aligned on `steps` (null where a
-    step did not log that key, e.g. validation numbers between evaluations)."""
+    """The numeric series of the run's metrics, by key, aligned on `steps` (null where a
+    step did not log that key, e.g. validation numbers between evaluations). `?since=<step>`
+    sends only the steps after it, for the chart's polls to append; any answer holds at most
+    METRIC_POINTS points (longer stretches averaged, the last step exact)."""
     run = run_get_for_user(user=request.user, run_id=run_id)
-    rows = list(run.metrics.values_list("step", "data"))
-    keys = sorted({k for _, data in rows for k, v in data.items() if _number(v) and k != "step"})
-    series = {k: [data.get(k) if _number(data.get(k)) else None for _, data in rows] for k in keys}
-    return JsonResponse(
-        {"steps": [step for step, _ in rows], "series": series, "active": run.is_active}
+    since = request.GET.get("since")
+    if since is not None and not since.isdigit():
+        return JsonResponse({"error": "since must be a step number, e.g. ?since=120."}, status=400)
+    # Read the status first: a run seen ended has written all its metrics by then.
+    active = run.is_active
+    points = run_metric_points(
+        run=run, since=None if since is None else int(since), max_points=METRIC_POINTS
     )
-
-
-def _number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return JsonResponse(points | {"active": active})
 
 
 @login_required

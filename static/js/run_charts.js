@@ -1,5 +1,6 @@
 // The run page's training curves: reads the run's metrics JSON, draws one Chart.js line chart
-// per <figure class="chart" data-keys="a,b,prefix/*">, and refreshes while the run is active.
+// per <figure class="chart" data-keys="a,b,prefix/*">, and while the run is active polls for
+// the steps after the last one it holds (?since=) and appends them.
 (function () {
   "use strict";
   const REFRESH_MS = 4000;
@@ -49,18 +50,42 @@
     });
   }
 
+  // Adds the steps of a later answer to what the page holds; a key first seen now is null
+  // at the earlier steps (and an earlier key null at the new ones).
+  function append(held, fresh) {
+    const before = held.steps.length;
+    const added = fresh.steps.length;
+    const keys = new Set([...Object.keys(held.series), ...Object.keys(fresh.series)]);
+    keys.forEach((key) => {
+      const old = held.series[key] || new Array(before).fill(null);
+      held.series[key] = old.concat(fresh.series[key] || new Array(added).fill(null));
+    });
+    held.steps = held.steps.concat(fresh.steps);
+    held.active = fresh.active;
+    return held;
+  }
+
   async function refresh(root) {
+    // The first load gets the whole run (averaged down to a few hundred points); each poll
+    // after it asks only for the steps after the last one it holds, and appends them.
+    const held = root.metrics;
+    const url = new URL(root.dataset.metricsUrl, window.location.href);
+    if (held && held.steps.length) url.searchParams.set("since", held.steps[held.steps.length - 1]);
     let data;
     try {
-      const response = await fetch(root.dataset.metricsUrl, { headers: { Accept: "application/json" } });
+      const response = await fetch(url, { headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(response.status);
       data = await response.json();
     } catch (error) {
       setTimeout(() => refresh(root), REFRESH_MS * 2); // a blip: try again, more slowly
       return;
     }
-    root.querySelectorAll("figure.chart").forEach((figure) => draw(figure, data));
-    root.dataset.steps = String(data.steps.length);
+    root.metrics = held ? append(held, data) : data;
+    if (!held || data.steps.length) {
+      root.querySelectorAll("figure.chart").forEach((figure) => draw(figure, root.metrics));
+    }
+    root.dataset.steps = String(root.metrics.steps.length);
+    root.dataset.lastStep = String(root.metrics.steps[root.metrics.steps.length - 1] ?? "");
     root.dataset.loaded = "true";
     if (data.active) setTimeout(() => refresh(root), REFRESH_MS);
   }

@@ -213,6 +213,9 @@ SLEUTH_MAX_ACTIVE_RUNS = env.int("SLEUTH_MAX_ACTIVE_RUNS", default=3)
 SLEUTH_MAX_RUN_STEPS = env.int("SLEUTH_MAX_RUN_STEPS", default=1000)
 SLEUTH_MAX_RUN_MINUTES = env.int("SLEUTH_MAX_RUN_MINUTES", default=360)
 SLEUTH_WORKER_MINUTES = env.int("SLEUTH_WORKER_MINUTES", default=1500)
+# A run's metrics, sample trajectories and events are deleted this many days after it ended
+# (its row, checkpoints and evaluation stay); 0 keeps them forever.
+SLEUTH_RUN_RETENTION_DAYS = env.int("SLEUTH_RUN_RETENTION_DAYS", default=90)
 # The OpenAI-compatible API at /v1 (serving): requests per token owner per window (seconds),
 # and failed authentications per client address; the Celery queue of the inference worker
 # (`make run` starts one) and how long a request waits for its answer; how many published
