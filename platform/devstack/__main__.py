@@ -22,6 +22,13 @@ from .stack import Stack
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+WORKER_NICENESS = int(os.environ.get("WORKER_NICENESS", "10"))
+
+
+def _lower_priority() -> None:
+    os.nice(WORKER_NICENESS)
+
+
 def _stop_process(process: subprocess.Popen, name: str, timeout: float = 20) -> None:
     if process.poll() is not None:
         return
@@ -109,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
             env=env,
             cwd=REPO_ROOT,
             start_new_session=True,
+            # On one box the trainer would take every core from the web server: its steps
+            # are long and throughput-bound, a page request is short and waited on. At a
+            # lower priority it still gets every core the web server leaves idle.
+            preexec_fn=_lower_priority,
         )
         # Published agents answer /v1 from here: threads share one cache of loaded agents.
         processes["inference"] = subprocess.Popen(

@@ -129,6 +129,12 @@ def test_make_run_serves_green_health_and_ctrl_c_leaves_no_process(open_tmp):
         assert status == 200, health
         children = psutil.Process(process.pid).children(recursive=True)
         assert len(children) >= 4  # web, worker, S3 and their forks
+        # The training worker yields the cores to the web server when both want them.
+        niceness = {
+            ("worker@" in " ".join(c.cmdline()), "gunicorn" in " ".join(c.cmdline())): c.nice()
+            for c in children
+        }
+        assert niceness[(True, False)] == 10 and niceness[(False, True)] == 0
 
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=60) == 0
