@@ -52,3 +52,30 @@ def preview_here(monkeypatch):
         return client.get(poll.group(1)).content.decode()
 
     return preview
+
+
+@pytest.fixture
+def client_alice(client, alice):
+    """A test client signed in as alice."""
+    client.force_login(alice)
+    return client
+
+
+@pytest.fixture
+def project(alice):
+    """alice's project with one parsed filing (no file behind it: pages only list it)."""
+    from corpora.models import Document
+    from corpora.services import project_create
+
+    project = project_create(owner=alice, name="Filings")
+    Document.objects.create(
+        project=project,
+        name="3M_2018_10K.pdf",
+        kind="pdf",
+        content_type="application/pdf",
+        size=3,
+        sha256="0" * 64,
+        s3_key=f"projects/{project.pk}/3m.pdf",
+        status=Document.Status.PARSED,
+    )
+    return project

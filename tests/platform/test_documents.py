@@ -25,12 +25,6 @@ def project(alice):
     return project_create(owner=alice, name="Filings")
 
 
-@pytest.fixture
-def client_alice(client, alice):
-    client.force_login(alice)
-    return client
-
-
 def upload(client, project, *files, json=True):
     headers = {"Accept": "application/json"} if json else {}
     return client.post(

@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from corpora.models import Document, Project
-from corpora.services import project_create
+from corpora.models import Project
 from runs import pipeline
 from runs.models import Run
 from runs.services import JUDGE_FAILED
@@ -66,28 +65,6 @@ def operator_judge(servers, settings, monkeypatch):
 @pytest.fixture
 def local_urls(settings):
     settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS = True
-
-
-@pytest.fixture
-def project(alice):
-    project = project_create(owner=alice, name="Filings")
-    Document.objects.create(
-        project=project,
-        name="3M_2018_10K.pdf",
-        kind="pdf",
-        content_type="application/pdf",
-        size=3,
-        sha256="0" * 64,
-        s3_key=f"projects/{project.pk}/3m.pdf",
-        status=Document.Status.PARSED,
-    )
-    return project
-
-
-@pytest.fixture
-def client_alice(client, alice):
-    client.force_login(alice)
-    return client
 
 
 def set_judge(client, project, base_url, api_key=""):

@@ -37,12 +37,6 @@ def project(alice):
     return project
 
 
-@pytest.fixture
-def client_alice(client, alice):
-    client.force_login(alice)
-    return client
-
-
 def question_set_of(project, n: int) -> QuestionSet:
     question_set = QuestionSet.objects.create(
         project=project, name="big.jsonl", s3_key=f"projects/{project.pk}/big.jsonl", size=3

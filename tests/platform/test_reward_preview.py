@@ -17,7 +17,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from corpora.models import Document
 from corpora.services import project_create
 from runs import services
 
@@ -82,28 +81,6 @@ def held_judge(settings):
     judge = HeldJudge()
     yield judge
     judge.close()
-
-
-@pytest.fixture
-def project(alice):
-    project = project_create(owner=alice, name="Filings")
-    Document.objects.create(
-        project=project,
-        name="3M_2018_10K.pdf",
-        kind="pdf",
-        content_type="application/pdf",
-        size=3,
-        sha256="0" * 64,
-        s3_key=f"projects/{project.pk}/3m.pdf",
-        status=Document.Status.PARSED,
-    )
-    return project
-
-
-@pytest.fixture
-def client_alice(client, alice):
-    client.force_login(alice)
-    return client
 
 
 def use_judge(client, project, base_url: str) -> None:

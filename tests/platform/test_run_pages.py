@@ -69,22 +69,6 @@ SAMPLE = {
 
 
 @pytest.fixture
-def project(alice):
-    project = project_create(owner=alice, name="Filings")
-    Document.objects.create(
-        project=project,
-        name="3M_2018_10K.pdf",
-        kind="pdf",
-        content_type="application/pdf",
-        size=3,
-        sha256="0" * 64,
-        s3_key=f"projects/{project.pk}/3m.pdf",
-        status=Document.Status.PARSED,
-    )
-    return project
-
-
-@pytest.fixture
 def question_set(project):
     question_set = QuestionSet.objects.create(
         project=project, name="qa.jsonl", s3_key=f"projects/{project.pk}/qa.jsonl", size=3
@@ -141,12 +125,6 @@ def make_run(project, *, status=Run.Status.TRAINING, archive=True) -> Run:
 @pytest.fixture
 def run(project):
     return make_run(project)
-
-
-@pytest.fixture
-def client_alice(client, alice):
-    client.force_login(alice)
-    return client
 
 
 def page(response) -> str:

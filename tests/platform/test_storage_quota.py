@@ -28,12 +28,6 @@ def project(alice):
     return project_create(owner=alice, name="Filings")
 
 
-@pytest.fixture
-def client_alice(client, alice):
-    client.force_login(alice)
-    return client
-
-
 def upload_questions(client, project, name="qa.jsonl"):
     return client.post(
         f"/projects/{project.pk}/question-sets/upload/",
