@@ -1,5 +1,6 @@
-// Document uploads: every chosen or dropped file goes in its own request, so each one shows
-// its own progress bar and its own result. Without JavaScript the form posts all files at once.
+// The project page's documents: every chosen or dropped file goes in its own request, so each
+// one shows its own progress bar and its own result (without JavaScript the form posts all files
+// at once); the document table's live refresh leaves an open entity form alone.
 (function () {
   "use strict";
 
@@ -69,15 +70,27 @@
     }
   }
 
+  // While an entity is being edited, the document table's poll would replace the open form:
+  // skip that refresh (the next one after saving catches up). A listener, not an hx-trigger
+  // filter, because filters are evaluated strings, which the Content-Security-Policy forbids.
+  document.addEventListener("htmx:confirm", function (event) {
+    const table = event.detail.elt;
+    if (table.id === "documents" && table.querySelector("form.entity-form")) event.preventDefault();
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     const form = document.querySelector("[data-upload-zone]");
     if (!form) return;
     const input = form.querySelector("input[type=file]");
-    input.addEventListener("change", function () {
+    function uploadChosen() {
       const files = Array.from(input.files);
       input.value = "";
-      uploadAll(form, files);
-    });
+      if (files.length) uploadAll(form, files);
+    }
+    input.addEventListener("change", uploadChosen);
+    // Files chosen while this deferred script was still loading fired their change event
+    // before the listener existed: upload them now rather than leave them waiting unseen.
+    uploadChosen();
     ["dragenter", "dragover"].forEach(function (name) {
       form.addEventListener(name, function (event) {
         event.preventDefault();

@@ -177,3 +177,68 @@ def test_too_many_logins_show_the_429_page(page, live_server, alice, settings):
 
     expect(page.get_by_role("heading", name="Too many attempts")).to_be_visible()
     expect(page.get_by_role("alert")).to_contain_text("Try again in 15 minutes")
+
+
+def log_in_to(page, live_server, project):
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Email").fill("alice@example.com")
+    page.get_by_label("Password").fill("pw-alice-1")
+    page.get_by_role("button", name="Log in").click()
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+
+
+def test_files_chosen_while_the_page_script_still_loads_are_uploaded(page, live_server, alice):
+    # A slow network: the upload script arrives two seconds after the page is shown, and the
+    # customer has chosen her files by then (the change event fires before any listener).
+    def late(route):
+        page.wait_for_timeout(2000)
+        route.continue_()
+
+    project = project_create(owner=alice, name="Notes")
+    page.route("**/static/js/upload.js", late)
+    page.goto(f"{live_server.url}/accounts/login/")
+    page.get_by_label("Email").fill("alice@example.com")
+    page.get_by_label("Password").fill("pw-alice-1")
+    page.get_by_role("button", name="Log in").click()
+    page.goto(f"{live_server.url}/projects/{project.pk}/", wait_until="commit")
+    page.locator("#id_files").set_input_files(
+        files=[{"name": "ACME_2023_notes.txt", "mimeType": "text/plain", "buffer": b"Revenue"}]
+    )
+
+    expect(page.locator(".upload-item.done")).to_have_count(1)
+    expect(page.locator("#documents tbody tr")).to_have_count(1)
+
+
+def test_the_document_table_polls_under_the_policy_and_spares_an_open_entity_form(
+    page, live_server, alice
+):
+    project = project_create(owner=alice, name="Filings")
+    Document.objects.create(
+        project=project,
+        name="ADOBE_2022_10K.txt",
+        kind="text",
+        content_type="text/plain",
+        size=5,
+        sha256="0" * 64,
+        s3_key=f"projects/{project.pk}/documents/x/adobe.txt",
+        status=Document.Status.UPLOADED,  # not parsed yet: the table polls every 3 s
+    )
+    polls, blocked = [], []
+    page.on("request", lambda r: polls.append(r) if r.url.endswith("/documents/") else None)
+    page.on("console", lambda m: blocked.append(m.text) if "Security Policy" in m.text else None)
+    log_in_to(page, live_server, project)
+
+    page.wait_for_timeout(7000)
+    assert len(polls) >= 2  # the poll runs: no evaluated trigger filter for the policy to block
+    assert blocked == []
+
+    # While she edits the entity, a poll would replace her form: it is skipped.
+    row = page.locator("#documents tr", has_text="ADOBE_2022_10K.txt")
+    row.get_by_role("button", name="Edit").click()
+    row.get_by_role("textbox").fill("Adobe Inc")
+    seen = len(polls)
+    page.wait_for_timeout(7000)
+    assert len(polls) == seen
+    expect(row.get_by_role("textbox")).to_have_value("Adobe Inc")
+    row.get_by_role("button", name="Save").click()
+    expect(row.locator("td.entity")).to_contain_text("Adobe Inc")
