@@ -13,8 +13,11 @@ that had learnt it perfectly would get, and so what training can hope for.
 - + statement name: a second search, the scope and the name of the financial statement
   the question names or implies ("consolidated statements of cash flows" for capex);
   a domain rule, here only to measure what knowing the right statement would add.
-- teacher oracle: the scripted teacher's searches, whose heading search reads the golden
-  page itself (it knows the answer's page): an upper bound no student reaches.
+- within the statement's pages: the scoped question with that statement's name as the
+  search tool's page filter ("[3M 2018 | cash flows] What is…": only pages whose heading
+  names it), the same domain rule.
+- teacher oracle: the scripted teacher's searches, whose page-kind search reads the golden
+  page's heading itself (it knows the answer's page): an upper bound no student reaches.
 
 Usage: python bench/query_strategies.py [--index var/fb-index] [--k 1,2,3]
 """
@@ -57,6 +60,15 @@ def statement(question: str) -> str | None:
     )
 
 
+def within_statement(scope: str, question: str) -> str:
+    """`"[3M 2018] "` -> `"[3M 2018 | cash flows] "` when the question names a statement."""
+    name = statement(question)
+    if not name:
+        return scope
+    names = scope.strip()[1:-1]
+    return f"[{names} | {name.removeprefix('consolidated ')}] "
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", default=str(REPO / "var/fb-index"))
@@ -90,6 +102,9 @@ def main() -> None:
         "scoped question + statement name": lambda q: [
             teacher.scope(q) + q.question,
             *([teacher.scope(q) + statement(q.question)] if statement(q.question) else []),
+        ],
+        "scoped question within the statement's pages": lambda q: [
+            within_statement(teacher.scope(q), q.question) + q.question
         ],
         "teacher oracle (reads the golden page)": lambda q: (
             teacher.queries(q) or [teacher.scope(q) + q.question]

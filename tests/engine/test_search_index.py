@@ -79,6 +79,47 @@ def test_a_bracketed_scope_searches_only_the_documents_it_names():
     assert found("[3M 2018]") == []
 
 
+def test_words_after_a_bar_keep_the_pages_whose_heading_holds_them():
+    opening = "Management's discussion and analysis of financial condition and results of "
+    opening += "operations: liquidity and capital resources, an overview of the year. "
+    prose = (
+        opening + "We discuss the consolidated statements of cash flows and capital expenditure."
+    )
+    docs = [
+        chunk("3M:p1:c0", f"3M Company. {prose}", doc="3M", page=1),
+        chunk(
+            "3M:p2:c0",
+            "3M Company. Consolidated Statement of Cash Flows. Purchases of property 1,577",
+            doc="3M",
+            page=2,
+        ),
+        # The statement's second chunk: the page's heading is in its first.
+        chunk("3M:p2:c1", "Proceeds from sale of businesses 512 capital", doc="3M", page=2),
+        chunk("3M:p3:c0", "3M Company. Consolidated Balance Sheet. Total assets", doc="3M", page=3),
+        chunk(
+            "AB:p9:c0",
+            "Adobe Inc. Consolidated Statements of Cash Flows. Purchases 400",
+            doc="ADOBE",
+            page=9,
+            entity="Adobe",
+        ),
+    ]
+    index = SearchIndex.build(docs)
+
+    def found(query, k=3):
+        return [h.chunk_id for h in index.search(query, k=k)]
+
+    # Prose that names the statement outranks the statement itself: mostly numbers.
+    assert found("[3M] consolidated statement cash flows capital expenditure", k=1) == ["3M:p1:c0"]
+    # Within the pages headed "cash", the words rank them, and pages share none still come.
+    assert found("[3M | cash] capital expenditure") == ["3M:p2:c1", "3M:p2:c0"]
+    assert found("[3M | cash flows]", k=1) == ["3M:p2:c0"]
+    assert sorted(found("[ | cash flows] purchases")) == ["3M:p2:c0", "3M:p2:c1", "AB:p9:c0"]
+    # A page filter no page passes is dropped, as a scope that names nothing is.
+    assert found("[3M | leases] total assets") == found("[3M] total assets")
+    assert found("[3M | leases]") == []
+
+
 def test_within_a_scope_words_are_weighed_by_their_rarity_among_the_scoped_chunks():
     # "widget" is rare in the index but in every 3M chunk; "capex" is everywhere else but in
     # one 3M chunk: inside the 3M scope, only "capex" tells the chunks apart.

@@ -259,7 +259,7 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
     ]
 
 
-def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
+def test_when_the_question_misses_the_teacher_searches_within_the_evidences_kind_of_page():
     pages = [
         Chunk(f"{co}-{kind}", f"{co}-10k", page, co, f"{co} {kind} statement . {body}")
         for co in ("acme", "globex", "initech")
@@ -282,17 +282,30 @@ def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
         evidence=[Evidence("purchases of equipment 40")],
         golden_chunk_ids=["acme-cash flows"],
     )
-    queries = ScriptedTeacher(
-        index, results_per_search=1, min_df=1, max_df_share=1.0, refine_search=False
-    ).queries(question)
+    # A page kind: a word every company's headings hold ("statement" opens all 15 pages,
+    # too many; "acme" one company's), here on at most half the pages.
+    teacher = ScriptedTeacher(
+        index,
+        results_per_search=1,
+        min_df=1,
+        max_df_share=1.0,
+        refine_search=False,
+        kind_page_share=0.5,
+    )
+    queries = teacher.queries(question)
 
     # Nothing of the question is in the evidence but the entity, which finds the wrong page;
-    # the page's opening words find the right one ("statement" opens every page: skipped).
+    # the key terms within the pages headed by the evidence's kind find the right one,
+    # though none of their words is on it.
     assert queries[0] == f"[acme] {question.question}"
     assert index.search(queries[0], k=1)[0].chunk_id != "acme-cash flows"
-    assert queries[1].startswith("[acme] cash flows")
+    assert queries[1] == "[acme | cash] what capital expenditure"
     assert index.search(queries[1], k=1)[0].chunk_id == "acme-cash flows"
-    # Without the heading search, a question whose own search misses has no trajectory.
+    # The same kind of page for a company the teacher never taught.
+    assert index.search("[initech | cash] capital expenditure", k=1)[0].chunk_id == (
+        "initech-cash flows"
+    )
+    # Without that search, a question whose own search misses has no trajectory.
     without = ScriptedTeacher(
         index,
         results_per_search=1,
@@ -304,7 +317,7 @@ def test_when_the_question_misses_the_teacher_searches_the_evidence_heading():
     assert without.queries(question) is None
 
 
-def test_heading_words_leave_out_the_words_of_the_entitys_own_name():
+def test_page_kinds_are_heading_words_most_entities_share_not_a_companys_name():
     # Every page of acme's filing opens with its full name; two of them then with a
     # statement's heading, as other companies' do. Only the heading can carry to a new one.
     names = {"acme": "acme rocket works", "globex": "", "initech": "", "hooli": "", "soylent": ""}
@@ -319,15 +332,13 @@ def test_heading_words_leave_out_the_words_of_the_entitys_own_name():
             text = f"{name} {opening} {entity} notes"
             pages.append(Chunk(f"{entity}-{n}", f"{entity}-10k", n, entity, text))
     index = SearchIndex.build(pages)
-    question = Question(
-        "q", "what were acme total assets ?", "1", "acme", [Evidence("1")], ["acme-0"]
-    )
-    teacher = ScriptedTeacher(index, min_df=1, max_df_share=1.0)
+    teacher = ScriptedTeacher(index, min_df=1, max_df_share=1.0, kind_page_share=0.1)
 
-    words = teacher.heading_words(question, index.chunk("acme-0").text)
+    words = teacher.page_kind("acme-0")
 
-    assert words[:3] == ["consolidated", "balance", "sheets"]
-    assert not {"rocket", "works"} & set(words)
+    assert {"balance", "sheets"} <= set(words)
+    # Not the company's name, not what opens every other page too ("risk", "notes").
+    assert not {"acme", "rocket", "works", "risk", "notes"} & set(words)
 
 
 def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms():

@@ -27,7 +27,9 @@ SYSTEM_PROMPT = (
     "To search, write <search>your query</search> and stop; the search results will "
     "appear between <results> and </results>. You may search several times with "
     "different queries. To search only some documents, begin the query with words of "
-    "their names in brackets: <search>[3M 2018] capital expenditure</search>. "
+    "their names in brackets: <search>[3M 2018] capital expenditure</search>; to search "
+    "only pages of one kind, add a word of their heading after a bar: "
+    "<search>[3M 2018 | cash] capital expenditure</search>. "
     "When you know the answer, write it as <answer>short answer"
     "</answer>. Keep the answer short: a number with its unit, a name, or yes/no."
 )

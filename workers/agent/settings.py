@@ -18,7 +18,8 @@ from workers.agent.trajectory import Limits
 
 AGENT_SETTINGS_FILE = "agent.json"
 # Bumped when the tags, the results format or the prompt's meaning change.
-PROTOCOL_VERSION = 1
+# 2: a page filter after a bar in the brackets ("[3M 2018 | cash] capex").
+PROTOCOL_VERSION = 2
 
 
 @dataclass(frozen=True)

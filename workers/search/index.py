@@ -15,6 +15,14 @@ the scope that names documents is used ("[3M 2019]" without a 2019 filing search
 a scope that names no document searches everything. Within a scope, each word's IDF is
 counted among the scoped chunks: a word all of them share ("3M" in 3M's filings) tells
 nothing there, however rare it is elsewhere.
+
+Words after a "|" in the brackets name the page: "[3M 2018 | cash flows] capital
+expenditure" searches only the pages whose heading (a section's title and the page's first
+`HEADING_CHARS` characters, where a filing page names its statement) holds every one of
+them. A page filter that no page in scope passes is dropped, as a scope that names nothing
+is. It is what a search for a statement's name cannot do: the prose pages that mention "the
+consolidated statements of cash flows" outrank the statement itself, mostly numbers, while
+the statement's heading names it and the prose's does not.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from bm25s.stopwords import STOPWORDS_EN
 from workers.documents.chunking import Chunk
 
 FORMAT_VERSION = 1
+HEADING_CHARS = 120  # a filing page's heading: its company, statement and period lines
 FILTER_FIELDS = ("doc", "entity", "page")
 
 # Words are runs of letters/digits; "_" and punctuation separate them, so a file name
@@ -60,6 +69,12 @@ def split_scope(query: str) -> tuple[str, str]:
     if not match:
         return "", query
     return match.group(1).strip(), query[match.end() :]
+
+
+def split_where(scope: str) -> tuple[str, str]:
+    """`"3M 2018 | cash flows"` -> `("3M 2018", "cash flows")`: documents, then page heading."""
+    names, _, heading = scope.partition("|")
+    return names.strip(), heading.strip()
 
 
 def indexed_text(chunk: Chunk) -> str:
@@ -91,6 +106,7 @@ class SearchIndex:
         }
         self._mask_cache: dict[tuple, np.ndarray] = {}
         self._doc_freq: np.ndarray | None = None
+        self._headed: dict[str, np.ndarray] | None = None
         self._doc_words: dict[str, set[str]] = {}
         for c in chunks:
             if c.doc not in self._doc_words:
@@ -147,23 +163,62 @@ class SearchIndex:
         maps doc/entity/page to a value or a list of accepted values. Chunks that share no
         word with the query never appear."""
         scope, query = split_scope(query)
+        names, heading = split_where(scope)
         ids = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
-        if not ids or k <= 0:
+        docs = self.documents_named(names) if names else []
+        within = self._mask({"doc": docs}) if docs else None
+        paged = False  # a page filter that some page passes
+        if heading_stems := tokenize(heading):
+            pages = self._pages_headed(heading_stems)
+            pages = pages & within if within is not None else pages
+            if paged := bool(pages.any()):
+                within = pages
+        if k <= 0 or not (ids or paged):
             return []
-        docs = self.documents_named(scope) if scope else []
-        if docs:
-            scores = scores_within(self._retriever.scores, ids, self._mask({"doc": docs}))
+        if within is not None:
+            scores = scores_within(self._retriever.scores, ids, within)
         else:
             scores = self._retriever.get_scores_from_ids(ids)
         if filters:
             scores = scores * self._mask(filters)
-        # Everything scoring at least the k-th best score (ties included, zero never), then
-        # an exact sort on (-score, position) so equal scores come out in chunk-id order.
+            within = within & self._mask(filters) if within is not None else None
         n = len(scores)
-        kth = np.partition(scores, n - k)[n - k] if n > k else 0.0
-        candidates = np.flatnonzero(scores >= kth) if kth > 0 else np.flatnonzero(scores > 0)
+        if paged:
+            # The pages a filter picked are what was asked for, the query's words only rank
+            # them: a statement's page may share none ("purchases of property" for capex).
+            candidates = np.flatnonzero(within)
+        else:
+            # Everything scoring at least the k-th best score (ties included, zero never).
+            kth = np.partition(scores, n - k)[n - k] if n > k else 0.0
+            candidates = np.flatnonzero(scores >= kth) if kth > 0 else np.flatnonzero(scores > 0)
+        # An exact sort on (-score, position): equal scores come out in chunk-id order.
         order = np.lexsort((candidates, -scores[candidates]))[:k]
         return [self._hit(int(i), float(scores[i])) for i in candidates[order]]
+
+    def _pages_headed(self, stems: list[str]) -> np.ndarray:
+        """The chunks on pages whose heading holds every one of `stems`."""
+        if self._headed is None:
+            self._headed = self._heading_postings()
+        mask = np.ones(len(self._chunks), dtype=bool)
+        for stem in set(stems):
+            holding = np.zeros(len(self._chunks), dtype=bool)
+            holding[self._headed.get(stem, [])] = True
+            mask &= holding
+        return mask
+
+    def _heading_postings(self) -> dict[str, np.ndarray]:
+        """Stem -> the chunks whose page heading holds it. A page (or section) is its
+        chunks' id less their position ("3M_2018_10K:p47"); chunks are in id order, so its
+        first chunk comes first."""
+        heading_of: dict[tuple, set[str]] = {}
+        postings: dict[str, list[int]] = {}
+        for i, c in enumerate(self._chunks):
+            page = (c.doc, c.page, c.id.rpartition(":")[0])
+            if page not in heading_of:
+                heading_of[page] = set(tokenize(f"{c.section or ''} {c.text[:HEADING_CHARS]}"))
+            for stem in heading_of[page]:
+                postings.setdefault(stem, []).append(i)
+        return {stem: np.array(ids) for stem, ids in postings.items()}
 
     def _hit(self, i: int, score: float) -> SearchHit:
         c = self._chunks[i]

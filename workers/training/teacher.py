@@ -11,10 +11,14 @@ which keeps other companies' filings that share the question's words out of the 
    ("what", "was", "report": `boilerplate`, counted over the question pool), so the row
    or concept asked about weighs in the ranking. The student learns to search again,
    shorter, when its first results do not hold the answer;
-3. optionally (`heading_search`), the evidence's heading: the first telling words of a
-   golden page ("consolidated statement cash flows"), one the first search missed if it
-   can. Pages of one kind share their headings across entities, so the student can learn
-   which heading a kind of question needs: knowledge a search with the question lacks.
+3. optionally (`heading_search`), the key terms again, within the pages whose heading
+   names the evidence's kind of page: "[3M 2018 | cash] capital expenditure" (the search
+   tool's page filter). The word is the first in a golden page's heading that names a
+   kind of page, not a company: one the headings of most entities hold and few pages do
+   ("cash", "balance", "segment"; `page_kinds`), one the first search missed if it can.
+   Pages of one kind share their headings across entities, so the student can learn
+   which kind a question needs: knowledge a search with the question lacks, and one word
+   of it, which it can learn, rather than a heading, which it memorizes.
 Then it answers with the ground truth. A question neither search reaches gets no
 trajectory: only correct ones are kept (`scope_drills` still teaches its first search).
 
@@ -32,7 +36,7 @@ from workers.agent.hf_engine import RolloutEngine
 from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
 from workers.agent.trajectory import MODEL, PROMPT, Trajectory
 from workers.documents.questions import Question
-from workers.search.index import SearchIndex, tokenize
+from workers.search.index import HEADING_CHARS, SearchIndex, tokenize
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
 _YEAR = re.compile(r"(?:19|20)\d{2}")
@@ -43,23 +47,20 @@ _POSSESSIVE = re.compile(r"['’]s?$")
 class ScriptedTeacher:
     index: SearchIndex
     results_per_search: int = 3
-    heading_terms: int = 12
-    min_heading_words: int = 2
-    # A second search on a golden page's heading: worth learning when there is data and
-    # compute to learn which heading a question needs; on a few dozen questions and a CPU
-    # the student only memorizes headings, and its extra results dilute what it found.
+    # A second search within the evidence's kind of page (3. above): what a student cannot
+    # find with the question's words, if it learns which kind a question needs.
     heading_search: bool = True
     refine_search: bool = True
     # Stems that most questions share (question words, templates): not key terms.
     boilerplate: frozenset[str] = frozenset()
     min_df: int = 3  # words in fewer chunks than this are too specific to be learned
     max_df_share: float = 0.3  # words in more chunks than this share tell nothing
-    # A word opening an entity's pages this many times more often than other entities' is
-    # part of its name ("Adobe Systems Incorporated"): not a heading another entity shares.
-    name_word_ratio: float = 4.0
+    # A page kind's word is in the headings of at least this share of the entities, and of
+    # at most this share of all pages ("consolidated", "inc" and months are everywhere).
+    kind_entity_share: float = 0.5
+    kind_page_share: float = 0.02
     _pages: dict | None = field(default=None, init=False, repr=False)
-    _running_header: set[str] = field(default_factory=set, init=False, repr=False)
-    _name_words: dict[str, set[str]] = field(default_factory=dict, init=False, repr=False)
+    _page_kinds: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def years(self, question: Question) -> list[str]:
         """The (at most two) years a question names, in order."""
@@ -70,9 +71,8 @@ class ScriptedTeacher:
         return self.min_df <= df <= self.max_df_share * len(self.index)
 
     def _read_pages(self) -> None:
-        """Chunk texts by page; the running headers: words that open a quarter of all pages
-        ("Table of Contents") are not headings; and each entity's name words, which open
-        its pages far more often than other entities' ("Systems Incorporated" for Adobe's)."""
+        """Chunk texts by page, and the page kinds: heading words (stems) that the pages of
+        many entities open with, and few pages do."""
         if self._pages is not None:
             return
         self._pages = {}
@@ -80,37 +80,21 @@ class ScriptedTeacher:
         for c in self.index.chunks:
             self._pages.setdefault((c.doc, c.page), []).append(c.text)
             entity_of[c.doc] = c.entity or c.doc
-        opening = {page: set(tokenize(texts[0][:40])) for page, texts in self._pages.items()}
-        counts = Counter(stem for stems in opening.values() for stem in stems)
-        self._running_header = {s for s, n in counts.items() if n >= 0.25 * len(self._pages)}
-        # Openings long enough to hold a company's name before the heading.
-        pages_of: Counter = Counter()
-        opened: dict[str, Counter] = {}
+        entities_with: dict[str, set[str]] = {}
+        pages_with: Counter = Counter()
         for (doc, _), texts in self._pages.items():
-            entity = entity_of[doc]
-            pages_of[entity] += 1
-            opened.setdefault(entity, Counter()).update(
-                set(tokenize(" ".join(texts[0].split()[:12])))
-            )
-        everywhere = sum(opened.values(), Counter())
-        total = sum(pages_of.values())
-        for entity, stems in opened.items():
-            others = max(total - pages_of[entity], 1)
-            self._name_words[entity] = {
-                stem
-                for stem, n in stems.items()
-                if n >= 3
-                and n / pages_of[entity]
-                > self.name_word_ratio * (everywhere[stem] - n + 1) / others
-            }
-
-    def _page_text(self, chunk_id: str) -> str:
-        """The whole page a golden chunk lies on: its heading is in the page's first chunk."""
-        self._read_pages()
-        chunk = self.index.chunk(chunk_id)
-        if chunk.page is None:
-            return chunk.text
-        return " ".join(self._pages[(chunk.doc, chunk.page)])
+            for stem in set(tokenize(texts[0][:HEADING_CHARS])):
+                entities_with.setdefault(stem, set()).add(entity_of[doc])
+                pages_with[stem] += 1
+        n_entities = len(set(entity_of.values()))
+        # The most shared first: one word per kind of page, the same for every entity.
+        self._page_kinds = {
+            stem: len(entities)
+            for stem, entities in entities_with.items()
+            if len(entities) >= self.kind_entity_share * n_entities
+            and pages_with[stem] <= self.kind_page_share * len(self._pages)
+            and not stem.isdigit()
+        }
 
     def entity_mention(self, question: Question) -> str:
         """The entity as the question writes it ("JPM", "Coca Cola"): the student can copy
@@ -145,22 +129,19 @@ class ScriptedTeacher:
             words.append(word.lower())
         return " ".join(words)
 
-    def heading_words(self, question: Question, page_text: str) -> list[str]:
-        """The first telling words of a page, what it is about: learnable, not the entity or
-        its name words, not a running header."""
+    def page_kind(self, chunk_id: str) -> list[str]:
+        """The words of a chunk's page heading that name a kind of page, once each, those
+        more entities' headings hold first."""
         self._read_pages()
-        skip = set(tokenize(question.entity or "")) | self._running_header
-        skip |= self._name_words.get(question.entity or "", set())
-        words: list[str] = []
-        for word in _WORD.findall(page_text):
+        chunk = self.index.chunk(chunk_id)
+        heading = self._pages[(chunk.doc, chunk.page)][0] if chunk.page is not None else ""
+        heading = f"{chunk.section or ''} {heading[:HEADING_CHARS]}"
+        shared: dict[str, int] = {}
+        for word in _WORD.findall(heading):
             stems = tokenize(word)
-            if not stems or stems[0] in skip or not self._learnable(stems[0]):
-                continue
-            skip.add(stems[0])
-            words.append(word.lower())
-            if len(words) == self.heading_terms:
-                break
-        return words
+            if stems and stems[0] in self._page_kinds:
+                shared.setdefault(word.lower(), self._page_kinds[stems[0]])
+        return sorted(shared, key=lambda word: -shared[word])  # stable: heading order next
 
     def _shown(self, query: str) -> set[str]:
         return {h.chunk_id for h in self.index.search(query, self.results_per_search)}
@@ -178,7 +159,6 @@ class ScriptedTeacher:
         golden = set(question.golden_chunk_ids)
         if not golden:
             return None
-        pages = {cid: self._page_text(cid) for cid in sorted(golden)}
         scope = self.scope(question)
         first = scope + question.question
         searches, found = [first], golden & self._shown(first)
@@ -188,17 +168,16 @@ class ScriptedTeacher:
                 return [first, second]
         if not self.heading_search:
             return searches if found else None
-        # The heading search comes always when one works, so the student learns one habit:
+        # The page-kind search comes always when one works, so the student learns one habit:
         # preferably one that adds missing evidence, else one that finds it again.
         missing = [cid for cid in sorted(golden) if cid not in found]
-        where = "" if scope else " ".join([self.entity_mention(question), *self.years(question)])
+        names = scope.strip()[1:-1].strip()
+        terms = self.key_terms(question) or question.question
         for wanted, candidates in ((golden - found, missing), (golden, sorted(found))):
             for cid in candidates:
-                words = self.heading_words(question, pages[cid])
-                # The page's opening words, as few as find it: headings come first.
-                for n in range(min(self.min_heading_words, len(words)), len(words) + 1):
-                    second = scope + " ".join([where, *words[:n]]).strip()
-                    if n and wanted & self._shown(second):
+                for word in self.page_kind(cid):
+                    second = f"[{names} | {word}] {terms}"
+                    if wanted & self._shown(second):
                         return [*searches, second]
         return searches if found else None
 
