@@ -132,6 +132,19 @@ def run_publish(self, run_id: int) -> str | None:
     return _run_stage(self, "run_publish", run_id)
 
 
+@shared_task(
+    name="workers.tasks.run_end_mail",
+    autoretry_for=(OSError,),  # the mail server (smtplib's errors are OSErrors)
+    retry_backoff=30,
+    max_retries=5,
+)
+def run_end_mail(*, run_id: int) -> bool:
+    """Mail a run's owner that it ended, once (runs.notifications); on the mail queue."""
+    from runs.notifications import run_end_mail_send
+
+    return run_end_mail_send(run_id=run_id)
+
+
 @shared_task(name="workers.tasks.runs_sweep")
 def runs_sweep() -> list[int]:
     """Requeue or fail runs whose worker stopped renewing its lease."""

@@ -54,6 +54,7 @@ from .lease import (
     worker_name,
 )
 from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
+from .notifications import run_end_notify_later
 from .services import (
     JudgeRejected,
     checkpoints_prune,
@@ -356,8 +357,8 @@ def run_transition(*, run: Run, owner: str, status: str, reason: str, also=None,
 
 def run_finish_fenced(*, run: Run, owner: str, status: str, reason: str, also=None) -> Run:
     """End the run (succeeded, failed or cancelled) and release its lease, if `owner` still
-    holds it ("" for a run nobody holds)."""
-    return run_transition(
+    holds it ("" for a run nobody holds); its owner is mailed once this commits."""
+    run = run_transition(
         run=run,
         owner=owner,
         status=status,
@@ -367,6 +368,8 @@ def run_finish_fenced(*, run: Run, owner: str, status: str, reason: str, also=No
         lease_owner="",
         lease_expires_at=None,
     )
+    run_end_notify_later(run)
+    return run
 
 
 def _interrupted(run: Run, owner: str, status: str, stop: StageInterrupted) -> Run | None:

@@ -29,6 +29,7 @@ from workers.rewards.reward import RewardConfig, RewardInput, compute_rewards
 from . import artifacts
 from .lease import pickup_deadline
 from .models import Checkpoint, Run, RunEvent
+from .notifications import run_end_notify_later
 from .presets import DEFAULT_PRESET, PRESETS, preset_config
 
 logger = logging.getLogger(__name__)
@@ -291,8 +292,9 @@ def run_set_status(*, run: Run, status: str, reason: str = "", **fields) -> Run:
 
 
 def run_finish(*, run: Run, status: str, reason: str = "") -> Run:
-    """End a run (succeeded, failed or cancelled) and release its lease."""
-    return run_set_status(
+    """End a run (succeeded, failed or cancelled) and release its lease; its owner is mailed
+    once this commits (runs.notifications)."""
+    run = run_set_status(
         run=run,
         status=status,
         reason=reason,
@@ -300,6 +302,8 @@ def run_finish(*, run: Run, status: str, reason: str = "") -> Run:
         lease_owner="",
         lease_expires_at=None,
     )
+    run_end_notify_later(run)
+    return run
 
 
 # -- answer judges ----------------------------------------------------------------------
