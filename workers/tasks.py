@@ -6,6 +6,7 @@ never imports this module.
 
 import socket
 
+from botocore.exceptions import BotoCoreError, ClientError
 from celery import shared_task
 
 
@@ -53,12 +54,26 @@ def _run_stage(task, stage: str, run_id: int) -> str | None:
     return run.status if run else None
 
 
-@shared_task(name="workers.tasks.project_index")
-def project_index(project_id: int) -> str:
-    """Build (or reuse) a project's BM25 index from its parsed documents; returns its prefix."""
-    from runs.pipeline import project_index_build
+@shared_task(
+    name="workers.tasks.project_index",
+    autoretry_for=(BotoCoreError, ClientError),  # storage unreachable: try again later
+    retry_backoff=5,
+    max_retries=4,
+)
+def project_index(project_id: int) -> str | None:
+    """Build (or reuse) a project's BM25 index from its parsed documents, as soon as they
+    are parsed; returns its prefix (None when there is nothing to index)."""
+    from corpora.indexing import project_index_refresh
 
-    return project_index_build(project_id=project_id)
+    return project_index_refresh(project_id=project_id)
+
+
+@shared_task(name="workers.tasks.echo_recall")
+def echo_recall(project_id: int, question_set_id: int | None = None) -> dict:
+    """Measure the echo recall of a project's question sets on its current index."""
+    from corpora.indexing import question_sets_echo_recall
+
+    return question_sets_echo_recall(project_id=project_id, question_set_id=question_set_id)
 
 
 @shared_task(name="workers.tasks.reward_preview")

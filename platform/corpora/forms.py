@@ -9,3 +9,16 @@ class ProjectForm(forms.Form):
 
 class EntityForm(forms.Form):
     entity = forms.CharField(max_length=200, required=False)
+
+
+class SearchForm(forms.Form):
+    """The search page's query (GET, so a search's address can be shared)."""
+
+    q = forms.CharField(
+        label="Search",
+        max_length=300,  # corpora.search.QUERY_MAX_CHARS
+        required=False,
+        widget=forms.TextInput(
+            attrs={"placeholder": "[3M 2018] capital expenditure", "autofocus": True}
+        ),
+    )

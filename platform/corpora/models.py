@@ -33,6 +33,9 @@ class Project(models.Model):
     judge_base_url = models.URLField(max_length=500, blank=True)
     judge_model = models.CharField(max_length=200, blank=True)
     judge_api_key_encrypted = models.TextField(blank=True)
+    # The S3 prefix of the newest index build of the project's documents (corpora.indexing):
+    # what the search page searches; "" until the first build.
+    index_prefix = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -117,6 +120,10 @@ class QuestionSet(models.Model):
     s3_key = models.CharField(max_length=500, unique=True)
     size = models.BigIntegerField()
     created_at = models.DateTimeField(default=timezone.now)
+    # The echo recall of the set on the project's index (corpora.indexing): {"index_prefix",
+    # "k", "recall" (None without evidence), "questions", "with_evidence", "measured",
+    # "evidence_mapped", "evidence_total", "measured_at"}; {} until measured.
+    echo_recall = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -2,8 +2,11 @@
 owner and fails closed: another customer's object (or a staff member asking for it)
 gets a 404, exactly like an object that does not exist."""
 
-from django.db.models import Count, QuerySet, Sum
+from datetime import timedelta
+
+from django.db.models import Count, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 
 from .models import Document, Project, QuestionSet
 
@@ -43,8 +46,16 @@ def account_storage_used(*, user) -> int:
     return sum(part["total"] or 0 for part in (documents, question_sets, artifacts))
 
 
-def documents_in_progress(*, project: Project) -> bool:
-    """Whether any document still waits to be parsed (the page keeps polling until none does).
+# A document whose parse began this long ago stops the page polling for its index build
+# (corpora.indexing) even if it is not indexed yet: a failed build must not keep every open
+# page polling. Long enough for a parse at its time limit and then a build.
+INDEX_WAIT = timedelta(minutes=10)
 
-    Parsed documents count as settled: indexing per project is not wired up yet."""
-    return project.documents.filter(status=Document.Status.UPLOADED).exists()
+
+def documents_in_progress(*, project: Project) -> bool:
+    """Whether any document still waits to be parsed, or was parsed a moment ago and waits
+    to be indexed (the page keeps polling until none does)."""
+    return project.documents.filter(
+        Q(status=Document.Status.UPLOADED)
+        | Q(status=Document.Status.PARSED, parse_started_at__gte=timezone.now() - INDEX_WAIT)
+    ).exists()

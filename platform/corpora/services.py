@@ -21,6 +21,7 @@ from core.s3 import s3_client
 from workers.documents.corpus import infer_entity, read_pages_jsonl
 from workers.documents.sandbox import parse_files
 
+from .indexing import echo_recall_enqueue, project_index_enqueue
 from .models import Document, Project, Question, QuestionSet
 from .parse_deadlines import parse_enqueue, parse_pickup_deadline, parse_running_deadline
 from .question_files import QuestionFileError, validate_question_file
@@ -170,6 +171,8 @@ def document_parse(*, document_id: int) -> Document | None:
     if not recorded:  # deleted while it was parsed: its text must not stay behind
         s3_client().delete_object(Bucket=settings.S3_ARTIFACTS_BUCKET, Key=key)
         return None
+    # Searchable at once, not only when a run starts (queued coalesced: one build per burst).
+    transaction.on_commit(lambda: project_index_enqueue(document.project_id))
     return document
 
 
@@ -200,8 +203,14 @@ def _parse_sections(document: Document) -> list:
 
 
 def document_set_entity(*, document: Document, entity: str) -> Document:
-    document.entity = entity.strip()
+    """Set the document's entity; its project's index is built again (`[scope]` searches
+    and the chunks name the entity)."""
+    entity = entity.strip()
+    changed = entity != document.entity
+    document.entity = entity
     document.save(update_fields=["entity"])
+    if changed and document.sections_key:
+        transaction.on_commit(lambda: project_index_enqueue(document.project_id))
     return document
 
 
@@ -304,6 +313,10 @@ def document_delete(*, document: Document) -> list[str]:
             run_delete_objects(run=run)
         for build in builds:
             delete_s3_prefix(settings.S3_ARTIFACTS_BUCKET, build)
+        if f"{document.project.index_prefix}/" in builds:  # the search page's index went
+            Project.objects.filter(pk=document.project_id).update(index_prefix="")
+        project_id = document.project_id
+        transaction.on_commit(lambda: project_index_enqueue(project_id))
         if document.sections_key:
             s3_client().delete_object(
                 Bucket=settings.S3_ARTIFACTS_BUCKET, Key=document.sections_key
@@ -394,6 +407,8 @@ def question_set_import(*, project: Project, file: UploadedFile) -> QuestionSet:
     except Exception:
         s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=key)
         raise
+    if project.index_prefix:  # else the first index build measures it
+        transaction.on_commit(lambda: echo_recall_enqueue(project.pk, question_set.pk))
     return question_set
 
 

@@ -8,6 +8,7 @@ urlpatterns = [
     path("projects/", views.project_list, name="project_list"),
     path("projects/<int:project_id>/", views.project_detail, name="project_detail"),
     path("projects/<int:project_id>/delete/", views.project_delete_view, name="project_delete"),
+    path("projects/<int:project_id>/search/", views.project_search, name="project_search"),
     path("projects/<int:project_id>/documents/", views.document_table, name="document_table"),
     path(
         "projects/<int:project_id>/documents/upload/",
@@ -21,6 +22,11 @@ urlpatterns = [
     ),
     path("documents/<int:document_id>/entity/", views.document_entity, name="document_entity"),
     path("documents/<int:document_id>/delete/", views.document_delete_view, name="document_delete"),
+    path(
+        "documents/<int:document_id>/pages/<int:page>/",
+        views.document_page,
+        name="document_page",
+    ),
     path(
         "question-sets/<int:question_set_id>/",
         views.question_set_detail,

@@ -12,7 +12,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from runs.models import Run
 
-from .forms import EntityForm, ProjectForm
+from .forms import EntityForm, ProjectForm, SearchForm
+from .search import RESULTS, document_page_text, project_search_page
 from .selectors import (
     account_storage_used,
     document_get_for_user,
@@ -77,6 +78,42 @@ def _project_context(request, project, **extra):
 def project_detail(request, project_id: int):
     project = project_get_for_user(user=request.user, project_id=project_id)
     return render(request, "corpora/project_detail.html", _project_context(request, project))
+
+
+@login_required
+@require_GET
+def project_search(request, project_id: int):
+    """Search the project's index with a query, as the agent's search tool would; beside
+    it, the echo recall of the project's question sets."""
+    project = project_get_for_user(user=request.user, project_id=project_id)
+    form = SearchForm(request.GET)
+    query = form.cleaned_data["q"] if form.is_valid() else ""
+    page = project_search_page(project=project, query=query)
+    context = {
+        "project": project,
+        "form": form,
+        "query": query,
+        "page": page,
+        "results_shown": RESULTS,
+    }
+    return render(
+        request, "corpora/project_search.html", context, status=400 if form.errors else 200
+    )
+
+
+@login_required
+@require_GET
+def document_page(request, document_id: int, page: int):
+    """One page of a document's parsed text (where a search result was found)."""
+    document = document_get_for_user(user=request.user, document_id=document_id)
+    text = document_page_text(document=document, number=page)
+    missing = text.read and not text.sections
+    return render(
+        request,
+        "corpora/document_page.html",
+        {"document": document, "project": document.project, "text": text},
+        status=404 if missing else 200,
+    )
 
 
 @login_required

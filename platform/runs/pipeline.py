@@ -20,7 +20,6 @@ same way again: the run fails at once with it (see `_transient`).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
@@ -37,7 +36,11 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.db.models import Q
 from django.db.models.functions import Now
 
-from corpora.models import Document, Project, Question, QuestionSet
+from corpora import indexing
+from corpora.indexing import engine_questions as _engine_questions
+from corpora.indexing import index_folder, load_index
+from corpora.indexing import readable_documents as _readable_documents
+from corpora.models import Project, Question, QuestionSet
 from workers.documents.chunking import clean_text
 from workers.training.config import TrainConfig
 
@@ -137,67 +140,14 @@ def stall_seconds(run: Run) -> float:
 # -- project index and questions ------------------------------------------------------
 
 
-def _readable_documents(project: Project):
-    return project.documents.filter(
-        status__in=[Document.Status.PARSED, Document.Status.INDEXED]
-    ).exclude(sections_key="")
-
-
 def project_index_build(*, project_id: int) -> str:
-    """Build (or reuse) the project's BM25 index from its parsed documents' sections and
-    return its S3 prefix. A build is immutable and named by the documents it holds, so an
-    unchanged project reuses it and a new upload gets a new one. Documents become indexed."""
-    from core.s3 import s3_client
-    from workers.documents.chunking import Section, chunk_sections
-    from workers.search.index import SearchIndex
-    from workers.search.store import MANIFEST, upload_index
-
-    project = Project.objects.get(pk=project_id)
-    documents = list(_readable_documents(project).order_by("pk"))
-    if not documents:
-        raise StageFailed("No readable documents: upload documents and wait until they are parsed.")
-    fingerprint = hashlib.sha256(
-        "\n".join(f"{d.pk}:{d.sha256}:{d.entity}" for d in documents).encode()
-    ).hexdigest()[:16]
-    prefix = f"projects/{project.pk}/index/{fingerprint}"
-    if not artifacts.exists(f"{prefix}/{MANIFEST}"):
-        chunks = []
-        for document in documents:
-            body = s3_client().get_object(Bucket=artifacts.bucket(), Key=document.sections_key)
-            sections = [
-                Section(text=r["text"], page=r.get("page"), title=r.get("title"))
-                for r in map(json.loads, body["Body"].read().decode().splitlines())
-            ]
-            chunks.extend(chunk_sections(document.name, sections, document.entity or None))
-        if not chunks:
-            raise StageFailed("Your documents hold no text to search. Upload other documents.")
-        with tempfile.TemporaryDirectory() as folder:
-            SearchIndex.build(chunks).save(folder)
-            upload_index(s3_client(), artifacts.bucket(), prefix, folder)
-    Document.objects.filter(pk__in=[d.pk for d in documents], status=Document.Status.PARSED).update(
-        status=Document.Status.INDEXED
-    )
-    return prefix
-
-
-_index_cache = None
-
-
-def load_index(prefix: str):
-    """The index at `prefix`, downloaded once per worker process."""
-    global _index_cache
-    from core.s3 import s3_client
-    from workers.search.store import IndexCache
-
-    if _index_cache is None:
-        _index_cache = IndexCache(s3_client(), artifacts.bucket(), artifacts.work_dir() / "indexes")
-    return _index_cache.get(prefix)
-
-
-def index_folder(prefix: str) -> Path:
-    """The local folder of a cached index (for publishing)."""
-    load_index(prefix)
-    return _index_cache._local_copy(prefix)
+    """Build (or reuse) the project's index and return its S3 prefix; the index lives with
+    the documents (corpora.indexing), built as soon as they are parsed. A project with
+    nothing to index fails the stage with the reason."""
+    try:
+        return indexing.project_index_build(project_id=project_id)
+    except indexing.IndexFailed as failure:
+        raise StageFailed(str(failure)) from None
 
 
 def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
@@ -243,26 +193,6 @@ def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
             for i, q in enumerate(generated, start=1)
         )
     return question_set
-
-
-def _engine_questions(question_set: QuestionSet):
-    from workers.documents.questions import Evidence, question_id
-    from workers.documents.questions import Question as EngineQuestion
-
-    return [
-        EngineQuestion(
-            id=q.external_id or f"{question_id(q.question)}-{q.position}",
-            question=q.question,
-            answer=q.answer,
-            entity=q.entity or None,
-            evidence=[
-                Evidence(text=e["text"], doc=e.get("doc"), page=e.get("page"))
-                for e in q.evidence or []
-                if e.get("text")
-            ],
-        )
-        for q in question_set.questions.exclude(answer="")
-    ]
 
 
 # -- stages ----------------------------------------------------------------------------

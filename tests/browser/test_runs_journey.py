@@ -93,7 +93,8 @@ def test_waitlist_to_a_trained_checkpoint_in_the_browser(
     page.locator("#id_files").set_input_files([str(p) for p in pdfs])
     # Six PDFs through Django to S3: seconds alone, over a minute on a loaded 2-core CI box.
     wait_for_uploads(len(pdfs), timeout_s=180)
-    expect(page.locator("#documents .status-parsed")).to_have_count(len(pdfs), timeout=240_000)
+    readable = "#documents .status-parsed, #documents .status-indexed"  # indexed once parsed
+    expect(page.locator(readable)).to_have_count(len(pdfs), timeout=240_000)
 
     # And the questions about them.
     page.locator("#id_question_file").set_input_files(str(questions_about_the_pdfs(tmp_path)))

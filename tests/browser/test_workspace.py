@@ -76,8 +76,9 @@ def test_waitlist_to_invite_to_signup_to_uploads(
     )
     expect(page.locator(".upload-item.failed")).to_contain_text("not a file type Sleuth reads")
 
-    # A worker parses them; the table follows their status without a reload.
-    expect(page.locator("#documents .status-parsed")).to_have_count(len(pdfs), timeout=180_000)
+    # A worker parses and indexes them; the table follows their status without a reload (and
+    # stops polling once they are indexed, so the entity form below stays open).
+    expect(page.locator("#documents .status-indexed")).to_have_count(len(pdfs), timeout=180_000)
     expect(page.locator("#documents")).to_contain_text("pages")
     screenshot("project-documents")
 

@@ -123,11 +123,13 @@ RULES: dict[str, Rule] = {
     "corpora:project_list": account(200, 200),
     "corpora:project_detail": owned(200, 405),
     "corpora:project_delete": owned(200, 302),
+    "corpora:project_search": owned(200, 405),  # no index yet: "indexing…"
     "corpora:document_table": owned(200, 405),
     "corpora:document_upload": owned(405, 302),
     "corpora:question_set_upload": owned(405, 302),
     "corpora:document_entity": owned(302, 302),  # without htmx: back to the project
     "corpora:document_delete": owned(200, 302),
+    "corpora:document_page": owned(200, 405),  # not read yet: the page says so
     "corpora:question_set_detail": owned(200, 405),
     "corpora:question_set_delete": owned(405, 302),
     "runs:run_new": owned(200, 200),
@@ -228,6 +230,7 @@ def things(alice) -> dict[str, object]:
         "checkpoint_id": checkpoint.pk,
         "token_id": token.pk,
         "model": "alices-agent",  # the published agent's name at /v1
+        "page": 1,  # of the document's text
         "preview_id": "0f3c9a1e",  # expired or never queued: the page says so
         "token": "no-such-token",
         "uidb64": "MQ",
