@@ -8,12 +8,11 @@ a mail server. A Celery task on the mail queue (settings.SLEUTH_MAIL_QUEUE, as t
 reset mail) sends it (`run_end_mail_send`), once per run: it first claims the run's
 `notified_at`, so a task delivered twice, or queued twice by a race, sends one mail.
 
-Links are absolute: the site's root is settings.SITE_URL, or the SITE_URL environment
-variable (a worker has no request to take it from).
+Links are absolute: the site's root is settings.SITE_URL (a worker has no request to take
+it from).
 """
 
 import logging
-import os
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -27,13 +26,11 @@ from .models import Run
 logger = logging.getLogger(__name__)
 
 TASK = "workers.tasks.run_end_mail"
-DEFAULT_SITE_URL = "http://127.0.0.1:8000"
 
 
 def site_url() -> str:
     """The site's root URL, e.g. "https://sleuth.example.com" (no trailing slash)."""
-    url = getattr(settings, "SITE_URL", "") or os.environ.get("SITE_URL", "") or DEFAULT_SITE_URL
-    return url.rstrip("/")
+    return settings.SITE_URL.rstrip("/")
 
 
 def run_end_notify_later(run: Run) -> None:
