@@ -79,7 +79,7 @@ def run_end_mail_send(*, run_id: int) -> bool:
 def run_end_mail_context(run: Run) -> dict:
     """What the mail says: the outcome, the reason, the run page's validation rows (the
     trained agent first, then the baselines) and the page's absolute link."""
-    from .views import validation_rows  # the run page's own rows, labels included
+    from .selectors import validation_rows  # the run page's own rows, labels included
 
     return {
         "run": run,

@@ -159,3 +159,26 @@ def checkpoint_download_url(*, checkpoint: Checkpoint) -> str | None:
         key=checkpoint.archive_key,
         filename=checkpoint.archive_key.rsplit("/", 1)[-1],
     )
+
+
+def validation_rows(report: dict | None) -> list[dict]:
+    """One row per policy of a `sleuth eval --json` report, the trained agent first."""
+    policies = (report or {}).get("policies") or {}
+    rows = [
+        {"name": name, "label": _policy_label(name), "pass_at_k": m.get("pass@k"), **m}
+        for name, m in policies.items()
+    ]
+    rows.sort(key=lambda row: row["label"] != "Trained agent")
+    return rows
+
+
+def _policy_label(name: str) -> str:
+    if name == "echo":
+        return "One-shot BM25 (the question as the query)"
+    if name.startswith("echo@"):
+        return f"One-shot BM25 (the question as the query), top {name[5:]}"
+    if name == "base":
+        return "Base model, untrained"
+    if name.startswith("openai:"):
+        return f"{name[7:]} (API model)"
+    return "Trained agent"

@@ -22,6 +22,7 @@ from .selectors import (
     checkpoint_get_for_user,
     run_get_for_user,
     run_metric_points,
+    validation_rows,
 )
 from .services import (
     JudgeRejected,
@@ -215,29 +216,6 @@ def _live_context(run: Run) -> dict:
         "validation": validation_rows(run.eval_report),
         "progress": round(100 * run.current_step / run.total_steps) if run.total_steps else 0,
     }
-
-
-def validation_rows(report: dict | None) -> list[dict]:
-    """One row per policy of a `sleuth eval --json` report, the trained agent first."""
-    policies = (report or {}).get("policies") or {}
-    rows = [
-        {"name": name, "label": _policy_label(name), "pass_at_k": m.get("pass@k"), **m}
-        for name, m in policies.items()
-    ]
-    rows.sort(key=lambda row: row["label"] != "Trained agent")
-    return rows
-
-
-def _policy_label(name: str) -> str:
-    if name == "echo":
-        return "One-shot BM25 (the question as the query)"
-    if name.startswith("echo@"):
-        return f"One-shot BM25 (the question as the query), top {name[5:]}"
-    if name == "base":
-        return "Base model, untrained"
-    if name.startswith("openai:"):
-        return f"{name[7:]} (API model)"
-    return "Trained agent"
 
 
 @login_required

@@ -38,7 +38,7 @@ def published_result() -> dict | None:
     publish (settings.SLEUTH_PUBLISHED_EVAL, a `sleuth eval --json` file). No run's numbers
     or name are ever shown publicly, a staff member's included (staff may train on a
     customer's documents to help them)."""
-    from runs.views import validation_rows
+    from runs.selectors import validation_rows
 
     path = getattr(settings, "SLEUTH_PUBLISHED_EVAL", None)
     if not path or not Path(path).is_file():
