@@ -46,7 +46,9 @@ def upload(project, name: str, pages: list[str]) -> None:
     document_upload(project=project, file=SimpleUploadedFile(f"{name}.jsonl", body))
 
 
-def test_type_a_query_see_the_chunks_the_agent_would_see(page, live_server, alice, celery_worker):
+def test_type_a_query_see_the_chunks_the_agent_would_see(
+    page, live_server, alice, celery_worker, screenshot
+):
     project = project_create(owner=alice, name="Filings")
     page.goto(f"{live_server.url}/accounts/login/")
     page.get_by_label("Email").fill("alice@example.com")
@@ -90,6 +92,7 @@ def test_type_a_query_see_the_chunks_the_agent_would_see(page, live_server, alic
         "echo recall@5 of qa.jsonl: 1.00 — what a trained agent has to beat"
     )
     expect(echo).to_contain_text("1 of 2 questions had evidence")
+    screenshot("search-page")
 
     # A result links to the text of its page.
     results.first.get_by_role("link", name="page 2").click()
