@@ -10,11 +10,6 @@ from playwright.sync_api import expect
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
-@pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user(email="alice@example.com", password="pw-alice-1")
-
-
 def models_status(live_server, token: str) -> int:
     request = urllib.request.Request(
         f"{live_server.url}/v1/models", headers={"Authorization": f"Bearer {token}"}
@@ -27,12 +22,9 @@ def models_status(live_server, token: str) -> int:
 
 
 def test_a_customer_creates_a_token_sees_it_once_and_revokes_it(
-    page, live_server, alice, screenshot
+    page, live_server, log_in, screenshot
 ):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("alice@example.com")
-    page.get_by_label("Password").fill("pw-alice-1")
-    page.get_by_role("button", name="Log in").click()
+    log_in()
 
     page.get_by_role("link", name="API tokens").click()
     page.get_by_label("Token name").fill("notebook")

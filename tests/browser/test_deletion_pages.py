@@ -14,11 +14,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user(email="alice@example.com", password="pw-alice-1")
-
-
-@pytest.fixture
 def project(alice):
     project = project_create(owner=alice, name="Filings")
     key = f"projects/{project.pk}/documents/x/adobe.txt"
@@ -37,17 +32,10 @@ def project(alice):
     return project
 
 
-def log_in(page, live_server, password="pw-alice-1"):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("alice@example.com")
-    page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Log in").click()
-
-
 def test_a_customer_deletes_a_document_then_a_run_then_the_project(
-    page, live_server, project, screenshot
+    page, live_server, project, screenshot, log_in
 ):
-    log_in(page, live_server)
+    log_in()
     page.goto(f"{live_server.url}/projects/{project.pk}/")
 
     page.locator("#documents").get_by_role("link", name="Delete").click()
@@ -68,8 +56,10 @@ def test_a_customer_deletes_a_document_then_a_run_then_the_project(
     assert not Project.objects.exists() and not Run.objects.exists()
 
 
-def test_a_customer_deletes_the_account_with_the_password(page, live_server, project, alice):
-    log_in(page, live_server)
+def test_a_customer_deletes_the_account_with_the_password(
+    page, live_server, project, alice, log_in
+):
+    log_in()
     page.goto(f"{live_server.url}/projects/")
 
     page.get_by_role("link", name="Delete your account").click()

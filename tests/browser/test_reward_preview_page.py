@@ -12,8 +12,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def project(django_user_model):
-    alice = django_user_model.objects.create_user(email="alice@example.com", password="pw-alice-1")
+def project(alice):
     project = project_create(owner=alice, name="Filings")
     Document.objects.create(
         project=project,
@@ -29,13 +28,9 @@ def project(django_user_model):
 
 
 def test_a_submitted_preview_shows_its_scores_once_the_worker_has_them(
-    page, live_server, project, celery_worker, screenshot
+    page, live_server, project, celery_worker, screenshot, log_in
 ):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("alice@example.com")
-    page.get_by_label("Password").fill("pw-alice-1")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    log_in()
     page.goto(f"{live_server.url}/projects/{project.pk}/runs/new/")
 
     page.locator("[name=question_text]").fill("What is Adobe's FY2022 operating margin?")

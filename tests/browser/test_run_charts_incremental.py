@@ -4,7 +4,7 @@ and appends them, a key first logged later (validation) included."""
 
 import pytest
 from playwright.sync_api import expect
-from test_runs import log_in, step_done
+from test_runs import step_done
 
 from corpora.services import project_create
 from runs.models import Run, RunMetric
@@ -14,16 +14,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user(email="alice@example.com", password="pw-alice-1")
-
-
-@pytest.fixture
 def project(alice):
     return project_create(owner=alice, name="Filings")
 
 
-def test_the_live_chart_appends_the_steps_after_the_last_it_holds(page, live_server, project):
+def test_the_live_chart_appends_the_steps_after_the_last_it_holds(
+    page, live_server, project, log_in
+):
     run = Run.objects.create(
         project=project,
         created_by=project.owner,
@@ -36,7 +33,7 @@ def test_the_live_chart_appends_the_steps_after_the_last_it_holds(page, live_ser
         step_done(run, step, reward=0.1 * step)
     asked = []
     page.on("request", lambda r: asked.append(r.url) if "metrics.json" in r.url else None)
-    log_in(page, live_server)
+    log_in()
     page.goto(f"{live_server.url}/runs/{run.pk}/")
     expect(page.locator("#charts")).to_have_attribute("data-steps", "2", timeout=15_000)
 

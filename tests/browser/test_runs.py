@@ -27,11 +27,6 @@ EVAL_REPORT = {
 
 
 @pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user(email="alice@example.com", password="pw-alice-1")
-
-
-@pytest.fixture
 def project(alice):
     project = project_create(owner=alice, name="Filings")
     Document.objects.create(
@@ -59,14 +54,6 @@ def project(alice):
             question_set=question_set, position=position, question=question, answer=answer
         )
     return project
-
-
-def log_in(page, live_server):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("alice@example.com")
-    page.get_by_label("Password").fill("pw-alice-1")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Projects")).to_be_visible()
 
 
 def step_done(run: Run, step: int, *, reward: float) -> None:
@@ -113,9 +100,9 @@ def step_done(run: Run, step: int, *, reward: float) -> None:
 
 
 def test_a_customer_previews_the_reward_and_starts_a_run(
-    page, live_server, project, screenshot, celery_worker
+    page, live_server, project, screenshot, celery_worker, log_in
 ):
-    log_in(page, live_server)
+    log_in()
     page.goto(f"{live_server.url}/projects/{project.pk}/")
     page.get_by_role("link", name="New run").click()
     expect(page.get_by_role("heading", name="New run")).to_be_visible()
@@ -150,7 +137,7 @@ def test_a_customer_previews_the_reward_and_starts_a_run(
 
 
 def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
-    page, live_server, project, screenshot
+    page, live_server, project, screenshot, log_in
 ):
     run = Run.objects.create(
         project=project,
@@ -162,7 +149,7 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
         total_steps=2,
     )
     step_done(run, 1, reward=0.2)
-    log_in(page, live_server)
+    log_in()
     page.goto(f"{live_server.url}/runs/{run.pk}/")
 
     expect(page.locator("#run-status")).to_have_text("Training")
@@ -202,7 +189,7 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
     assert open(download.path(), "rb").read() == b"model files"
 
 
-def test_a_queued_run_can_be_cancelled_from_its_page(page, live_server, project):
+def test_a_queued_run_can_be_cancelled_from_its_page(page, live_server, project, log_in):
     run = Run.objects.create(
         project=project,
         created_by=project.owner,
@@ -210,7 +197,7 @@ def test_a_queued_run_can_be_cancelled_from_its_page(page, live_server, project)
         config=preset_config("quick-cpu").to_dict(),
         total_steps=4,
     )
-    log_in(page, live_server)
+    log_in()
     page.goto(f"{live_server.url}/runs/{run.pk}/")
     page.once("dialog", lambda dialog: dialog.accept())
 

@@ -35,11 +35,6 @@ QUESTIONS = [
 ]
 
 
-@pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user(email="alice@example.com", password="pw-alice-1")
-
-
 def upload(project, name: str, pages: list[str]) -> None:
     lines = [json.dumps({"doc": name, "page": n, "text": t}) for n, t in enumerate(pages, 1)]
     body = ("\n".join(lines) + "\n").encode()
@@ -47,14 +42,10 @@ def upload(project, name: str, pages: list[str]) -> None:
 
 
 def test_type_a_query_see_the_chunks_the_agent_would_see(
-    page, live_server, alice, celery_worker, screenshot
+    page, live_server, alice, celery_worker, screenshot, log_in
 ):
     project = project_create(owner=alice, name="Filings")
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("alice@example.com")
-    page.get_by_label("Password").fill("pw-alice-1")
-    page.get_by_role("button", name="Log in").click()
-    expect(page.get_by_role("heading", name="Projects")).to_be_visible()
+    log_in()
 
     # Nothing to search yet: the page says what to do.
     page.goto(f"{live_server.url}/projects/{project.pk}/")

@@ -15,11 +15,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 DATASET = Path(__file__).parents[2].parent / "shared" / "datasets" / "financebench-dev"
 
 
-@pytest.fixture
-def alice(django_user_model):
-    return django_user_model.objects.create_user(email="alice@example.com", password="pw-alice-1")
-
-
 @pytest.mark.skipif(not DATASET.is_dir(), reason="shared datasets are not beside the clone")
 def test_waitlist_to_invite_to_signup_to_uploads(
     page, live_server, screenshot, mailoutbox, django_user_model, celery_worker, wait_for_uploads
@@ -118,12 +113,9 @@ def test_waitlist_to_invite_to_signup_to_uploads(
     assert QuestionSet.objects.get().questions.count() == 84
 
 
-def test_files_dropped_on_the_page_upload_with_their_own_progress(page, live_server, alice):
+def test_files_dropped_on_the_page_upload_with_their_own_progress(page, live_server, alice, log_in):
     project = project_create(owner=alice, name="Notes")
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("alice@example.com")
-    page.get_by_label("Password").fill("pw-alice-1")
-    page.get_by_role("button", name="Log in").click()
+    log_in()
     page.goto(f"{live_server.url}/projects/{project.pk}/")
 
     dropped = page.evaluate_handle("""() => {
@@ -180,15 +172,9 @@ def test_too_many_logins_show_the_429_page(page, live_server, alice, settings):
     expect(page.get_by_role("alert")).to_contain_text("Try again in 15 minutes")
 
 
-def log_in_to(page, live_server, project):
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("alice@example.com")
-    page.get_by_label("Password").fill("pw-alice-1")
-    page.get_by_role("button", name="Log in").click()
-    page.goto(f"{live_server.url}/projects/{project.pk}/")
-
-
-def test_files_chosen_while_the_page_script_still_loads_are_uploaded(page, live_server, alice):
+def test_files_chosen_while_the_page_script_still_loads_are_uploaded(
+    page, live_server, alice, log_in
+):
     # A slow network: the upload script arrives two seconds after the page is shown, and the
     # customer has chosen her files by then (the change event fires before any listener).
     def late(route):
@@ -197,10 +183,7 @@ def test_files_chosen_while_the_page_script_still_loads_are_uploaded(page, live_
 
     project = project_create(owner=alice, name="Notes")
     page.route("**/static/js/upload.js", late)
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.get_by_label("Email").fill("alice@example.com")
-    page.get_by_label("Password").fill("pw-alice-1")
-    page.get_by_role("button", name="Log in").click()
+    log_in()
     page.goto(f"{live_server.url}/projects/{project.pk}/", wait_until="commit")
     page.locator("#id_files").set_input_files(
         files=[{"name": "ACME_2023_notes.txt", "mimeType": "text/plain", "buffer": b"Revenue"}]
@@ -211,7 +194,7 @@ def test_files_chosen_while_the_page_script_still_loads_are_uploaded(page, live_
 
 
 def test_the_document_table_polls_under_the_policy_and_spares_an_open_entity_form(
-    page, live_server, alice
+    page, live_server, alice, log_in
 ):
     project = project_create(owner=alice, name="Filings")
     Document.objects.create(
@@ -227,7 +210,8 @@ def test_the_document_table_polls_under_the_policy_and_spares_an_open_entity_for
     polls, blocked = [], []
     page.on("request", lambda r: polls.append(r) if r.url.endswith("/documents/") else None)
     page.on("console", lambda m: blocked.append(m.text) if "Security Policy" in m.text else None)
-    log_in_to(page, live_server, project)
+    log_in()
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
 
     page.wait_for_timeout(7000)
     assert len(polls) >= 2  # the poll runs: no evaluated trigger filter for the policy to block
