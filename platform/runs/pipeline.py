@@ -20,6 +20,7 @@ same way again: the run fails at once with it (see `_transient`).
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import math
@@ -52,6 +53,7 @@ from .lease import (
     StageTimedOut,
     fenced,
     lease_claim,
+    lease_seconds,
     pickup_deadline,
     reconnect,
     worker_name,
@@ -340,14 +342,43 @@ def _fail_if_held(run: Run, owner: str, reason: str) -> Run | None:
 
 
 def _transient(error: BaseException) -> bool:
-    """Storage or the network unreachable, or the database connection lost: another attempt
-    may succeed. Other database errors (IntegrityError, DataError…) would only repeat."""
+    """Storage or the network unreachable, the database connection lost, or the worker's disk
+    full: another attempt may succeed. Other database errors (IntegrityError…) would repeat."""
     if isinstance(error, TRANSIENT + (TransientError, InterfaceError)):
         return True
+    if _disk_full(error):
+        return True  # this worker's disk: another worker, or this one later, may have room
     if isinstance(error, OperationalError):
         sqlstate = getattr(error.__cause__, "sqlstate", None)
         return sqlstate is None or sqlstate.startswith("08") or sqlstate in RETRYABLE_SQLSTATES
     return False
+
+
+def ride_out(call, what: str):
+    """`call()`, tried again while it fails on a lost connection to the database or storage
+    (a restart), reconnecting and backing off, for up to a lease period (past it the lease
+    could not have been renewed anyway): a service restart in the middle of training costs
+    no step. Then, or for any other error, it raises (the stage is retried from its last
+    checkpoint). Not inside a transaction, whose broken connection only its owner resets."""
+    deadline = time.monotonic() + lease_seconds()
+    pause = 0.5
+    while True:
+        try:
+            return call()
+        except Exception as error:
+            if isinstance(error, ClientError):
+                status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
+                passing = status >= 500  # the store is starting or stopping
+            elif isinstance(error, OSError) and not isinstance(error, TRANSIENT):
+                passing = False  # a local file (the disk full…), not a service
+            else:
+                passing = _transient(error)
+            if not passing or connection.in_atomic_block or time.monotonic() > deadline:
+                raise
+            logger.warning("%s failed (%r); trying again in %.1f s", what, error, pause)
+            reconnect()
+            time.sleep(pause)
+            pause = min(2 * pause, 5.0)
 
 
 def _describe(error: Exception) -> str:
@@ -360,7 +391,13 @@ def _describe(error: Exception) -> str:
         return "Could not reach the database"
     if isinstance(error, TransientError):
         return str(error)
+    if _disk_full(error):
+        return "The worker ran out of disk space"
     return "A service the run needs did not answer"
+
+
+def _disk_full(error: BaseException) -> bool:
+    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
 
 
 def _release(run_id: int, owner: str, message: str) -> bool:
@@ -502,32 +539,32 @@ class MetricStream:
             self.flush()
 
     def flush(self) -> None:
-        if self.records:
-            guard = transaction.atomic() if self.owner is None else fenced(self.run.pk, self.owner)
-            with guard:
-                RunMetric.objects.bulk_create(
-                    [
-                        RunMetric(run=self.run, step=r["step"], data=jsonb_safe(r))
-                        for r in self.records
-                    ],
-                    update_conflicts=True,
-                    unique_fields=["run", "step"],
-                    update_fields=["data"],
-                )
-                steps = sorted({s["step"] for s in self.samples})
-                TrajectorySample.objects.filter(run=self.run, step__in=steps).delete()
-                TrajectorySample.objects.bulk_create(
-                    TrajectorySample(
-                        run=self.run,
-                        step=s["step"],
-                        question_id=clean_text(str(s["question_id"])),
-                        data=jsonb_safe(s),
-                    )
-                    for s in self.samples
-                )
-                Run.objects.filter(pk=self.run.pk).update(current_step=self.records[-1]["step"])
+        if self.records:  # a database restart is waited out (ride_out): no step lost
+            ride_out(self._write, f"run {self.run.pk}: writing metrics")
         self.records, self.samples = [], []
         self.flushed_at = time.monotonic()
+
+    def _write(self) -> None:
+        guard = transaction.atomic() if self.owner is None else fenced(self.run.pk, self.owner)
+        with guard:
+            RunMetric.objects.bulk_create(
+                [RunMetric(run=self.run, step=r["step"], data=jsonb_safe(r)) for r in self.records],
+                update_conflicts=True,
+                unique_fields=["run", "step"],
+                update_fields=["data"],
+            )
+            steps = sorted({s["step"] for s in self.samples})
+            TrajectorySample.objects.filter(run=self.run, step__in=steps).delete()
+            TrajectorySample.objects.bulk_create(
+                TrajectorySample(
+                    run=self.run,
+                    step=s["step"],
+                    question_id=clean_text(str(s["question_id"])),
+                    data=jsonb_safe(s),
+                )
+                for s in self.samples
+            )
+            Run.objects.filter(pk=self.run.pk).update(current_step=self.records[-1]["step"])
 
 
 def _restore_checkpoint(run: Run, out_dir: Path, owner: str) -> int:
@@ -589,16 +626,25 @@ def run_train(*, run_id: int) -> Run | None:
                 if heartbeat.lost:
                     raise LeaseLost(f"run {run.pk} was taken over")
                 prefix = f"{run.attempt_prefix}/checkpoints/step-{step:06d}"
-                size = artifacts.upload_folder(folder, prefix)
-                record = RunMetric.objects.filter(run=run, step=step).first()
-                val = {k: v for k, v in (record.data if record else {}).items() if "val" in k}
-                with fenced(run.pk, heartbeat.owner):
-                    Checkpoint.objects.update_or_create(
-                        run=run,
-                        step=step,
-                        defaults={"s3_prefix": prefix, "size_bytes": size, "metrics": val},
-                    )
-                    checkpoints_prune(run=run, keep_last=config.keep_checkpoints)
+                size = ride_out(
+                    lambda: artifacts.upload_folder(folder, prefix),
+                    f"run {run.pk}: uploading the checkpoint at step {step}",
+                )
+
+                def record_checkpoint() -> None:
+                    record = RunMetric.objects.filter(run=run, step=step).first()
+                    val = {k: v for k, v in (record.data if record else {}).items() if "val" in k}
+                    with fenced(run.pk, heartbeat.owner):
+                        Checkpoint.objects.update_or_create(
+                            run=run,
+                            step=step,
+                            defaults={"s3_prefix": prefix, "size_bytes": size, "metrics": val},
+                        )
+                        checkpoints_prune(run=run, keep_last=config.keep_checkpoints)
+
+                ride_out(
+                    record_checkpoint, f"run {run.pk}: recording the checkpoint at step {step}"
+                )
 
             try:
                 summary = train(

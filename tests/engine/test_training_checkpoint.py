@@ -1,5 +1,7 @@
-"""Trainer state files: read back exactly, and never by running code they carry."""
+"""Trainer state files: read back exactly, and never by running code they carry; a
+checkpoint the disk had no room for leaves the previous one as the last."""
 
+import errno
 import pickle
 import random
 
@@ -7,7 +9,13 @@ import numpy as np
 import pytest
 import torch
 
-from workers.training.checkpoint import load_trainer_state, restore_rng_states, rng_states
+from workers.training.checkpoint import (
+    latest_checkpoint,
+    load_trainer_state,
+    restore_rng_states,
+    rng_states,
+    save_checkpoint,
+)
 
 RAN = []
 
@@ -51,3 +59,29 @@ def test_a_state_written_before_rng_states_were_tensors_still_loads(tmp_path):
     restore_rng_states(state["rng"])
 
     assert state["step"] == 7 and np.random.rand() == expected
+
+
+class Saves:
+    """A model or tokenizer whose files are a few bytes; `full` makes the disk run out."""
+
+    def __init__(self, full: bool = False):
+        self.full = full
+
+    def save_pretrained(self, folder):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "weights.bin").write_bytes(b"w" * 64)
+        if self.full:
+            raise OSError(errno.ENOSPC, "No space left on device", str(folder))
+
+
+def test_a_checkpoint_the_disk_had_no_room_for_leaves_the_last_one_and_no_debris(tmp_path):
+    save_checkpoint(tmp_path, 1, Saves(), Saves(), {"cursor": 1})
+
+    with pytest.raises(OSError) as raised:
+        save_checkpoint(tmp_path, 2, Saves(), Saves(full=True), {"cursor": 2})
+
+    assert raised.value.errno == errno.ENOSPC
+    assert latest_checkpoint(tmp_path).name == "step-000001"  # a resume starts from step 1
+    assert load_trainer_state(latest_checkpoint(tmp_path))["cursor"] == 1
+    # The half-written step 2 is gone: the room it took is free again.
+    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == ["step-000001"]

@@ -39,11 +39,17 @@ def save_checkpoint(out_dir: Path, step: int, model, tokenizer, state: dict) -> 
     final = Path(out_dir) / "checkpoints" / f"step-{step:06d}"
     partial = final.with_name(final.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    model.save_pretrained(partial / "model")
-    tokenizer.save_pretrained(partial / "model")
-    if "config" in state:  # the agent's settings travel with its weights
-        write_agent_settings(partial / "model", state["config"]["limits"])
-    torch.save({**state, "step": step, "rng": rng_states()}, partial / "trainer_state.pt")
+    try:
+        model.save_pretrained(partial / "model")
+        tokenizer.save_pretrained(partial / "model")
+        if "config" in state:  # the agent's settings travel with its weights
+            write_agent_settings(partial / "model", state["config"]["limits"])
+        torch.save({**state, "step": step, "rng": rng_states()}, partial / "trainer_state.pt")
+    except BaseException:
+        # A full disk (or a kill): give back what the half-written checkpoint took, so the
+        # previous checkpoint and whatever runs next on this disk have the room.
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
     shutil.rmtree(final, ignore_errors=True)
     partial.rename(final)
     return final
