@@ -11,6 +11,11 @@ personal API token, lists their published agents and asks them questions.
   With `stream` the searches arrive as chunks while the agent works, then the answer,
   then `data: [DONE]`.
 
+- `POST /v1/files`, `GET /v1/files`, `GET /v1/files/{id}`: question files (purpose
+  "fine-tune") and documents ("assistants", "user_data"); `/v1/fine_tuning/jobs` and its
+  retrieve, cancel, events and checkpoints: runs. serving.jobs says how they map, and which
+  project a new file goes to (the `OpenAI-Project` header or a `project` parameter).
+
 Errors are OpenAI's shape (`{"error": {"message", "type", "code"}}`) with its statuses, so
 the client raises its usual exceptions: 401 for a missing, unknown or revoked token, 404 for
 a model the caller has not published (another customer's included), 429 past the rate
@@ -25,13 +30,15 @@ import uuid
 from celery.exceptions import TimeoutError as ResultTimeout
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse, StreamingHttpResponse
-from ninja import NinjaAPI, Schema
+from ninja import File, Form, NinjaAPI, Schema
 from ninja.errors import AuthenticationError
 from ninja.errors import ValidationError as NinjaValidationError
+from ninja.files import UploadedFile
 from ninja.security import HttpBearer
 
 from core.ratelimit import client_bucket, rate_limit_exceeded
 
+from . import jobs
 from .selectors import PublishedAgent, published_agents
 from .services import api_token_authenticate
 
@@ -56,7 +63,7 @@ def error_response(error: ApiError) -> JsonResponse:
             "error": {
                 "message": error.message,
                 "type": error.kind,
-                "param": None,
+                "param": getattr(error, "param", None),
                 "code": error.code,
             }
         },
@@ -108,6 +115,13 @@ api = NinjaAPI(
 @api.exception_handler(ApiError)
 def _api_error(request, error: ApiError):
     return error_response(error)
+
+
+@api.exception_handler(jobs.JobsError)
+def _jobs_error(request, error: jobs.JobsError):
+    problem = ApiError(error.status, error.message, "invalid_request_error", error.code)
+    problem.param = error.param
+    return error_response(problem)
 
 
 @api.exception_handler(AuthenticationError)
@@ -379,3 +393,105 @@ def _stream(result, completion_id: str, created: int, model: str, include_usage:
 
 def _error_body(error: ApiError) -> dict:
     return {"message": error.message, "type": error.kind, "code": error.code}
+
+
+# Files and fine-tuning jobs (serving.jobs): OpenAI's API over question sets, documents and runs.
+
+
+def _project(request, project: str | None) -> str | None:
+    """The project a request names: a `project` parameter, else the `OpenAI-Project` header."""
+    return project or request.headers.get("OpenAI-Project") or None
+
+
+@api.post("/files")
+def files_create(
+    request,
+    file: File[UploadedFile],
+    purpose: str = Form(...),
+    project: str | None = Form(None),
+):
+    return jobs.file_create(
+        user=request.user,
+        file=file,
+        purpose=purpose,
+        project=_project(request, project or request.GET.get("project")),
+    )
+
+
+@api.get("/files")
+def files_list(
+    request,
+    purpose: str | None = None,
+    after: str | None = None,
+    limit: int | None = None,
+    project: str | None = None,
+):
+    return jobs.files_list(
+        user=request.user,
+        project=_project(request, project),
+        purpose=purpose,
+        after=after,
+        limit=limit,
+    )
+
+
+@api.get("/files/{file_id}")
+def files_retrieve(request, file_id: str):
+    return jobs.file_get(user=request.user, file_id=file_id)
+
+
+class JobRequest(Schema):
+    training_file: str
+    model: str = "default"
+    hyperparameters: dict | None = None
+    method: dict | None = None
+    suffix: str | None = None
+    validation_file: str | None = None
+
+
+@api.post("/fine_tuning/jobs")
+def fine_tuning_jobs_create(request, body: JobRequest):
+    return jobs.job_create(
+        user=request.user,
+        training_file=body.training_file,
+        model=body.model,
+        hyperparameters=body.hyperparameters,
+        method=body.method,
+        suffix=body.suffix,
+        validation_file=body.validation_file,
+    )
+
+
+@api.get("/fine_tuning/jobs")
+def fine_tuning_jobs_list(
+    request, after: str | None = None, limit: int | None = None, project: str | None = None
+):
+    return jobs.jobs_list(
+        user=request.user, project=_project(request, project), after=after, limit=limit
+    )
+
+
+@api.get("/fine_tuning/jobs/{fine_tuning_job_id}")
+def fine_tuning_jobs_retrieve(request, fine_tuning_job_id: str):
+    return jobs.job_get(user=request.user, job_id=fine_tuning_job_id)
+
+
+@api.post("/fine_tuning/jobs/{fine_tuning_job_id}/cancel")
+def fine_tuning_jobs_cancel(request, fine_tuning_job_id: str):
+    return jobs.job_cancel(user=request.user, job_id=fine_tuning_job_id)
+
+
+@api.get("/fine_tuning/jobs/{fine_tuning_job_id}/events")
+def fine_tuning_jobs_events(
+    request, fine_tuning_job_id: str, after: str | None = None, limit: int | None = None
+):
+    return jobs.job_events(user=request.user, job_id=fine_tuning_job_id, after=after, limit=limit)
+
+
+@api.get("/fine_tuning/jobs/{fine_tuning_job_id}/checkpoints")
+def fine_tuning_jobs_checkpoints(
+    request, fine_tuning_job_id: str, after: str | None = None, limit: int | None = None
+):
+    return jobs.job_checkpoints(
+        user=request.user, job_id=fine_tuning_job_id, after=after, limit=limit
+    )

@@ -4,9 +4,10 @@ table below. The URLs are read from the URL conf itself, so a new URL fails the 
 someone writes down who may use it.
 
 The objects in the URLs (project, document, question set, run, checkpoint, API token,
-published agent) are alice's. Anyone else gets a 404 for them, staff and superusers included,
-as if they did not exist; a method the view refuses is a 405 before any lookup, so it
-discloses nothing. Nobody but alice changes anything of hers, whatever the answer.
+published agent, and the question set and run as /v1's files and fine-tuning jobs) are
+alice's. Anyone else gets a 404 for them, staff and superusers included, as if they did not
+exist; a method the view refuses is a 405 before any lookup, so it discloses nothing. Nobody
+but alice changes anything of hers, whatever the answer.
 
 Left out, with the reason: the Django admin's own pages but its index (admin:*): the admin
 checks each model's permissions itself, and test_admin_permissions.py covers what view-only
@@ -153,6 +154,18 @@ RULES: dict[str, Rule] = {
     "v1:models_list": account(200, 405, token=True),
     "v1:models_retrieve": owned(200, 405, token=True),
     "v1:chat_completions": owned(405, 504, token=True, body=chat),
+    # OpenAI's files and fine-tuning jobs (serving.jobs). A list and its create share one
+    # URL, so their rules agree: the asker's own list, and an empty POST is a 400 for anyone
+    # (test_api_jobs.py posts alice's file as bob: 404).
+    "v1:files_list": account(200, 400, token=True),
+    "v1:files_create": account(200, 400, token=True),
+    "v1:files_retrieve": owned(200, 405, token=True),
+    "v1:fine_tuning_jobs_list": account(200, 400, token=True),
+    "v1:fine_tuning_jobs_create": account(200, 400, token=True),
+    "v1:fine_tuning_jobs_retrieve": owned(200, 405, token=True),
+    "v1:fine_tuning_jobs_cancel": owned(405, 200, token=True),  # a finished run stays so
+    "v1:fine_tuning_jobs_events": owned(200, 405, token=True),
+    "v1:fine_tuning_jobs_checkpoints": owned(200, 405, token=True),
 }
 
 
@@ -230,6 +243,8 @@ def things(alice) -> dict[str, object]:
         "checkpoint_id": checkpoint.pk,
         "token_id": token.pk,
         "model": "alices-agent",  # the published agent's name at /v1
+        "file_id": f"file-{question_set.pk}",  # the question set, as /v1/files names it
+        "fine_tuning_job_id": f"ftjob-{run.pk}",  # the run, as /v1/fine_tuning/jobs does
         "page": 1,  # of the document's text
         "preview_id": "0f3c9a1e",  # expired or never queued: the page says so
         "token": "no-such-token",
