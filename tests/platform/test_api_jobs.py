@@ -77,6 +77,24 @@ def test_the_openai_project_header_picks_the_project(project, alice, client_for)
         upload(client_for(alice, project="999999"))
 
 
+def test_a_document_uploads_with_purpose_user_data_and_is_no_training_file(
+    project, alice, client_for
+):
+    client = client_for(alice)
+
+    uploaded = client.files.create(
+        file=("acme.txt", b"ACME revenue in 2021 was seven."), purpose="user_data"
+    )
+
+    document = project.documents.get(name="acme.txt")
+    assert uploaded.id == f"file-doc-{document.pk}" and uploaded.purpose == "user_data"
+    assert document.status == Document.Status.UPLOADED  # its parse is queued
+    assert client.files.retrieve(uploaded.id).bytes == document.size
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.fine_tuning.jobs.create(training_file=uploaded.id, model="quick-cpu")
+    assert refused.value.body["param"] == "training_file"
+
+
 def test_a_bad_question_file_is_400_with_its_problems_and_imports_nothing(
     project, alice, client_for
 ):
