@@ -53,7 +53,6 @@ from .lease import (
     StageTimedOut,
     fenced,
     lease_claim,
-    lease_seconds,
     pickup_deadline,
     reconnect,
     worker_name,
@@ -354,13 +353,19 @@ def _transient(error: BaseException) -> bool:
     return False
 
 
+# How long a training step's writes wait for the database or storage to come back (a
+# restart takes seconds) before the stage gives up and is retried from its last checkpoint.
+RIDE_OUT_SECONDS = 60.0
+
+
 def ride_out(call, what: str):
     """`call()`, tried again while it fails on a lost connection to the database or storage
-    (a restart), reconnecting and backing off, for up to a lease period (past it the lease
-    could not have been renewed anyway): a service restart in the middle of training costs
-    no step. Then, or for any other error, it raises (the stage is retried from its last
-    checkpoint). Not inside a transaction, whose broken connection only its owner resets."""
-    deadline = time.monotonic() + lease_seconds()
+    (a restart), reconnecting and backing off, for up to RIDE_OUT_SECONDS: a service
+    restart in the middle of training costs no step. Then, or for any other error, it
+    raises (the stage is retried from its last checkpoint). A lease that lapsed meanwhile is
+    safe: the writes are fenced (LeaseLost once another worker took the run). Not inside a
+    transaction, whose broken connection only its owner resets."""
+    deadline = time.monotonic() + RIDE_OUT_SECONDS
     pause = 0.5
     while True:
         try:
@@ -378,7 +383,7 @@ def ride_out(call, what: str):
             logger.warning("%s failed (%r); trying again in %.1f s", what, error, pause)
             reconnect()
             time.sleep(pause)
-            pause = min(2 * pause, 5.0)
+            pause = min(2 * pause, 2.0)
 
 
 def _describe(error: Exception) -> str:
