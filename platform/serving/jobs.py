@@ -157,7 +157,15 @@ def _document_file(document: Document) -> dict:
         "created_at": _timestamp(document.created_at),
         "filename": document.name,
         "purpose": "user_data",
-        "status": "error" if failed else "processed",
+        # OpenAI's words: "uploaded" until it is read (a job refuses a project whose
+        # documents are all still being read), "processed" once it is, "error" if it failed.
+        "status": (
+            "error"
+            if failed
+            else "uploaded"
+            if document.status == Document.Status.UPLOADED
+            else "processed"
+        ),
         "status_details": (document.error or None) if failed else None,
         "project": str(document.project_id),
     }

@@ -89,6 +89,9 @@ def test_a_document_uploads_with_purpose_user_data_and_is_no_training_file(
     document = project.documents.get(name="acme.txt")
     assert uploaded.id == f"file-doc-{document.pk}" and uploaded.purpose == "user_data"
     assert document.status == Document.Status.UPLOADED  # its parse is queued
+    assert uploaded.status == "uploaded"
+    Document.objects.filter(pk=document.pk).update(status=Document.Status.PARSED)
+    assert client.files.retrieve(uploaded.id).status == "processed"
     assert client.files.retrieve(uploaded.id).bytes == document.size
     with pytest.raises(openai.BadRequestError) as refused:
         client.fine_tuning.jobs.create(training_file=uploaded.id, model="quick-cpu")
