@@ -415,3 +415,65 @@ def question_set_import(*, project: Project, file: UploadedFile) -> QuestionSet:
 def question_set_delete(*, question_set: QuestionSet) -> None:
     s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=question_set.s3_key)
     question_set.delete()
+
+
+def question_set_add_question(
+    *, project: Project, set_name: str, question: str, answer: str
+) -> QuestionSet:
+    """Add one question with its answer to the project's question set named `set_name` (the
+    newest, created on first use), as an upload would: the set's JSONL file on S3 is written
+    again with the new line, under the account's storage quota and the question file limit.
+    Raises QuestionImportRejected with the reason when it does not fit."""
+    question, answer = question.strip(), answer.strip()
+    if not question or not answer:
+        raise QuestionImportRejected(set_name, [(0, "a question and its answer are needed")])
+    with transaction.atomic():
+        # One write at a time per account, as for uploads: the quota is checked under the lock.
+        get_user_model().objects.select_for_update().get(pk=project.owner_id)
+        question_set = (
+            QuestionSet.objects.select_for_update()
+            .filter(project=project, name=set_name)
+            .order_by("-created_at", "-pk")
+            .first()
+        )
+        rows = list(question_set.questions.all()) if question_set else []
+        lines = [
+            json.dumps({"id": q.external_id, "question": q.question, "answer": q.answer})
+            for q in rows
+        ]
+        position = max((q.position for q in rows), default=0) + 1
+        external_id = f"playground-{position}"
+        lines.append(json.dumps({"id": external_id, "question": question, "answer": answer}))
+        body = ("\n".join(lines) + "\n").encode()
+        if len(body) > settings.QUESTION_FILE_MAX_BYTES:
+            limit = filesizeformat(settings.QUESTION_FILE_MAX_BYTES)
+            raise QuestionImportRejected(set_name, [(0, f"the set would pass {limit}")])
+        grows = len(body) - (question_set.size if question_set else 0)
+        over = _over_quota(owner=project.owner, name=set_name, size=max(grows, 0))
+        if over:
+            raise QuestionImportRejected(set_name, [(0, over)])
+        created = question_set is None
+        if created:
+            key = (
+                f"projects/{project.pk}/question-sets/{uuid.uuid4().hex}/from-the-playground.jsonl"
+            )
+            question_set = QuestionSet.objects.create(
+                project=project, name=set_name, s3_key=key, size=len(body)
+            )
+        else:
+            question_set.size = len(body)
+            question_set.save(update_fields=["size"])
+        Question.objects.create(
+            question_set=question_set,
+            position=position,
+            external_id=external_id,
+            question=question,
+            answer=answer,
+        )
+        # Inside the transaction: a failed write leaves neither the row nor the new size.
+        s3_client().put_object(
+            Bucket=settings.S3_UPLOADS_BUCKET, Key=question_set.s3_key, Body=body
+        )
+    if project.index_prefix:
+        transaction.on_commit(lambda: echo_recall_enqueue(project.pk, question_set.pk))
+    return question_set

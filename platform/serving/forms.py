@@ -7,3 +7,26 @@ class ApiTokenForm(forms.Form):
         max_length=80,
         help_text="What the token is for, e.g. the program or machine that uses it.",
     )
+
+
+class PlaygroundForm(forms.Form):
+    question = forms.CharField(
+        label="Question",
+        max_length=1000,  # serving.playground.QUESTION_MAX_CHARS
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": 1000}),
+    )
+    compare = forms.ChoiceField(label="Side by side with", required=False, choices=())
+
+    def __init__(self, *args, others=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["compare"].choices = [
+            ("", "nothing"),
+            ("echo", "echo: BM25 with the question as the query, no model"),
+            *((agent.name, agent.name) for agent in others),
+        ]
+
+
+class PlaygroundFeedbackForm(forms.Form):
+    column = forms.IntegerField(min_value=0, max_value=1)
+    helpful = forms.ChoiceField(choices=[("up", "up"), ("down", "down")])
+    correction = forms.CharField(required=False, max_length=1000)

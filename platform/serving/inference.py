@@ -142,6 +142,9 @@ def agent_cache() -> AgentCache:
         return _cache
 
 
+SNIPPET = 300  # characters of each found chunk reported with a search
+
+
 class _ReportingTool:
     """The index, telling `on_search` about each search as the agent makes it."""
 
@@ -153,7 +156,10 @@ class _ReportingTool:
         self.searches.append(
             {
                 "query": query,
-                "results": [{"id": h.chunk_id, "document": h.doc, "page": h.page} for h in hits],
+                "results": [
+                    {"id": h.chunk_id, "document": h.doc, "page": h.page, "text": h.text[:SNIPPET]}
+                    for h in hits
+                ],
             }
         )
         if self.on_search is not None:

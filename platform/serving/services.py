@@ -60,3 +60,67 @@ def api_token_authenticate(*, raw: str) -> ApiToken | None:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return token
+
+
+# -- asking a published agent (the inference queue) -----------------------------------------
+
+
+def agent_chat_enqueue(agent, question: str, sampling: dict | None = None):
+    """Queue one question for a published agent (serving.selectors.PublishedAgent) on the
+    inference queue: `workers.tasks.agent_chat` runs its search loop in the inference
+    worker, which keeps agents loaded, and reports each search as progress. Returns the
+    Celery AsyncResult; a question nobody picks up in SLEUTH_INFERENCE_TIMEOUT is dropped."""
+    from django.conf import settings
+
+    from config.celery import app
+
+    sampling = {"temperature": 0.0, "seed": 0, "max_tokens": None, **(sampling or {})}
+    return app.send_task(
+        "workers.tasks.agent_chat",
+        kwargs={
+            "agent": {
+                "name": agent.name,
+                "checkpoint_id": agent.checkpoint_id,
+                "published_prefix": agent.published_prefix,
+                "index_prefix": agent.index_prefix,
+            },
+            "question": question,
+            "sampling": sampling,
+        },
+        queue=settings.SLEUTH_INFERENCE_QUEUE,
+        # A request nobody answers in time is dropped, never answered later.
+        expires=settings.SLEUTH_INFERENCE_TIMEOUT,
+    )
+
+
+def agent_chat_state(task_id: str) -> dict:
+    """Where a queued question stands, without waiting: `status` ("pending", "done" or
+    "failed"), the `searches` made so far (each with its query and results), and when done
+    the agent's whole answer (serving.inference.agent_answer's dict) as `answer`."""
+    from celery.result import AsyncResult
+
+    from config.celery import app
+
+    result = AsyncResult(task_id, app=app)
+    meta = result.backend.get_task_meta(task_id)
+    status, info = meta.get("status"), meta.get("result")
+    searches = info.get("searches", []) if isinstance(info, dict) else []
+    if status == "SUCCESS":
+        return {"status": "done", "searches": searches, "answer": info}
+    if status in ("FAILURE", "REVOKED"):
+        return {"status": "failed", "searches": [], "answer": None}
+    return {"status": "pending", "searches": searches, "answer": None}
+
+
+def agent_chat_forget(task_id: str) -> None:
+    """Drop a finished question's result from the result backend (it was read), or revoke
+    one that is still queued (nobody waits for it any more)."""
+    from celery.result import AsyncResult
+
+    from config.celery import app
+
+    result = AsyncResult(task_id, app=app)
+    if result.ready():
+        result.forget()
+    else:
+        result.revoke()

@@ -12,3 +12,18 @@ urlpatterns = [
         name="api_token_revoke",
     ),
 ]
+
+urlpatterns += [
+    path("runs/<int:run_id>/playground/", views.playground, name="playground"),
+    path("runs/<int:run_id>/playground/ask/", views.playground_ask_view, name="playground_ask"),
+    path(
+        "runs/<int:run_id>/playground/<str:ask_id>/",
+        views.playground_result_view,
+        name="playground_result",
+    ),
+    path(
+        "runs/<int:run_id>/playground/<str:ask_id>/feedback/",
+        views.playground_feedback_view,
+        name="playground_feedback",
+    ),
+]

@@ -146,6 +146,13 @@ RULES: dict[str, Rule] = {
     "runs:checkpoint_download": owned(302, 405),  # to a short-lived presigned address
     "serving:api_tokens": account(200, 200),
     "serving:api_token_revoke": owned(405, 302),
+    # The run's playground (serving.playground): the page, asking (an empty question: the
+    # form says what is missing), a question's state and its feedback (an id never asked or
+    # expired: the fragment says so).
+    "serving:playground": owned(200, 405),
+    "serving:playground_ask": owned(405, 200),
+    "serving:playground_result": owned(200, 405),
+    "serving:playground_feedback": owned(405, 200),
     "v1:api-root": public(404, 404),
     "v1:openapi-json": public(200, 200),  # the API's schema, public like its documentation
     "v1:openapi-view": public(200, 200),
@@ -247,6 +254,7 @@ def things(alice) -> dict[str, object]:
         "fine_tuning_job_id": f"ftjob-{run.pk}",  # the run, as /v1/fine_tuning/jobs does
         "page": 1,  # of the document's text
         "preview_id": "0f3c9a1e",  # expired or never queued: the page says so
+        "ask_id": "0f3c9a1e",  # a playground question expired or never asked
         "token": "no-such-token",
         "uidb64": "MQ",
     }

@@ -1,0 +1,249 @@
+"""The playground of a succeeded run: its owner asks the published agent a question and
+watches each search, its hits and then the answer, beside a comparison agent's (the echo
+baseline or another of their published agents); a thumbs-up or a corrected answer adds the
+question to the project's "From the playground" question set, so the next run learns it.
+
+A question asked is an entry in Django's cache (Redis), `ASK_TTL_SECONDS` long, keyed by a
+random id the page polls. Agents answer on the inference queue, through the same service
+path as /v1 (serving.services.agent_chat_enqueue): the worker reports each search as task
+progress the moment the agent makes it, so each poll shows the searches made so far. The
+echo baseline needs no model: the web process searches the run's index with the question
+itself (the top `ECHO_RESULTS` chunks) and shows the top hit in place of an answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass
+
+from botocore.exceptions import BotoCoreError, ClientError
+from django.conf import settings
+from django.core.cache import cache
+from django.http import Http404
+
+from core.ratelimit import rate_limit_exceeded
+from corpora.indexing import load_index
+from corpora.services import QuestionImportRejected, question_set_add_question
+from runs.selectors import run_get_for_user
+
+from .selectors import PublishedAgent, published_agents
+from .services import agent_chat_enqueue, agent_chat_forget, agent_chat_state
+
+logger = logging.getLogger(__name__)
+
+QUESTION_MAX_CHARS = 1000
+ASK_TTL_SECONDS = 60 * 60
+ECHO = "echo"
+ECHO_RESULTS = 5
+SNIPPET_CHARS = 300
+FEEDBACK_SET = "From the playground"
+
+
+class PlaygroundRefused(Exception):
+    """A question that was not asked; the message says why. `status` is the HTTP status."""
+
+    def __init__(self, message: str, status: int = 400):
+        super().__init__(message)
+        self.message, self.status = message, status
+
+
+@dataclass(frozen=True)
+class Playground:
+    run: object  # runs.models.Run
+    agent: PublishedAgent
+    others: list[PublishedAgent]  # the owner's other published agents, to compare with
+
+
+def playground_for(*, user, run_id: int) -> Playground:
+    """The run's playground when `user` owns it and its agent is published; Http404 else
+    (another customer's run, a run that has not succeeded or was not published)."""
+    run = run_get_for_user(user=user, run_id=run_id)
+    agents = published_agents(user=user)
+    mine = [agent for agent in agents.values() if agent.run_id == run.pk]
+    if not mine:
+        raise Http404("This run has no published agent.")
+    return Playground(
+        run=run, agent=mine[0], others=[a for a in agents.values() if a.run_id != run.pk]
+    )
+
+
+def _key(ask_id: str) -> str:
+    return f"sleuth:playground:{ask_id}"
+
+
+def _agent_column(agent: PublishedAgent, question: str, role: str) -> dict:
+    try:
+        task_id = agent_chat_enqueue(agent, question).id
+    except Exception:  # the broker is down: say so in the column, the page still answers
+        logger.warning("playground: could not queue %s", agent.name, exc_info=True)
+        return {"role": role, "kind": "agent", "name": agent.name, **_failed("queue")}
+    return {
+        "role": role,
+        "kind": "agent",
+        "name": agent.name,
+        "task_id": task_id,
+        "status": "pending",
+        "searches": [],
+        "answer": None,
+    }
+
+
+def _failed(why: str) -> dict:
+    messages = {
+        "queue": "The agent cannot be asked right now: try again in a minute.",
+        "failed": "The agent could not answer this question.",
+        "timeout": (
+            f"No answer within {settings.SLEUTH_INFERENCE_TIMEOUT:.0f} s: the inference "
+            "workers are busy or not running. Try again later."
+        ),
+        "index": "The index this agent searches could not be loaded: try again in a minute.",
+    }
+    return {"status": "failed", "error": messages[why], "searches": [], "answer": None}
+
+
+def _hit(hit) -> dict:
+    return {
+        "id": hit.chunk_id,
+        "document": hit.doc,
+        "page": hit.page,
+        "text": hit.text[:SNIPPET_CHARS],
+    }
+
+
+def _echo_column(index_prefix: str, question: str) -> dict:
+    """The one-shot BM25 baseline: the question itself as the query, no model."""
+    started = time.perf_counter()
+    column = {"role": "comparison", "kind": "echo", "name": f"echo (BM25, top {ECHO_RESULTS})"}
+    try:
+        hits = load_index(index_prefix).search(question, k=ECHO_RESULTS)
+    except (BotoCoreError, ClientError, OSError, ValueError):
+        logger.warning("playground: index %s could not be loaded", index_prefix, exc_info=True)
+        return {**column, **_failed("index")}
+    found = [_hit(hit) for hit in hits]
+    return {
+        **column,
+        "status": "done",
+        "searches": [{"query": question, "results": found}],
+        # Echo writes no answer: the top hit stands in for one.
+        "answer": found[0]["text"] if found else None,
+        "prompt_tokens": 0,
+        "completion_tokens": 0,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def playground_ask(*, user, playground: Playground, question: str, compare: str = "") -> str:
+    """Ask the run's agent `question` (and the comparison agent: "" none, "echo", or the name
+    of another of the owner's published agents); returns the id the page polls. Counts
+    against the account's API rate limit (SLEUTH_API_RATE_LIMIT), as a /v1 request does."""
+    question = " ".join(question.split())
+    if not question:
+        raise PlaygroundRefused("Type a question.")
+    if len(question) > QUESTION_MAX_CHARS:
+        raise PlaygroundRefused(f"Questions are at most {QUESTION_MAX_CHARS} characters.")
+    others = {agent.name: agent for agent in playground.others}
+    if compare and compare != ECHO and compare not in others:
+        raise PlaygroundRefused("Pick a comparison from the list.")
+    limit, window = settings.SLEUTH_API_RATE_LIMIT
+    if rate_limit_exceeded(key=f"api:user:{user.pk}", limit=limit, window_seconds=window):
+        raise PlaygroundRefused(
+            f"Too many questions: at most {limit} per {window} s, with your API requests. "
+            "Wait a moment.",
+            status=429,
+        )
+    columns = [_agent_column(playground.agent, question, "agent")]
+    if compare == ECHO:
+        columns.append(_echo_column(playground.agent.index_prefix, question))
+    elif compare:
+        columns.append(_agent_column(others[compare], question, "comparison"))
+    ask_id = secrets.token_urlsafe(18)
+    entry = {
+        "user_id": user.pk,
+        "run_id": playground.run.pk,
+        "question": question,
+        "asked_at": time.time(),
+        "columns": columns,
+    }
+    cache.set(_key(ask_id), entry, ASK_TTL_SECONDS)
+    return ask_id
+
+
+def _entry(*, user, playground: Playground, ask_id: str) -> dict | None:
+    entry = cache.get(_key(ask_id))
+    if not entry or entry["user_id"] != user.pk or entry["run_id"] != playground.run.pk:
+        return None
+    return entry
+
+
+def playground_result(*, user, playground: Playground, ask_id: str) -> dict | None:
+    """The question as it stands (None once expired, or not this user's and run's): each
+    column's status ("pending", "done" or "failed"), its searches so far (query, results
+    with document, page and text) and, once done, its answer, tokens and seconds."""
+    entry = _entry(user=user, playground=playground, ask_id=ask_id)
+    if entry is None:
+        return None
+    changed = False
+    for column in entry["columns"]:
+        if column["status"] != "pending":
+            continue
+        state = agent_chat_state(column["task_id"])
+        if state["status"] == "done":
+            answer = state["answer"]
+            column.update(
+                status="done",
+                searches=answer["searches"],
+                answer=answer["answer"],
+                finish_reason=answer["finish_reason"],
+                prompt_tokens=answer["prompt_tokens"],
+                completion_tokens=answer["completion_tokens"],
+                seconds=answer["seconds"],
+                latency=round(time.time() - entry["asked_at"], 1),
+            )
+            agent_chat_forget(column["task_id"])
+            changed = True
+        elif state["status"] == "failed":
+            column.update(_failed("failed"))
+            changed = True
+        elif time.time() - entry["asked_at"] > settings.SLEUTH_INFERENCE_TIMEOUT:
+            agent_chat_forget(column["task_id"])
+            column.update(_failed("timeout"))
+            changed = True
+        elif len(state["searches"]) != len(column["searches"]):
+            column["searches"] = state["searches"]
+    if changed:
+        cache.set(_key(ask_id), entry, ASK_TTL_SECONDS)
+    entry["pending"] = any(c["status"] == "pending" for c in entry["columns"])
+    return entry
+
+
+def playground_feedback(
+    *, user, playground: Playground, ask_id: str, column: int, helpful: bool, correction: str = ""
+) -> dict:
+    """A thumbs-up (the column's answer is right) or a thumbs-down with `correction`, the
+    right answer: either adds the question with that answer to the project's "From the
+    playground" question set (created on first use, under the account's quota). Returns
+    {"question_set": the set, "answer": what was added}. PlaygroundRefused says why not."""
+    entry = _entry(user=user, playground=playground, ask_id=ask_id)
+    if entry is None:
+        raise PlaygroundRefused("This question has expired: ask it again.", status=404)
+    if not 0 <= column < len(entry["columns"]):
+        raise PlaygroundRefused("No such answer.")
+    answer = correction.strip() if not helpful else (entry["columns"][column].get("answer") or "")
+    if not helpful and not answer:
+        raise PlaygroundRefused("Write the correct answer.")
+    if helpful and not answer:
+        raise PlaygroundRefused("There is no answer to approve: write the correct one.")
+    if len(answer) > QUESTION_MAX_CHARS:
+        raise PlaygroundRefused(f"Answers are at most {QUESTION_MAX_CHARS} characters.")
+    try:
+        question_set = question_set_add_question(
+            project=playground.run.project,
+            set_name=FEEDBACK_SET,
+            question=entry["question"],
+            answer=answer,
+        )
+    except QuestionImportRejected as error:
+        raise PlaygroundRefused("; ".join(why for _, why in error.problems)) from None
+    return {"question_set": question_set, "answer": answer}

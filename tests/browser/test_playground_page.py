@@ -1,0 +1,69 @@
+"""The playground in a real headless Chromium (issue 15): from a succeeded run's page the
+customer opens its playground, types a question, watches the agent's search (its query and
+the chunks it found) and then its answer appear beside the echo baseline, gives a
+thumbs-down with the correct answer and sees it added to "From the playground".
+
+The agent is the tiny model tests/platform/test_api_chat.py trains and publishes, answered by
+a real inference worker (that module's fixtures)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from corpora.models import QuestionSet
+from runs.models import Run
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
+import test_api_chat  # noqa: E402
+from test_api_chat import QUESTION, publish_for  # noqa: E402
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+trained_agent = test_api_chat.trained_agent
+inference_worker = test_api_chat.inference_worker
+
+
+@pytest.fixture
+def agent_run(alice, request) -> Run:
+    trained = request.getfixturevalue("trained_agent")
+    request.getfixturevalue("inference_worker")
+    name = publish_for(alice, trained)
+    return Run.objects.get(project__owner=alice, checkpoints__published_prefix__endswith=name)
+
+
+def test_ask_watch_the_search_and_answer_then_correct_it(
+    page, live_server, log_in, agent_run, screenshot
+):
+    log_in()
+    page.goto(f"{live_server.url}/runs/{agent_run.pk}/")
+    page.get_by_role("link", name="Try the agent in the playground").click()
+    expect(page.get_by_role("heading", name="Playground")).to_be_visible()
+
+    page.get_by_label("Question").fill(QUESTION)
+    page.get_by_label("Side by side with").select_option("echo")
+    page.get_by_role("button", name="Ask").click()
+
+    agent = page.locator('.playground-column[data-role="agent"]')
+    echo = page.locator('.playground-column[data-role="comparison"]')
+    expect(agent.locator(".playground-query").first).to_contain_text("acme", timeout=120_000)
+    expect(agent.locator(".playground-hit").first).to_contain_text("acme.txt")
+    expect(agent.locator(".playground-answer-text")).to_have_text("seven", timeout=120_000)
+    expect(agent.locator(".playground-usage")).to_contain_text("completion tokens")
+    expect(echo.locator(".playground-query")).to_have_text(QUESTION)
+    expect(echo.locator(".playground-hit").first).to_contain_text("acme.txt")
+    screenshot("playground-page")
+
+    agent.get_by_text("👎 Wrong").click()
+    agent.get_by_label("The correct answer").fill("seven million dollars")
+    agent.get_by_role("button", name="Add to the question set").click()
+
+    expect(agent.locator(".playground-added")).to_contain_text(
+        "Added to From the playground with the answer “seven million dollars”"
+    )
+    question_set = QuestionSet.objects.get(project=agent_run.project)
+    assert question_set.name == "From the playground"
+    assert [(q.question, q.answer) for q in question_set.questions.all()] == [
+        (QUESTION, "seven million dollars")
+    ]

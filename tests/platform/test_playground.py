@@ -1,0 +1,248 @@
+"""A succeeded run's playground on the real services: the owner asks its published agent a
+question through the pages, polls until a real inference worker has answered, and sees each
+search with its hits and the answer; side by side with the echo baseline or another of their
+agents; a thumbs-up or a corrected answer lands in the project's "From the playground"
+question set. Another customer gets 404 everywhere.
+
+The agent is the tiny model test_api_chat.py trains and publishes (its module fixtures)."""
+
+import time
+
+import pytest
+import test_api_chat
+from django.http import Http404
+from django.urls import reverse
+from django.utils import timezone
+from test_api_chat import QUESTION, publish_for
+
+from corpora.models import QuestionSet
+from corpora.services import project_create
+from runs.models import Checkpoint, Run
+from serving import playground as play
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+# test_api_chat's module fixtures, here too: the trained agent and the inference worker.
+trained_agent = test_api_chat.trained_agent
+inference_worker = test_api_chat.inference_worker
+
+
+def unanswered_run(owner) -> Run:
+    """A succeeded run of `owner` with a published agent no worker will answer for (its
+    folder does not exist): enough for what happens before an answer comes."""
+    project = project_create(owner=owner, name="Filings")
+    run = Run.objects.create(
+        project=project,
+        created_by=owner,
+        name="first",
+        status=Run.Status.SUCCEEDED,
+        index_prefix="indexes/none",
+        finished_at=timezone.now(),
+    )
+    Checkpoint.objects.create(
+        run=run,
+        step=1,
+        s3_prefix=f"projects/{project.pk}/runs/{run.pk}/checkpoints/final",
+        is_final=True,
+        published_prefix=f"projects/{project.pk}/runs/{run.pk}/published/filings-first",
+    )
+    return run
+
+
+def the_run(owner, trained) -> Run:
+    name = publish_for(owner, trained)
+    return Run.objects.get(project__owner=owner, checkpoints__published_prefix__endswith="/" + name)
+
+
+@pytest.fixture
+def agent_run(alice, request) -> Run:
+    """Alice's run publishing the trained agent, with an inference worker to answer it."""
+    trained = request.getfixturevalue("trained_agent")
+    request.getfixturevalue("inference_worker")
+    return the_run(alice, trained)
+
+
+def poll(client, url: str, seconds: float = 120) -> str:
+    """The result fragment, polled as the page does until nothing in it is pending."""
+    deadline = time.monotonic() + seconds
+    while True:
+        response = client.get(url)
+        assert response.status_code == 200
+        html = response.content.decode()
+        if "hx-get" not in html or time.monotonic() > deadline:
+            return html
+        time.sleep(0.5)
+
+
+def ask(client, run, question=QUESTION, compare="") -> str:
+    response = client.post(
+        reverse("serving:playground_ask", args=[run.pk]),
+        {"question": question, "compare": compare},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200, response.content
+    html = response.content.decode()
+    assert "hx-get" in html, "a question asked is pending: the fragment polls"
+    return html.split('id="ask-', 1)[1].split('"', 1)[0]
+
+
+# -- before any answer: no worker needed ----------------------------------------------------
+
+
+def test_another_customer_gets_404_for_the_playground_and_its_questions(alice, bob, client):
+    run = unanswered_run(alice)
+    client.force_login(alice)
+    ask_id = ask(client, run)
+    client.force_login(bob)
+
+    urls = [
+        reverse("serving:playground", args=[run.pk]),
+        reverse("serving:playground_result", args=[run.pk, ask_id]),
+    ]
+    posts = [
+        reverse("serving:playground_ask", args=[run.pk]),
+        reverse("serving:playground_feedback", args=[run.pk, ask_id]),
+    ]
+
+    assert [client.get(url).status_code for url in urls] == [404, 404]
+    assert [
+        client.post(
+            url, {"question": "q", "column": 0, "helpful": "down", "correction": "x"}
+        ).status_code
+        for url in posts
+    ] == [404, 404]
+    assert not QuestionSet.objects.exists()
+    with pytest.raises(Http404):
+        play.playground_for(user=bob, run_id=run.pk)
+
+
+def test_a_run_without_a_published_agent_has_no_playground(alice, client):
+    run = unanswered_run(alice)
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED)
+    client.force_login(alice)
+
+    assert client.get(reverse("serving:playground", args=[run.pk])).status_code == 404
+    assert (
+        "playground-link"
+        not in client.get(reverse("runs:run_detail", args=[run.pk])).content.decode()
+    )
+
+
+def test_the_run_page_links_to_the_playground(alice, client):
+    run = unanswered_run(alice)
+    client.force_login(alice)
+
+    page = client.get(reverse("runs:run_detail", args=[run.pk])).content.decode()
+
+    assert reverse("serving:playground", args=[run.pk]) in page
+    playground = client.get(reverse("serving:playground", args=[run.pk]))
+    assert playground.status_code == 200
+    assert "filings-first" in playground.content.decode()
+
+
+def test_questions_are_capped_and_rate_limited_with_the_api(alice, client, settings):
+    run = unanswered_run(alice)
+    ground = play.playground_for(user=alice, run_id=run.pk)
+
+    with pytest.raises(play.PlaygroundRefused, match="at most 1000"):
+        play.playground_ask(user=alice, playground=ground, question="why " * 300)
+    settings.SLEUTH_API_RATE_LIMIT = (1, 60)
+    client.force_login(alice)
+    ask(client, run)
+    refused = client.post(reverse("serving:playground_ask", args=[run.pk]), {"question": "Again?"})
+
+    assert refused.status_code == 429
+    assert "Too many questions" in refused.content.decode()
+
+
+def test_feedback_creates_then_extends_the_from_the_playground_set(alice, client):
+    run = unanswered_run(alice)
+    client.force_login(alice)
+    first, second = ask(client, run, "What was ACME's revenue?"), ask(client, run, "Capex?")
+
+    def thumbs_down(ask_id: str, correction: str) -> str:
+        url = reverse("serving:playground_feedback", args=[run.pk, ask_id])
+        response = client.post(url, {"column": 0, "helpful": "down", "correction": correction})
+        assert response.status_code == 200
+        return response.content.decode()
+
+    assert "Added to" in thumbs_down(first, "seven million")
+    assert "Added to" in thumbs_down(second, "3 dollars")
+    unanswered = client.post(
+        reverse("serving:playground_feedback", args=[run.pk, first]),
+        {"column": 0, "helpful": "up"},
+    ).content.decode()
+
+    (question_set,) = QuestionSet.objects.filter(project=run.project)
+    assert question_set.name == "From the playground"
+    assert [(q.question, q.answer) for q in question_set.questions.all()] == [
+        ("What was ACME's revenue?", "seven million"),
+        ("Capex?", "3 dollars"),
+    ]
+    assert question_set.size > 0
+    assert "no answer to approve" in unanswered
+
+
+def test_feedback_counts_against_the_storage_quota(alice, settings):
+    run = unanswered_run(alice)
+    ground = play.playground_for(user=alice, run_id=run.pk)
+    ask_id = play.playground_ask(user=alice, playground=ground, question="Revenue?")
+    settings.ACCOUNT_QUOTA_BYTES = 10
+
+    with pytest.raises(play.PlaygroundRefused, match="quota"):
+        play.playground_feedback(
+            user=alice, playground=ground, ask_id=ask_id, column=0, helpful=False, correction="7"
+        )
+    assert not QuestionSet.objects.exists()
+
+
+# -- with the trained agent and a real inference worker --------------------------------------
+
+
+def test_the_agents_searches_and_answer_appear_beside_echo(alice, client, agent_run):
+    run = agent_run
+    client.force_login(alice)
+
+    ask_id = ask(client, run, compare="echo")
+    html = poll(client, reverse("serving:playground_result", args=[run.pk, ask_id]))
+    entry = play.playground_result(
+        user=alice, playground=play.playground_for(user=alice, run_id=run.pk), ask_id=ask_id
+    )
+
+    agent, echo = entry["columns"]
+    assert agent["status"] == "done" and agent["answer"] == "seven"
+    assert agent["searches"] and "acme" in agent["searches"][0]["query"]
+    hit = agent["searches"][0]["results"][0]
+    assert hit["document"] == "acme.txt" and hit["text"], "each hit comes with a snippet"
+    assert agent["completion_tokens"] > 0 and agent["seconds"] > 0
+    assert echo["kind"] == "echo" and echo["status"] == "done"
+    assert [s["query"] for s in echo["searches"]] == [QUESTION]
+    assert echo["searches"][0]["results"][0]["document"] == "acme.txt"
+    assert "seven" in html and "acme.txt" in html and "completion tokens" in html
+    assert "Top hit (echo writes no answer)" in html
+
+
+def test_another_agent_side_by_side_and_a_thumbs_up_adds_its_answer(
+    alice, client, agent_run, request
+):
+    run = agent_run
+    # A second published agent of hers, in another project.
+    publish_for(alice, request.getfixturevalue("trained_agent"))
+    ground = play.playground_for(user=alice, run_id=run.pk)
+    (other_agent,) = ground.others
+    client.force_login(alice)
+
+    ask_id = ask(client, run, compare=other_agent.name)
+    poll(client, reverse("serving:playground_result", args=[run.pk, ask_id]))
+    entry = play.playground_result(user=alice, playground=ground, ask_id=ask_id)
+    up = client.post(
+        reverse("serving:playground_feedback", args=[run.pk, ask_id]),
+        {"column": 1, "helpful": "up"},
+    ).content.decode()
+
+    assert [c["name"] for c in entry["columns"]] == [ground.agent.name, other_agent.name]
+    assert [c["answer"] for c in entry["columns"]] == ["seven", "seven"]
+    assert "Added to" in up
+    (question_set,) = QuestionSet.objects.filter(name="From the playground")
+    assert question_set.project == run.project
+    assert [(q.question, q.answer) for q in question_set.questions.all()] == [(QUESTION, "seven")]
