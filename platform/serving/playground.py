@@ -230,10 +230,14 @@ def playground_feedback(
         raise PlaygroundRefused("This question has expired: ask it again.", status=404)
     if not 0 <= column < len(entry["columns"]):
         raise PlaygroundRefused("No such answer.")
-    answer = correction.strip() if not helpful else (entry["columns"][column].get("answer") or "")
+    shown = entry["columns"][column]
+    if shown.get("feedback"):
+        raise PlaygroundRefused(f"Already added, with the answer “{shown['feedback']}”.")
+    answer = correction.strip() if not helpful else (shown.get("answer") or "")
     if not helpful and not answer:
         raise PlaygroundRefused("Write the correct answer.")
-    if helpful and not answer:
+    if helpful and (not answer or shown["kind"] == ECHO):
+        # Echo's top hit stands in for an answer on the page; it is no answer to learn.
         raise PlaygroundRefused("There is no answer to approve: write the correct one.")
     if len(answer) > QUESTION_MAX_CHARS:
         raise PlaygroundRefused(f"Answers are at most {QUESTION_MAX_CHARS} characters.")
@@ -246,4 +250,6 @@ def playground_feedback(
         )
     except QuestionImportRejected as error:
         raise PlaygroundRefused("; ".join(why for _, why in error.problems)) from None
+    shown["feedback"] = answer  # once per answer shown: a second click adds nothing
+    cache.set(_key(ask_id), entry, ASK_TTL_SECONDS)
     return {"question_set": question_set, "answer": answer}

@@ -168,8 +168,9 @@ def test_feedback_creates_then_extends_the_from_the_playground_set(alice, client
 
     assert "Added to" in thumbs_down(first, "seven million")
     assert "Added to" in thumbs_down(second, "3 dollars")
+    again = thumbs_down(first, "eight")
     unanswered = client.post(
-        reverse("serving:playground_feedback", args=[run.pk, first]),
+        reverse("serving:playground_feedback", args=[run.pk, ask(client, run, "Debt?")]),
         {"column": 0, "helpful": "up"},
     ).content.decode()
 
@@ -180,6 +181,7 @@ def test_feedback_creates_then_extends_the_from_the_playground_set(alice, client
         ("Capex?", "3 dollars"),
     ]
     assert question_set.size > 0
+    assert "Already added, with the answer “seven million”" in again
     assert "no answer to approve" in unanswered
 
 
@@ -220,6 +222,16 @@ def test_the_agents_searches_and_answer_appear_beside_echo(alice, client, agent_
     assert echo["searches"][0]["results"][0]["document"] == "acme.txt"
     assert "seven" in html and "acme.txt" in html and "completion tokens" in html
     assert "Top hit (echo writes no answer)" in html
+    # Echo's top hit is no answer to approve; a correction of it is taken.
+    ground = play.playground_for(user=alice, run_id=run.pk)
+    with pytest.raises(play.PlaygroundRefused, match="no answer to approve"):
+        play.playground_feedback(
+            user=alice, playground=ground, ask_id=ask_id, column=1, helpful=True
+        )
+    added = play.playground_feedback(
+        user=alice, playground=ground, ask_id=ask_id, column=1, helpful=False, correction="7"
+    )
+    assert added["answer"] == "7" and added["question_set"].questions.count() == 1
 
 
 def test_another_agent_side_by_side_and_a_thumbs_up_adds_its_answer(
