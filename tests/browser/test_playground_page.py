@@ -34,8 +34,15 @@ def agent_run(alice, request) -> Run:
 
 
 def test_ask_watch_the_search_and_answer_then_correct_it(
-    page, live_server, log_in, agent_run, screenshot
+    page, live_server, log_in, agent_run, screenshot, settings
 ):
+    blocked: list[str] = []  # what the Content-Security-Policy stopped
+    page.on(
+        "console",
+        lambda message: (
+            blocked.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
     log_in()
     page.goto(f"{live_server.url}/runs/{agent_run.pk}/")
     page.get_by_role("link", name="Try the agent in the playground").click()
@@ -67,3 +74,11 @@ def test_ask_watch_the_search_and_answer_then_correct_it(
     assert [(q.question, q.answer) for q in question_set.questions.all()] == [
         (QUESTION, "seven million dollars")
     ]
+
+    # Past the account's rate limit (the API's), the page says so where the answer would be.
+    settings.SLEUTH_API_RATE_LIMIT = (0, 60)
+    page.get_by_role("button", name="Ask").click()
+    expect(page.locator("#playground-results .playground-error")).to_contain_text(
+        "Too many questions"
+    )
+    assert blocked == []

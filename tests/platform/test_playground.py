@@ -198,6 +198,46 @@ def test_feedback_counts_against_the_storage_quota(alice, settings):
     assert not QuestionSet.objects.exists()
 
 
+def test_each_search_shows_while_the_agent_is_still_working(alice, client):
+    """The inference worker reports each search as task progress (workers.tasks.agent_chat);
+    a poll shows those made so far, before any answer."""
+    from config.celery import app
+
+    run = unanswered_run(alice)
+    client.force_login(alice)
+    ask_id = ask(client, run)
+    ground = play.playground_for(user=alice, run_id=run.pk)
+    task_id = play.playground_result(user=alice, playground=ground, ask_id=ask_id)["columns"][0][
+        "task_id"
+    ]
+    search = {
+        "query": "[acme 2021] revenue",
+        "results": [{"id": "c1", "document": "acme.txt", "page": 2, "text": "revenue was 7"}],
+    }
+    app.backend.store_result(task_id, {"searches": [search]}, "PROGRESS")
+
+    html = client.get(reverse("serving:playground_result", args=[run.pk, ask_id])).content
+    html = html.decode()
+
+    assert "[acme 2021] revenue" in html and "acme.txt" in html and "page 2" in html
+    assert "revenue was 7" in html
+    assert "hx-get" in html, "still pending: the page keeps polling"
+    assert "Searching again or answering" in html
+
+
+def test_a_question_nobody_answers_in_time_says_so_and_stops_polling(alice, client, settings):
+    run = unanswered_run(alice)
+    client.force_login(alice)
+    ask_id = ask(client, run)
+    settings.SLEUTH_INFERENCE_TIMEOUT = 0.0
+
+    html = client.get(reverse("serving:playground_result", args=[run.pk, ask_id])).content
+    html = html.decode()
+
+    assert "No answer within" in html
+    assert "hx-get" not in html
+
+
 # -- with the trained agent and a real inference worker --------------------------------------
 
 
