@@ -79,3 +79,21 @@ def project(alice):
         status=Document.Status.PARSED,
     )
     return project
+
+
+@pytest.fixture
+def training_run(alice):
+    """alice's run, training on the quick-cpu preset, in a project of its own."""
+    from corpora.services import project_create
+    from runs.models import Run
+    from runs.presets import preset_config
+
+    project = project_create(owner=alice, name="Filings")
+    return Run.objects.create(
+        project=project,
+        created_by=alice,
+        name="Run",
+        preset="quick-cpu",
+        config=preset_config("quick-cpu").to_dict(),
+        status=Run.Status.TRAINING,
+    )

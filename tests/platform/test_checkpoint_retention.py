@@ -5,9 +5,7 @@ import pytest
 from django.conf import settings
 
 from core.s3 import s3_client
-from corpora.services import project_create
 from runs.models import Checkpoint, Run
-from runs.presets import preset_config
 from runs.services import checkpoints_prune
 
 pytestmark = pytest.mark.django_db
@@ -19,16 +17,8 @@ def keys_under(prefix: str) -> list[str]:
 
 
 @pytest.fixture
-def run(alice):
-    project = project_create(owner=alice, name="Filings")
-    return Run.objects.create(
-        project=project,
-        created_by=alice,
-        name="Long run",
-        preset="quick-cpu",
-        config=preset_config("quick-cpu").to_dict(),
-        status=Run.Status.TRAINING,
-    )
+def run(training_run):
+    return training_run
 
 
 def save(run: Run, step: int, *, recall: float | None = None, **fields) -> Checkpoint:

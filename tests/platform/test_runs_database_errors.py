@@ -6,26 +6,16 @@ Real Postgres from the test stack."""
 import pytest
 from django.db import connection
 
-from corpora.services import project_create
 from runs import pipeline
 from runs.models import Run, RunEvent, RunMetric, TrajectorySample
-from runs.presets import preset_config
 
 # Real commits: a failed statement must not hide inside the test's own transaction.
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def run(alice):
-    project = project_create(owner=alice, name="Filings")
-    return Run.objects.create(
-        project=project,
-        created_by=alice,
-        name="Run",
-        preset="quick-cpu",
-        config=preset_config("quick-cpu").to_dict(),
-        status=Run.Status.TRAINING,
-    )
+def run(training_run):
+    return training_run
 
 
 def stage(run: Run, work) -> Run | None:

@@ -7,26 +7,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from corpora.services import project_create
 from runs import pipeline
 from runs.models import Run, RunEvent
-from runs.presets import preset_config
 from workers import tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
-def run(alice):
-    project = project_create(owner=alice, name="Filings")
-    return Run.objects.create(
-        project=project,
-        created_by=alice,
-        name="Run",
-        preset="quick-cpu",
-        config=preset_config("quick-cpu").to_dict(),
-        status=Run.Status.TRAINING,
-    )
+def run(training_run):
+    return training_run
 
 
 def train_on_a_full_disk(*, run_id: int) -> Run | None:

@@ -9,10 +9,8 @@ import re
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from corpora.services import project_create
 from runs import pipeline
 from runs.models import Run, RunEvent
-from runs.presets import preset_config
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -20,15 +18,8 @@ INTERNAL = "s3-internal.cluster.local"
 
 
 @pytest.fixture
-def run(alice):
-    project = project_create(owner=alice, name="Filings")
-    return Run.objects.create(
-        project=project,
-        created_by=alice,
-        name="Run",
-        config=preset_config("quick-cpu").to_dict(),
-        status=Run.Status.TRAINING,
-    )
+def run(training_run):
+    return training_run
 
 
 def stage(run: Run, work) -> Run | None:

@@ -9,10 +9,8 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from corpora.services import project_create
 from runs import lease, pipeline
 from runs.models import Checkpoint, Run, RunEvent, RunMetric
-from runs.presets import preset_config
 
 # Real commits: fencing is about what other connections see.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,17 +19,9 @@ NEW_OWNER = "other-host:4242:abcdef"
 
 
 @pytest.fixture
-def run(alice):
-    project = project_create(owner=alice, name="Filings")
-    run = Run.objects.create(
-        project=project,
-        created_by=alice,
-        name="Run",
-        preset="quick-cpu",
-        config=preset_config("quick-cpu").to_dict(),
-        status=Run.Status.TRAINING,
-    )
-    run.artifacts_prefix = f"projects/{project.pk}/runs/{run.pk}"
+def run(training_run):
+    run = training_run
+    run.artifacts_prefix = f"projects/{run.project_id}/runs/{run.pk}"
     run.save(update_fields=["artifacts_prefix"])
     return run
 
