@@ -40,7 +40,7 @@ from core.ratelimit import client_bucket, rate_limit_exceeded
 
 from . import jobs
 from .selectors import PublishedAgent, published_agents
-from .services import api_token_authenticate
+from .services import agent_chat_enqueue, api_token_authenticate
 
 logger = logging.getLogger(__name__)
 
@@ -237,28 +237,14 @@ def _sleuth_extra(answer: dict) -> dict:
 
 
 def _enqueue(agent: PublishedAgent, question: str, body: ChatRequest):
-    from config.celery import app
-
-    sampling = {
-        "temperature": body.temperature if body.temperature is not None else 0.0,
-        "seed": body.seed or 0,
-        "max_tokens": body.max_completion_tokens or body.max_tokens,
-    }
-    return app.send_task(
-        "workers.tasks.agent_chat",
-        kwargs={
-            "agent": {
-                "name": agent.name,
-                "checkpoint_id": agent.checkpoint_id,
-                "published_prefix": agent.published_prefix,
-                "index_prefix": agent.index_prefix,
-            },
-            "question": question,
-            "sampling": sampling,
+    return agent_chat_enqueue(
+        agent,
+        question,
+        {
+            "temperature": body.temperature if body.temperature is not None else 0.0,
+            "seed": body.seed or 0,
+            "max_tokens": body.max_completion_tokens or body.max_tokens,
         },
-        queue=settings.SLEUTH_INFERENCE_QUEUE,
-        # A request nobody answers in time is dropped, never answered later.
-        expires=settings.SLEUTH_INFERENCE_TIMEOUT,
     )
 
 
