@@ -72,9 +72,9 @@ class ServiceFaults:
         answering after it. Yields the Outage, whose times the block may read."""
         service = self.service(name)
         outage = Outage(name, stopping_at=time.time())
-        service.stop()
         holder = None
         try:
+            service.stop()
             holder = PortHolder.on(service.port, outage)
             outage.stopped_at = time.time()
             yield outage
