@@ -104,6 +104,15 @@ def question_set_generate(project_id: int) -> int:
     return generate(project_id=project_id).pk
 
 
+@shared_task(name="workers.tasks.question_set_draft")
+def question_set_draft(generation_id: int) -> str | None:
+    """The project page's "Generate questions from my documents": a draft set to review."""
+    from corpora.generation import question_generation_run
+
+    generation = question_generation_run(generation_id=generation_id)
+    return generation.status if generation else None
+
+
 @shared_task(
     name="workers.tasks.run_prepare",
     bind=True,

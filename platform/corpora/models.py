@@ -124,6 +124,10 @@ class QuestionSet(models.Model):
     # "k", "recall" (None without evidence), "questions", "with_evidence", "measured",
     # "evidence_mapped", "evidence_total", "measured_at"}; {} until measured.
     echo_recall = models.JSONField(default=dict, blank=True)
+    # A generated set is a draft until its owner reviews it: no run may use it meanwhile.
+    needs_review = models.BooleanField(default=False)
+    # Which generator wrote it ("offline": from the documents' tables; "teacher": a model).
+    generated_by = models.CharField(max_length=16, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -149,3 +153,30 @@ class Question(models.Model):
 
     def __str__(self) -> str:
         return self.question[:80]
+
+
+class QuestionGeneration(models.Model):
+    """One press of "Generate questions from my documents": queued, then done (with its
+    draft set) or failed (with the reason shown on the project page)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Generating"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="question_generations"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    question_set = models.ForeignKey(
+        QuestionSet, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self) -> str:
+        return f"Question generation {self.pk} ({self.status})"

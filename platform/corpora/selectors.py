@@ -8,7 +8,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from .models import Document, Project, QuestionSet
+from .models import Document, Project, Question, QuestionSet
 
 
 def projects_for_user(*, user) -> QuerySet[Project]:
@@ -31,6 +31,14 @@ def document_get_for_user(*, user, document_id: int) -> Document:
 def question_set_get_for_user(*, user, question_set_id: int) -> QuestionSet:
     return get_object_or_404(
         QuestionSet.objects.select_related("project"), pk=question_set_id, project__owner=user
+    )
+
+
+def question_get_for_user(*, user, question_id: int) -> Question:
+    return get_object_or_404(
+        Question.objects.select_related("question_set__project"),
+        pk=question_id,
+        question_set__project__owner=user,
     )
 
 

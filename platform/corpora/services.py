@@ -417,6 +417,39 @@ def question_set_delete(*, question_set: QuestionSet) -> None:
     question_set.delete()
 
 
+def question_file_body(rows) -> bytes:
+    """A question set's JSONL file as its rows say (what question_set_add_question and the
+    review of a generated set write back to S3)."""
+    lines = []
+    for q in rows:
+        record = {"id": q.external_id, "question": q.question, "answer": q.answer}
+        if q.entity:
+            record["entity"] = q.entity
+        if q.evidence:
+            record["evidence"] = q.evidence
+        lines.append(json.dumps(record))
+    return ("\n".join(lines) + "\n").encode() if lines else b""
+
+
+def question_file_check(*, project: Project, name: str, body: bytes, old_size: int) -> None:
+    """Refuse (QuestionImportRejected) a rewritten set file past the question file limit or
+    the account's quota. Call it under the owner's lock, as uploads do."""
+    if len(body) > settings.QUESTION_FILE_MAX_BYTES:
+        limit = filesizeformat(settings.QUESTION_FILE_MAX_BYTES)
+        raise QuestionImportRejected(name, [(0, f"the set would pass {limit}")])
+    over = _over_quota(owner=project.owner, name=name, size=max(len(body) - old_size, 0))
+    if over:
+        raise QuestionImportRejected(name, [(0, over)])
+
+
+def question_file_put(*, question_set: QuestionSet, body: bytes) -> None:
+    """Write the set's file on S3 and record its size. Call it inside the transaction that
+    changed the rows: a failed write leaves neither the rows nor the new size."""
+    question_set.size = len(body)
+    question_set.save(update_fields=["size"])
+    s3_client().put_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=question_set.s3_key, Body=body)
+
+
 def question_set_add_question(
     *, project: Project, set_name: str, question: str, answer: str
 ) -> QuestionSet:
@@ -437,43 +470,26 @@ def question_set_add_question(
             .first()
         )
         rows = list(question_set.questions.all()) if question_set else []
-        lines = [
-            json.dumps({"id": q.external_id, "question": q.question, "answer": q.answer})
-            for q in rows
-        ]
         position = max((q.position for q in rows), default=0) + 1
-        external_id = f"playground-{position}"
-        lines.append(json.dumps({"id": external_id, "question": question, "answer": answer}))
-        body = ("\n".join(lines) + "\n").encode()
-        if len(body) > settings.QUESTION_FILE_MAX_BYTES:
-            limit = filesizeformat(settings.QUESTION_FILE_MAX_BYTES)
-            raise QuestionImportRejected(set_name, [(0, f"the set would pass {limit}")])
-        grows = len(body) - (question_set.size if question_set else 0)
-        over = _over_quota(owner=project.owner, name=set_name, size=max(grows, 0))
-        if over:
-            raise QuestionImportRejected(set_name, [(0, over)])
-        created = question_set is None
-        if created:
+        added = Question(
+            position=position,
+            external_id=f"playground-{position}",
+            question=question,
+            answer=answer,
+        )
+        body = question_file_body([*rows, added])
+        old_size = question_set.size if question_set else 0
+        question_file_check(project=project, name=set_name, body=body, old_size=old_size)
+        if question_set is None:
             key = (
                 f"projects/{project.pk}/question-sets/{uuid.uuid4().hex}/from-the-playground.jsonl"
             )
             question_set = QuestionSet.objects.create(
                 project=project, name=set_name, s3_key=key, size=len(body)
             )
-        else:
-            question_set.size = len(body)
-            question_set.save(update_fields=["size"])
-        Question.objects.create(
-            question_set=question_set,
-            position=position,
-            external_id=external_id,
-            question=question,
-            answer=answer,
-        )
-        # Inside the transaction: a failed write leaves neither the row nor the new size.
-        s3_client().put_object(
-            Bucket=settings.S3_UPLOADS_BUCKET, Key=question_set.s3_key, Body=body
-        )
+        added.question_set = question_set
+        added.save()
+        question_file_put(question_set=question_set, body=body)
     if project.index_prefix:
         transaction.on_commit(lambda: echo_recall_enqueue(project.pk, question_set.pk))
     return question_set

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import review_views, views
 
 app_name = "corpora"
 
@@ -31,6 +31,24 @@ urlpatterns = [
         "question-sets/<int:question_set_id>/",
         views.question_set_detail,
         name="question_set_detail",
+    ),
+    path(
+        "projects/<int:project_id>/question-sets/generate/",
+        review_views.question_generate,
+        name="question_generate",
+    ),
+    path(
+        "question-sets/<int:question_set_id>/accept/",
+        review_views.question_set_accept_view,
+        name="question_set_accept",
+    ),
+    path(
+        "questions/<int:question_id>/edit/", review_views.question_edit_view, name="question_edit"
+    ),
+    path(
+        "questions/<int:question_id>/delete/",
+        review_views.question_delete_view,
+        name="question_delete",
     ),
     path(
         "question-sets/<int:question_set_id>/delete/",

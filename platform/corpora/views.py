@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from runs.models import Run
 
 from .forms import EntityForm, ProjectForm, SearchForm
+from .generation import question_generation_current
 from .search import RESULTS, document_page_text, project_search_page
 from .selectors import (
     account_storage_used,
@@ -66,6 +67,7 @@ def _project_context(request, project, **extra):
         "documents": project.documents.all(),
         "polling": documents_in_progress(project=project),
         "question_sets": project.question_sets.all(),
+        "question_generation": question_generation_current(project=project),
         "storage_used": account_storage_used(user=request.user),
         "quota": settings.ACCOUNT_QUOTA_BYTES,
         "max_file_bytes": settings.DOCUMENT_MAX_BYTES,

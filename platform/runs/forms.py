@@ -115,7 +115,8 @@ class RunForm(RewardOptionsForm):
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, project=project, **kwargs)
-        self.fields["question_set"].queryset = project.question_sets.all()
+        # A generated set still in review (a draft) is not offered: runs.services refuses it.
+        self.fields["question_set"].queryset = project.question_sets.filter(needs_review=False)
         self.fields["model"].choices = [("", "Preset's choice")] + [
             (name, "SmolLM2-135M (default, runs on CPU)" if name == "default" else name)
             for name in allowed_models()

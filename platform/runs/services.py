@@ -203,6 +203,11 @@ def run_create(
     if question_set is not None:
         if question_set.project_id != project.pk:
             raise RunRejected("That question set belongs to another project.")
+        if question_set.needs_review:
+            raise RunRejected(
+                f"{question_set.name} is a draft of generated questions: review it on its page "
+                "(edit or delete lines, then Accept all) before a run uses it."
+            )
         answered = question_set.questions.exclude(answer="").count()
         if answered < 2:
             raise RunRejected(

@@ -133,6 +133,10 @@ RULES: dict[str, Rule] = {
     "corpora:document_page": owned(200, 405),  # not read yet: the page says so
     "corpora:question_set_detail": owned(200, 405),
     "corpora:question_set_delete": owned(405, 302),
+    "corpora:question_generate": owned(405, 302),  # no index yet: refused, back to the project
+    "corpora:question_set_accept": owned(405, 302),
+    "corpora:question_edit": owned(405, 302),  # not a draft: refused, back to the set
+    "corpora:question_delete": owned(405, 302),
     "runs:run_new": owned(200, 200),
     "runs:reward_preview": owned(405, 200),
     "runs:reward_preview_result": owned(200, 405),
@@ -221,7 +225,9 @@ def things(alice) -> dict[str, object]:
     question_set = QuestionSet.objects.create(
         project=project, name="qa.jsonl", s3_key=f"projects/{project.pk}/qa.jsonl", size=3
     )
-    Question.objects.create(question_set=question_set, position=1, question="Q?", answer="A")
+    question = Question.objects.create(
+        question_set=question_set, position=1, question="Q?", answer="A"
+    )
     run = Run.objects.create(
         project=project,
         created_by=alice,
@@ -246,6 +252,7 @@ def things(alice) -> dict[str, object]:
         "project_id": project.pk,
         "document_id": document.pk,
         "question_set_id": question_set.pk,
+        "question_id": question.pk,
         "run_id": run.pk,
         "checkpoint_id": checkpoint.pk,
         "token_id": token.pk,
