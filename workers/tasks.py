@@ -25,14 +25,14 @@ def document_parse(document_id: int) -> str | None:
     return document.status if document else None
 
 
-# -- runs: one task per stage; each claims the run with a lease (runs.pipeline) ---------
+# -- runs: one task per stage; each claims the run with a lease (runs.stage) ------------
 
 RUN_STAGE_RETRIES = 4
 
 
 def _stage_time_limit() -> int:
     """A hard limit (prefork pools kill the process past it) above any stage's own time
-    limit (runs.pipeline.stage_limit_seconds, from the run's budget): the last resort for a
+    limit (runs.stage.stage_limit_seconds, from the run's budget): the last resort for a
     stage stuck where the in-process limit cannot reach it (inside C code)."""
     from django.conf import settings
 
@@ -43,10 +43,11 @@ def _run_stage(task, stage: str, run_id: int) -> str | None:
     """Call one stage service; retry with backoff while storage is unreachable, then fail
     the run with the reason."""
     from runs import pipeline
+    from runs.stage import TransientError
 
     try:
         run = getattr(pipeline, stage)(run_id=run_id)
-    except pipeline.TransientError as error:
+    except TransientError as error:
         if task.request.retries >= RUN_STAGE_RETRIES:
             pipeline.run_fail(run_id=run_id, reason=f"{error}. Gave up after several tries.")
             return "failed"
@@ -172,7 +173,7 @@ def run_end_mail(*, run_id: int) -> bool:
 @shared_task(name="workers.tasks.runs_sweep")
 def runs_sweep() -> list[int]:
     """Requeue or fail runs whose worker stopped renewing its lease."""
-    from runs.pipeline import runs_sweep as sweep
+    from runs.sweep import runs_sweep as sweep
 
     return sweep()
 
@@ -187,8 +188,8 @@ def _sweep_forever(interval: float, queues: list[str]) -> None:
     while True:
         try:
             from corpora.parse_deadlines import documents_sweep
-            from runs.pipeline import queues_announce, runs_sweep
             from runs.retention import runs_history_expire
+            from runs.sweep import queues_announce, runs_sweep
 
             queues_announce(queues, ttl_seconds=3 * interval)
             runs_sweep()

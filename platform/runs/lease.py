@@ -18,7 +18,7 @@ decoded tokens and micro-batches), and a stage that makes none for its stall tim
 past its time limit, stops: the heartbeat stops renewing, `should_stop()` turns true, and a
 stage in the main thread is interrupted (SIGALRM) with `StageStalled` / `StageTimedOut`,
 even inside a call that never returns (a socket read, a lock). A stage that cannot be
-interrupted still loses its lease, and `runs.pipeline.runs_sweep` requeues or fails the run.
+interrupted still loses its lease, and `runs.sweep.runs_sweep` requeues or fails the run.
 """
 
 import logging

@@ -1,144 +1,41 @@
-"""The run pipeline, one service per Celery task: index a project, generate questions,
-prepare → train → evaluate → publish a run, and sweep runs whose worker went away.
-
-Each stage claims the run with a lease (runs.lease), does its work, then hands the run to
-the next stage: it sets the next status, clears the owner and queues the next task. The
-lease's expiry doubles as a pick-up deadline, so a hand-off that never reached a worker
-(the broker was down) is requeued by `runs_sweep`, and a worker killed mid-stage is
-replaced by another that resumes from the last checkpoint on S3.
-
-Fencing: every change a stage makes to its run commits only while the stage's worker
-still holds the lease (`runs.lease.fenced`); a worker that lost it (its run was taken over
-after its lease expired) stops and leaves the run to the new owner (`LeaseLost`).
-
-Errors: `StageFailed` is a problem the customer can act on (the run fails with its
-message); `TransientError` (S3 unreachable, the database connection lost) releases the
-lease and lets the task retry with backoff; after `MAX_ATTEMPTS` claims the run fails with
-the reason. Any other database error (a constraint, data Postgres refuses) would fail the
-same way again: the run fails at once with it (see `_transient`).
+"""The run's four stages, one service per Celery task: prepare → train → evaluate →
+publish, each run by the stage machinery (runs.stage) and handing the run to the next;
+and the questions generated for a run that came without any.
 """
 
 from __future__ import annotations
 
-import errno
 import json
 import logging
-import math
-import os
 import shutil
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
-from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
-from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
-from django.db.models import Q
-from django.db.models.functions import Now
+from django.db import transaction
 
 from corpora import indexing
 from corpora.indexing import engine_questions as _engine_questions
 from corpora.indexing import index_folder, load_index
 from corpora.indexing import readable_documents as _readable_documents
 from corpora.models import Project, Question, QuestionSet
-from workers.documents.chunking import clean_text
 from workers.training.config import TrainConfig
 
 from . import artifacts
-from .lease import (
-    Heartbeat,
-    LeaseLost,
-    StageInterrupted,
-    StageTimedOut,
-    fenced,
-    lease_claim,
-    pickup_deadline,
-    reconnect,
-    worker_name,
-)
-from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
-from .notifications import run_end_notify_later
-from .services import (
-    JudgeRejected,
-    checkpoints_prune,
-    enqueue,
-    ingest_queue,
-    judge_build,
-    run_event_add,
-    train_queue,
+from .lease import Heartbeat, LeaseLost, fenced
+from .metric_stream import MetricStream, restore_checkpoint
+from .models import Checkpoint, Run, RunMetric
+from .services import JudgeRejected, checkpoints_prune, judge_build, run_event_add
+from .stage import (
+    StageFailed,
+    handoff,
+    ride_out,
+    run_finish_fenced,
+    run_stage,
 )
 
 logger = logging.getLogger(__name__)
-
-MAX_ATTEMPTS = int(os.environ.get("SLEUTH_RUN_MAX_ATTEMPTS", "3"))
-# Times the sweep queues a run again for a queue no worker announced before
-# the run fails with "no worker serves queue …".
-MAX_REQUEUES = int(os.environ.get("SLEUTH_RUN_MAX_REQUEUES", "5"))
-METRICS_BATCH = 10  # steps buffered before one bulk INSERT (also flushed at checkpoints)
-METRICS_FLUSH_SECONDS = 5.0
-TRANSIENT = (BotoCoreError, ClientError, ConnectionError, TimeoutError)
-# An OperationalError is worth retrying when its SQLSTATE says the server went away, is
-# starting or stopping (class 08, 57P01-03), has no connection slot free (53300), or the
-# transaction lost a race (40001, 40P01); psycopg gives none when the connection broke on
-# the client side.
-RETRYABLE_SQLSTATES = {"57P01", "57P02", "57P03", "40001", "40P01", "53300"}
-
-
-class StageFailed(Exception):
-    """A run that cannot go on; the message is shown to the customer as the reason."""
-
-
-class TransientError(Exception):
-    """A service was unreachable; the stage may succeed if tried again."""
-
-
-# Which task and queue serve each status (the sweep requeues from this table).
-STAGES = {
-    Run.Status.QUEUED: ("workers.tasks.run_prepare", ingest_queue),
-    Run.Status.PREPARING: ("workers.tasks.run_prepare", ingest_queue),
-    Run.Status.TRAINING: ("workers.tasks.run_train", train_queue),
-    Run.Status.EVALUATING: ("workers.tasks.run_evaluate", train_queue),
-    Run.Status.PUBLISHING: ("workers.tasks.run_publish", ingest_queue),
-}
-
-
-def stage_enqueue(run: Run) -> None:
-    task, queue = STAGES[run.status]
-    enqueue(task, run.pk, queue=queue())
-
-
-# Each stage's time limit is this share of the run's budget (its max_minutes), and at least
-# SLEUTH_RUN_STAGE_MIN_SECONDS: training may use the whole budget (the trainer stops itself
-# at `TrainConfig.training_seconds`, earlier), evaluation half of it, the rest a quarter.
-STAGE_SHARES = {
-    Run.Status.PREPARING: 0.25,
-    Run.Status.TRAINING: 1.0,
-    Run.Status.EVALUATING: 0.5,
-    Run.Status.PUBLISHING: 0.25,
-}
-
-
-def run_budget_seconds(run: Run) -> float:
-    return 60 * float(run.config.get("max_minutes") or settings.SLEUTH_MAX_RUN_MINUTES)
-
-
-def stage_limit_seconds(run: Run, status: str) -> float:
-    floor = float(os.environ.get("SLEUTH_RUN_STAGE_MIN_SECONDS", "600"))
-    return max(floor, STAGE_SHARES[status] * run_budget_seconds(run))
-
-
-def stall_seconds(run: Run) -> float:
-    """How long training may go without progress (a step, a rollout round, a decoded token,
-    a micro-batch) before it counts as hung: SLEUTH_RUN_STALL_SECONDS, or a twentieth of
-    the run's budget between 5 and 30 minutes (a checkpoint upload or a model load must
-    fit in it)."""
-    if configured := os.environ.get("SLEUTH_RUN_STALL_SECONDS"):
-        return float(configured)
-    return min(max(run_budget_seconds(run) / 20, 300.0), 1800.0)
-
-
-# -- project index and questions ------------------------------------------------------
 
 
 def project_index_build(*, project_id: int) -> str:
@@ -154,7 +51,6 @@ def project_index_build(*, project_id: int) -> str:
 def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
     """Questions with answers generated offline from the tables in the project's documents,
     stored as a question set named "Generated questions"."""
-    from django.conf import settings
 
     from core.s3 import s3_client
     from workers.documents.questions import save_questions
@@ -196,261 +92,6 @@ def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
     return question_set
 
 
-# -- stages ----------------------------------------------------------------------------
-
-
-def _stage(
-    run_id: int, statuses: list[str], status: str, work, *, progress_hooks: bool = False
-) -> Run | None:
-    """Claim the run, mark it `status`, run `work(run, heartbeat)` under a heartbeat, and
-    turn errors into a failed run (StageFailed), a retry (TransientError) or a crash report.
-    A worker that lost the lease returns None and leaves the run to its new owner.
-
-    The stage has a time limit from the run's budget; a stage whose work reports progress
-    (`progress_hooks`: training) is also stopped when it makes none for `stall_seconds`:
-    it is queued again, and failed after MAX_ATTEMPTS such claims."""
-    owner = worker_name()
-    run = lease_claim(run_id=run_id, owner=owner, statuses=statuses)
-    if run is None:
-        return None  # another worker has it, or it moved on (a duplicate delivery)
-    try:
-        if run.cancel_requested:
-            return run_finish_fenced(
-                run=run, owner=owner, status=Run.Status.CANCELLED, reason="Cancelled."
-            )
-        if run.attempts > MAX_ATTEMPTS:
-            return run_finish_fenced(
-                run=run,
-                owner=owner,
-                status=Run.Status.FAILED,
-                reason=(
-                    f"Gave up after {MAX_ATTEMPTS} attempts at {run.status}: the workers kept "
-                    "stopping or could not reach storage. Start the run again; if it fails "
-                    "the same way, contact support."
-                ),
-            )
-        if run.status != status:
-            run_transition(
-                run=run, owner=owner, status=status, reason=f"{status.capitalize()} on {owner}."
-            )
-        elif run.attempts > 1:
-            run_event_add(
-                run=run,
-                kind=RunEvent.Kind.WARNING,
-                message=f"Resumed {status} on {owner} (attempt {run.attempts}).",
-            )
-        with Heartbeat(
-            run.pk,
-            owner,
-            stall_seconds=stall_seconds(run) if progress_hooks else None,
-            limit_seconds=stage_limit_seconds(run, status),
-        ) as heartbeat:
-            work(run, heartbeat)
-    except LeaseLost:
-        logger.warning("run %s: lost its lease while %s; left to its new owner", run_id, status)
-        return None
-    except StageInterrupted as stop:
-        return _interrupted(run, owner, status, stop)
-    except StageFailed as failure:
-        return _fail_if_held(run, owner, str(failure))
-    except Exception as error:
-        if _transient(error):
-            if not _release(run.pk, owner, f"{_describe(error)}; trying again."):
-                return None  # taken over meanwhile: the new owner goes on
-            raise TransientError(_describe(error)) from error
-        # The customer sees no exception text (paths, hosts, queries): a reference that
-        # finds the traceback in the worker's log.
-        reference = uuid.uuid4().hex[:8]
-        logger.exception("run %s failed in %s (reference %s)", run_id, status, reference)
-        return _fail_if_held(
-            run,
-            owner,
-            f"Something went wrong on our side while {status} (reference {reference}). "
-            "Start the run again; if it fails the same way, contact support with the reference.",
-        )
-    run.refresh_from_db()
-    return run
-
-
-def run_transition(*, run: Run, owner: str, status: str, reason: str, also=None, **fields) -> Run:
-    """Move the run to `status` with its event, in one transaction that commits only while
-    `owner` holds the lease (a compare-and-set on the owner); `also()` runs inside it.
-    Raises LeaseLost, changing nothing, otherwise."""
-    with fenced(run.pk, owner):
-        if also is not None:
-            also()
-        Run.objects.filter(pk=run.pk).update(status=status, status_reason=reason, **fields)
-        kind = RunEvent.Kind.ERROR if status == Run.Status.FAILED else RunEvent.Kind.STATUS
-        run_event_add(run=run, kind=kind, status=status, message=reason or f"{status}.")
-    run.refresh_from_db()
-    return run
-
-
-def run_finish_fenced(*, run: Run, owner: str, status: str, reason: str, also=None) -> Run:
-    """End the run (succeeded, failed or cancelled) and release its lease, if `owner` still
-    holds it ("" for a run nobody holds); its owner is mailed once this commits."""
-    run = run_transition(
-        run=run,
-        owner=owner,
-        status=status,
-        reason=reason,
-        also=also,
-        finished_at=Now(),
-        lease_owner="",
-        lease_expires_at=None,
-    )
-    run_end_notify_later(run)
-    return run
-
-
-def _interrupted(run: Run, owner: str, status: str, stop: StageInterrupted) -> Run | None:
-    """A stage the heartbeat stopped: past its time limit the run fails (another try would
-    be as long); a stall queues it again for a fresh worker, up to MAX_ATTEMPTS claims."""
-    logger.warning("run %s: stopped while %s: %s", run.pk, status, stop)
-    reconnect()  # the signal may have landed inside a query
-    if isinstance(stop, StageTimedOut):
-        budget = run_budget_seconds(run) / 60
-        return _fail_if_held(
-            run,
-            owner,
-            f"{status.capitalize()} {stop}, set by the run's budget of {budget:g} minutes. "
-            "Start the run again with fewer steps or a larger budget.",
-        )
-    if run.attempts >= MAX_ATTEMPTS:
-        return _fail_if_held(
-            run,
-            owner,
-            f"The run {stop} while {status}, {run.attempts} times in a row: a step never "
-            "finished (a stuck judge, storage or rollout). Start the run again; if it fails "
-            "the same way, contact support.",
-        )
-    message = f"The run {stop} while {status} on {owner}; queued again for another worker."
-    if not _release(run.pk, owner, message):
-        return None  # taken over meanwhile
-    _enqueue_quietly(run)
-    run.refresh_from_db()
-    return run
-
-
-def _fail_if_held(run: Run, owner: str, reason: str) -> Run | None:
-    try:
-        return run_finish_fenced(run=run, owner=owner, status=Run.Status.FAILED, reason=reason)
-    except LeaseLost:
-        logger.warning("run %s: not failed (%s): another worker holds it now", run.pk, reason)
-        return None
-
-
-def _transient(error: BaseException) -> bool:
-    """Storage or the network unreachable, the database connection lost, or the worker's disk
-    full: another attempt may succeed. Other database errors (IntegrityError…) would repeat."""
-    if isinstance(error, TRANSIENT + (TransientError, InterfaceError)):
-        return True
-    if _disk_full(error):
-        return True  # this worker's disk: another worker, or this one later, may have room
-    if isinstance(error, OperationalError):
-        sqlstate = getattr(error.__cause__, "sqlstate", None)
-        return sqlstate is None or sqlstate.startswith("08") or sqlstate in RETRYABLE_SQLSTATES
-    return False
-
-
-# How long a training step's writes wait for the database or storage to come back (a
-# restart takes seconds) before the stage gives up and is retried from its last checkpoint.
-RIDE_OUT_SECONDS = 60.0
-
-
-def ride_out(call, what: str):
-    """`call()`, tried again while it fails on a lost connection to the database or storage
-    (a restart), reconnecting and backing off, for up to RIDE_OUT_SECONDS: a service
-    restart in the middle of training costs no step. Then, or for any other error, it
-    raises (the stage is retried from its last checkpoint). A lease that lapsed meanwhile is
-    safe: the writes are fenced (LeaseLost once another worker took the run). Not inside a
-    transaction, whose broken connection only its owner resets."""
-    deadline = time.monotonic() + RIDE_OUT_SECONDS
-    pause = 0.5
-    while True:
-        try:
-            return call()
-        except Exception as error:
-            if isinstance(error, ClientError):
-                status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0
-                passing = status >= 500  # the store is starting or stopping
-            elif isinstance(error, OSError) and not isinstance(error, TRANSIENT):
-                passing = False  # a local file (the disk full…), not a service
-            else:
-                passing = _transient(error)
-            if not passing or connection.in_atomic_block or time.monotonic() > deadline:
-                raise
-            logger.warning("%s failed (%r); trying again in %.1f s", what, error, pause)
-            reconnect()
-            time.sleep(pause)
-            pause = min(2 * pause, 2.0)
-
-
-def _describe(error: Exception) -> str:
-    """What the customer reads about a transient error: which service, never its text
-    (endpoints, hosts, paths); the operator's log has that."""
-    logger.warning("transient error in a run stage: %r", error)
-    if isinstance(error, (BotoCoreError, ClientError)):
-        return "Could not reach the artifact store"
-    if isinstance(error, DatabaseError):
-        return "Could not reach the database"
-    if isinstance(error, TransientError):
-        return str(error)
-    if _disk_full(error):
-        return "The worker ran out of disk space"
-    return "A service the run needs did not answer"
-
-
-def _disk_full(error: BaseException) -> bool:
-    return isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT)
-
-
-def _release(run_id: int, owner: str, message: str) -> bool:
-    """Give the lease back with a pick-up deadline, so a retry (or the sweep) takes over.
-    False when another worker holds the run by now."""
-    try:
-        connection.close_if_unusable_or_obsolete()  # a lost connection: reconnect
-        released = Run.objects.filter(pk=run_id, lease_owner=owner).update(
-            lease_owner="", lease_expires_at=pickup_deadline()
-        )
-        if not released:
-            return False
-        run_event_add(run=Run.objects.get(pk=run_id), kind=RunEvent.Kind.WARNING, message=message)
-    except DatabaseError:
-        pass  # the lease expires on its own
-    return True
-
-
-def _handoff(
-    run: Run, heartbeat: Heartbeat, status: str, reason: str, *, also=None, **fields
-) -> None:
-    """Move the run to the next stage and queue its task (after commit), if this worker
-    still holds it; otherwise LeaseLost and nothing changes."""
-    if heartbeat.lost:
-        raise LeaseLost(f"run {run.pk} was taken over")
-    with transaction.atomic():
-        run_transition(
-            run=run,
-            owner=heartbeat.owner,
-            status=status,
-            reason=reason,
-            also=also,
-            lease_owner="",
-            lease_expires_at=pickup_deadline(),
-            attempts=0,  # attempts count claims of one stage
-            requeues=0,
-            **fields,
-        )
-        transaction.on_commit(lambda: _enqueue_quietly(run))
-
-
-def _enqueue_quietly(run: Run) -> None:
-    try:
-        stage_enqueue(run)
-    except Exception:  # the broker is down: the sweep requeues once the deadline passes
-        logger.warning("could not queue run %s (%s); the sweep will", run.pk, run.status)
-
-
 def run_prepare(*, run_id: int) -> Run | None:
     """Index the project, take (or generate) the questions, map their evidence to chunks,
     split them by entity and store the split with the run."""
@@ -481,7 +122,7 @@ def run_prepare(*, run_id: int) -> Run | None:
             save_questions(train, Path(folder) / "train.jsonl")
             save_questions(val, Path(folder) / "val.jsonl")
             artifacts.upload_folder(Path(folder), key)
-        _handoff(
+        handoff(
             run,
             heartbeat,
             Run.Status.TRAINING,
@@ -498,7 +139,7 @@ def run_prepare(*, run_id: int) -> Run | None:
             question_set=run.question_set,
         )
 
-    return _stage(run_id, [Run.Status.QUEUED, Run.Status.PREPARING], Run.Status.PREPARING, work)
+    return run_stage(run_id, [Run.Status.QUEUED, Run.Status.PREPARING], Run.Status.PREPARING, work)
 
 
 def _load_questions(run: Run, folder: Path):
@@ -506,85 +147,6 @@ def _load_questions(run: Run, folder: Path):
 
     artifacts.download_folder(run.questions_key, folder)
     return load_questions(folder / "train.jsonl"), load_questions(folder / "val.jsonl")
-
-
-def jsonb_safe(value):
-    """`value` as Postgres's jsonb takes it: strings without NUL (model output and retrieved
-    text may carry one), NaN and infinities as null (JSON has no such numbers)."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {clean_text(str(k)): jsonb_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonb_safe(v) for v in value]
-    return value
-
-
-class MetricStream:
-    """Buffers step records and sample trajectories; writes them in batches (one bulk
-    INSERT per table), upserting by (run, step) so a replayed step never duplicates. With
-    an `owner`, a batch commits only while that worker holds the run's lease (LeaseLost)."""
-
-    def __init__(self, run: Run, owner: str | None = None):
-        self.run = run
-        self.owner = owner
-        self.records: list[dict] = []
-        self.samples: list[dict] = []
-        self.flushed_at = time.monotonic()
-
-    def add(self, record: dict, samples: list[dict]) -> None:
-        self.records.append(record)
-        self.samples.extend(samples)
-        if (
-            len(self.records) >= METRICS_BATCH
-            or time.monotonic() - self.flushed_at > METRICS_FLUSH_SECONDS
-        ):
-            self.flush()
-
-    def flush(self) -> None:
-        if self.records:  # a database restart is waited out (ride_out): no step lost
-            ride_out(self._write, f"run {self.run.pk}: writing metrics")
-        self.records, self.samples = [], []
-        self.flushed_at = time.monotonic()
-
-    def _write(self) -> None:
-        guard = transaction.atomic() if self.owner is None else fenced(self.run.pk, self.owner)
-        with guard:
-            RunMetric.objects.bulk_create(
-                [RunMetric(run=self.run, step=r["step"], data=jsonb_safe(r)) for r in self.records],
-                update_conflicts=True,
-                unique_fields=["run", "step"],
-                update_fields=["data"],
-            )
-            steps = sorted({s["step"] for s in self.samples})
-            TrajectorySample.objects.filter(run=self.run, step__in=steps).delete()
-            TrajectorySample.objects.bulk_create(
-                TrajectorySample(
-                    run=self.run,
-                    step=s["step"],
-                    question_id=clean_text(str(s["question_id"])),
-                    data=jsonb_safe(s),
-                )
-                for s in self.samples
-            )
-            Run.objects.filter(pk=self.run.pk).update(current_step=self.records[-1]["step"])
-
-
-def _restore_checkpoint(run: Run, out_dir: Path, owner: str) -> int:
-    """Download the run's latest complete checkpoint into out_dir and drop the metrics and
-    samples logged after it (the trainer logs those steps again). Returns its step."""
-    checkpoint = run.checkpoints.filter(is_final=False).order_by("-step").first()
-    step = checkpoint.step if checkpoint else 0
-    if checkpoint:
-        artifacts.download_folder(
-            checkpoint.s3_prefix, out_dir / "checkpoints" / f"step-{checkpoint.step:06d}"
-        )
-    with fenced(run.pk, owner):
-        RunMetric.objects.filter(run=run, step__gt=step).delete()
-        TrajectorySample.objects.filter(run=run, step__gt=step).delete()
-    return step
 
 
 def run_train(*, run_id: int) -> Run | None:
@@ -600,7 +162,7 @@ def run_train(*, run_id: int) -> Run | None:
         out_dir = artifacts.work_dir() / f"run-{run.pk}-{heartbeat.owner.replace(':', '-')}"
         shutil.rmtree(out_dir, ignore_errors=True)
         try:
-            resumed_from = _restore_checkpoint(run, out_dir, heartbeat.owner)
+            resumed_from = restore_checkpoint(run, out_dir, heartbeat.owner)
             heartbeat.progress()
             if resumed_from:
                 run_event_add(
@@ -688,7 +250,7 @@ def run_train(*, run_id: int) -> Run | None:
             artifacts.upload_folder(Path(summary["final"]), final_prefix)
             last = run.checkpoints.order_by("-step").first()
             note = f" ({summary['stopped_early']})" if summary.get("stopped_early") else ""
-            _handoff(
+            handoff(
                 run,
                 heartbeat,
                 Run.Status.EVALUATING,
@@ -699,7 +261,7 @@ def run_train(*, run_id: int) -> Run | None:
         finally:
             shutil.rmtree(out_dir, ignore_errors=True)
 
-    return _stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work, progress_hooks=True)
+    return run_stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work, progress_hooks=True)
 
 
 def _final_prefix(run: Run) -> str:
@@ -767,7 +329,7 @@ def run_evaluate(*, run_id: int) -> Run | None:
             map_evidence(val_qs, index.chunks)
             report = evaluate(final_dir, config, index, val_qs, run_judge(run, config))
         trained = (report.get("policies") or {}).get("trained", {})
-        _handoff(
+        handoff(
             run,
             heartbeat,
             Run.Status.PUBLISHING,
@@ -778,7 +340,7 @@ def run_evaluate(*, run_id: int) -> Run | None:
             eval_report=report,
         )
 
-    return _stage(run_id, [Run.Status.EVALUATING], Run.Status.EVALUATING, work)
+    return run_stage(run_id, [Run.Status.EVALUATING], Run.Status.EVALUATING, work)
 
 
 def run_publish(*, run_id: int) -> Run | None:
@@ -830,7 +392,7 @@ def run_publish(*, run_id: int) -> Run | None:
             ),
         )
 
-    return _stage(run_id, [Run.Status.PUBLISHING], Run.Status.PUBLISHING, work)
+    return run_stage(run_id, [Run.Status.PUBLISHING], Run.Status.PUBLISHING, work)
 
 
 def run_fail(*, run_id: int, reason: str) -> Run:
@@ -842,101 +404,3 @@ def run_fail(*, run_id: int, reason: str) -> Run:
     except LeaseLost:
         run.refresh_from_db()
         return run
-
-
-# -- which queues have a worker ---------------------------------------------------------
-#
-# Each worker announces the queues it consumes in Redis (the Django cache) every sweep
-# interval, with an expiry of a few intervals, so the sweep can tell a queue no worker
-# serves (the run fails with that reason) from a busy one (the run keeps waiting).
-
-QUEUE_KEY = "sleuth:queue-served:{}"
-
-
-def queues_announce(queues: list[str], ttl_seconds: float) -> None:
-    from django.core.cache import cache
-
-    cache.set_many({QUEUE_KEY.format(q): True for q in queues}, timeout=max(int(ttl_seconds), 1))
-
-
-def queue_served(queue: str) -> bool:
-    """Whether a worker announced `queue` lately; True when the cache cannot say."""
-    from django.core.cache import cache
-
-    try:
-        return bool(cache.get(QUEUE_KEY.format(queue)))
-    except Exception:
-        return True
-
-
-def runs_sweep() -> list[int]:
-    """Requeue or fail active runs whose lease (or pick-up deadline) passed; returns their ids.
-
-    A worker killed mid-stage stops renewing its lease: its run is requeued and the next
-    worker resumes it from the last checkpoint, up to MAX_ATTEMPTS claims. A stage that no
-    worker claimed is queued again (the broker may have lost the task, or been down when
-    the run was created); on a queue no worker serves, up to MAX_REQUEUES times. Then the
-    run fails with the reason, so no run stays queued or "training" forever.
-    """
-    swept = []
-    due = Run.objects.filter(status__in=Run.ACTIVE).filter(
-        Q(lease_expires_at__lt=Now()) | Q(lease_expires_at__isnull=True, lease_owner="")
-    )
-    for run in due:
-        taken = Run.objects.filter(
-            pk=run.pk, lease_owner=run.lease_owner, lease_expires_at=run.lease_expires_at
-        ).update(lease_owner="", lease_expires_at=pickup_deadline())
-        if not taken:
-            continue  # renewed or swept by someone else meanwhile
-        run.refresh_from_db()
-        swept.append(run.pk)
-        try:
-            _sweep_one(run)
-        except LeaseLost:
-            continue  # claimed by a worker meanwhile
-    return swept
-
-
-def _sweep_one(run: Run) -> None:
-    """End or requeue one run the sweep took (nobody holds it: owner "")."""
-    if run.cancel_requested:
-        run_finish_fenced(run=run, owner="", status=Run.Status.CANCELLED, reason="Cancelled.")
-        return
-    if run.attempts >= MAX_ATTEMPTS:
-        run_finish_fenced(
-            run=run,
-            owner="",
-            status=Run.Status.FAILED,
-            reason=(
-                f"The worker stopped responding while {run.status} ({run.attempts} "
-                "attempts). Start the run again; if it fails the same way, contact support."
-            ),
-        )
-        return
-    queue = STAGES[run.status][1]()
-    if queue_served(queue):
-        requeues = 0
-    else:
-        requeues = run.requeues + 1
-        if requeues > MAX_REQUEUES:
-            run_finish_fenced(
-                run=run,
-                owner="",
-                status=Run.Status.FAILED,
-                reason=(
-                    f"No worker serves queue {queue}, so nothing could take the run up while "
-                    f"{run.status}. The platform's operator must start a worker for that "
-                    "queue; then start the run again."
-                ),
-            )
-            return
-    with fenced(run.pk, ""):
-        Run.objects.filter(pk=run.pk).update(requeues=requeues)
-        run_event_add(
-            run=run,
-            kind=RunEvent.Kind.WARNING,
-            message="The worker stopped responding; the run was queued again."
-            if run.attempts
-            else f"No worker picked the run up yet; queued again on {queue}.",
-        )
-    _enqueue_quietly(run)

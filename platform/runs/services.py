@@ -77,7 +77,7 @@ def enqueue(task: str, *args, queue: str | None = None) -> None:
 
 def enqueue_or_leave_to_sweep(task: str, *args, queue: str | None = None) -> bool:
     """Send a task by name; with the broker unreachable, log it and return False: the row
-    carries a pick-up deadline, past which the sweep (runs.pipeline.runs_sweep) queues it."""
+    carries a pick-up deadline, past which the sweep (runs.sweep.runs_sweep) queues it."""
     try:
         enqueue(task, *args, queue=queue)
     except Exception:

@@ -99,7 +99,7 @@ def load_agent(agent: dict) -> LoadedAgent:
     """Load a published agent's model, its settings and its index."""
     import torch
 
-    from runs.pipeline import load_index
+    from corpora.indexing import load_index
     from workers.agent.hf_engine import HFRolloutEngine
     from workers.agent.models import load_model
     from workers.agent.settings import read_agent_settings

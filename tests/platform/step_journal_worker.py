@@ -18,11 +18,11 @@ from celery.signals import task_prerun
 
 @task_prerun.connect(weak=False)
 def _journal_steps(**kwargs) -> None:
-    from runs import pipeline  # Django is set up by the first task
+    from runs import metric_stream  # Django is set up by the first task
 
-    if getattr(pipeline.MetricStream.add, "journaled", False):
+    if getattr(metric_stream.MetricStream.add, "journaled", False):
         return
-    add = pipeline.MetricStream.add
+    add = metric_stream.MetricStream.add
 
     def journaled_add(self, record: dict, samples: list[dict]) -> None:
         line = {"run": self.run.pk, "step": record["step"], "at": time.time()}
@@ -32,7 +32,7 @@ def _journal_steps(**kwargs) -> None:
         add(self, record, samples)
 
     journaled_add.journaled = True
-    pipeline.MetricStream.add = journaled_add
+    metric_stream.MetricStream.add = journaled_add
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import pytest
 from django.db import connection
 
 from corpora.models import Project
-from runs import pipeline
+from runs import pipeline, stage
 from runs.models import Run
 from runs.services import JUDGE_FAILED
 from workers import net
@@ -209,7 +209,7 @@ def test_a_run_whose_endpoint_was_changed_since_does_not_send_the_new_key_to_the
     run = start_run(client_alice, project)
     set_judge(client_alice, project, second.base_url, api_key=CUSTOMER_KEY)
 
-    with pytest.raises(pipeline.StageFailed, match="not your project's any more"):
+    with pytest.raises(stage.StageFailed, match="not your project's any more"):
         judge_as_the_worker_does(run)
     assert first.requests == [] and second.requests == []
 

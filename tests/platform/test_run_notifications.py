@@ -7,7 +7,7 @@ process's outbox. Real Postgres, Redis from the test stack."""
 import pytest
 from django.db import transaction
 
-from runs import lease, pipeline
+from runs import lease, pipeline, stage, sweep
 from runs.models import Run
 from runs.presets import preset_config
 from runs.services import run_cancel
@@ -45,9 +45,9 @@ def new_run(project, status: str, **fields) -> Run:
     return run
 
 
-def stage(run: Run, work) -> Run | None:
+def run_here(run: Run, work) -> Run | None:
     """One pipeline stage on `run` in this process, as a worker runs it."""
-    return pipeline._stage(run.pk, [run.status], run.status, work)
+    return stage.run_stage(run.pk, [run.status], run.status, work)
 
 
 def deliver(mail_queue) -> int:
@@ -67,12 +67,12 @@ def test_a_succeeded_run_mails_its_owner_the_validation_numbers_and_a_link(
     run = new_run(project, Run.Status.PUBLISHING, eval_report=EVAL_REPORT)
 
     def publish(run, heartbeat):
-        pipeline.run_finish_fenced(
+        stage.run_finish_fenced(
             run=run, owner=heartbeat.owner, status=Run.Status.SUCCEEDED, reason="Published."
         )
         assert mailoutbox == []  # never sent inside the stage
 
-    assert stage(run, publish).status == Run.Status.SUCCEEDED
+    assert run_here(run, publish).status == Run.Status.SUCCEEDED
     assert mailoutbox == []
     assert deliver(mail_queue) == 1
 
@@ -100,9 +100,9 @@ def test_a_failed_run_mails_the_reason(project, mail_queue, mailoutbox):
     run = new_run(project, Run.Status.TRAINING)
 
     def train(run, heartbeat):
-        raise pipeline.StageFailed("The question file has no validation questions.")
+        raise stage.StageFailed("The question file has no validation questions.")
 
-    assert stage(run, train).status == Run.Status.FAILED
+    assert run_here(run, train).status == Run.Status.FAILED
     assert deliver(mail_queue) == 1
 
     [mail] = mailoutbox
@@ -118,12 +118,12 @@ def cancel_on_the_web(run: Run) -> None:
 
 def cancel_on_the_worker(run: Run) -> None:
     Run.objects.filter(pk=run.pk).update(cancel_requested=True)
-    stage(run, lambda run, heartbeat: pytest.fail("a cancelled run does no work"))
+    run_here(run, lambda run, heartbeat: pytest.fail("a cancelled run does no work"))
 
 
 def cancel_by_the_sweep(run: Run) -> None:
     Run.objects.filter(pk=run.pk).update(cancel_requested=True)  # its worker was killed
-    assert pipeline.runs_sweep() == [run.pk]
+    assert sweep.runs_sweep() == [run.pk]
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_a_run_that_ends_twice_mails_once(project, mail_queue, mailoutbox):
     run = new_run(project, Run.Status.PUBLISHING, eval_report=EVAL_REPORT)
     owner = "worker-1"
     assert lease.lease_claim(run_id=run.pk, owner=owner, statuses=[Run.Status.PUBLISHING])
-    pipeline.run_finish_fenced(run=run, owner=owner, status=Run.Status.SUCCEEDED, reason="Done.")
+    stage.run_finish_fenced(run=run, owner=owner, status=Run.Status.SUCCEEDED, reason="Done.")
 
     # Late ends that lose the race: a task out of retries, a cancel from the page.
     assert pipeline.run_fail(run_id=run.pk, reason="Gave up.").status == Run.Status.SUCCEEDED

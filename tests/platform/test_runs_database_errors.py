@@ -6,7 +6,7 @@ Real Postgres from the test stack."""
 import pytest
 from django.db import connection
 
-from runs import pipeline
+from runs import metric_stream, stage
 from runs.models import Run, RunEvent, RunMetric, TrajectorySample
 
 # Real commits: a failed statement must not hide inside the test's own transaction.
@@ -18,15 +18,15 @@ def run(training_run):
     return training_run
 
 
-def stage(run: Run, work) -> Run | None:
-    return pipeline._stage(run.pk, [Run.Status.TRAINING], Run.Status.TRAINING, work)
+def training_stage(run: Run, work) -> Run | None:
+    return stage.run_stage(run.pk, [Run.Status.TRAINING], Run.Status.TRAINING, work)
 
 
 def test_data_postgres_refuses_fails_the_run_with_the_reason_not_a_retry(run):
     def work(run, heartbeat):
         RunMetric.objects.create(run=run, step=1, data={"answer": "a\x00b"})
 
-    finished = stage(run, work)
+    finished = training_stage(run, work)
 
     assert finished.status == Run.Status.FAILED
     assert "went wrong on our side" in finished.status_reason  # its text is in the log
@@ -38,7 +38,7 @@ def test_a_constraint_violation_fails_the_run_with_the_reason_not_a_retry(run):
         RunMetric.objects.create(run=run, step=1, data={})
         RunMetric.objects.create(run=run, step=1, data={})  # one metric per step
 
-    finished = stage(run, work)
+    finished = training_stage(run, work)
 
     assert finished.status == Run.Status.FAILED
     assert "went wrong on our side" in finished.status_reason  # its text is in the log
@@ -49,8 +49,8 @@ def test_a_lost_database_connection_is_retried_and_the_lease_given_back(run):
         with connection.cursor() as cursor:  # the server ends this session, as in a restart
             cursor.execute("SELECT pg_terminate_backend(pg_backend_pid())")
 
-    with pytest.raises(pipeline.TransientError, match="Could not reach the database"):
-        stage(run, work)
+    with pytest.raises(stage.TransientError, match="Could not reach the database"):
+        training_stage(run, work)
 
     run.refresh_from_db()  # reconnected
     assert run.status == Run.Status.TRAINING
@@ -60,7 +60,7 @@ def test_a_lost_database_connection_is_retried_and_the_lease_given_back(run):
 
 
 def test_metrics_and_samples_with_nul_and_nan_are_flushed(run):
-    stream = pipeline.MetricStream(run)
+    stream = metric_stream.MetricStream(run)
     stream.add(
         {"step": 1, "loss": float("nan"), "reward": float("inf"), "note": "a\x00b"},
         [{"step": 1, "question_id": "q\x001", "answer": "x\x00y", "turns": [{"text": "p\x00"}]}],

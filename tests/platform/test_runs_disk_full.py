@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from runs import pipeline
+from runs import pipeline, stage
 from runs.models import Run, RunEvent
 from workers import tasks
 
@@ -24,11 +24,11 @@ def train_on_a_full_disk(*, run_id: int) -> Run | None:
         path = f"/srv/sleuth-work/runs/{run_id}/checkpoints/step-000003.partial"
         raise OSError(errno.ENOSPC, "No space left on device", path)
 
-    return pipeline._stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work)
+    return stage.run_stage(run_id, [Run.Status.TRAINING], Run.Status.TRAINING, work)
 
 
 def test_a_full_disk_gives_the_run_back_for_another_try(run):
-    with pytest.raises(pipeline.TransientError, match="ran out of disk space"):
+    with pytest.raises(stage.TransientError, match="ran out of disk space"):
         train_on_a_full_disk(run_id=run.pk)
 
     run.refresh_from_db()

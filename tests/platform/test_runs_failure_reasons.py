@@ -9,7 +9,7 @@ import re
 import pytest
 from botocore.exceptions import EndpointConnectionError
 
-from runs import pipeline
+from runs import stage
 from runs.models import Run, RunEvent
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -22,16 +22,16 @@ def run(training_run):
     return training_run
 
 
-def stage(run: Run, work) -> Run | None:
-    return pipeline._stage(run.pk, [Run.Status.TRAINING], Run.Status.TRAINING, work)
+def training_stage(run: Run, work) -> Run | None:
+    return stage.run_stage(run.pk, [Run.Status.TRAINING], Run.Status.TRAINING, work)
 
 
 def test_an_unexpected_error_fails_the_run_with_a_reference_not_the_error_text(run, caplog):
     def work(run, heartbeat):
         raise FileNotFoundError(f"/var/lib/sleuth/work/run-{run.pk}/state.pt on {INTERNAL}")
 
-    with caplog.at_level(logging.ERROR, logger="runs.pipeline"):
-        finished = stage(run, work)
+    with caplog.at_level(logging.ERROR, logger="runs.stage"):
+        finished = training_stage(run, work)
 
     assert finished.status == Run.Status.FAILED
     assert "/var/lib" not in finished.status_reason and INTERNAL not in finished.status_reason
@@ -46,8 +46,8 @@ def test_unreachable_storage_is_retried_with_a_message_that_names_no_endpoint(ru
     def work(run, heartbeat):
         raise EndpointConnectionError(endpoint_url=f"http://{INTERNAL}:8333/artifacts")
 
-    with pytest.raises(pipeline.TransientError) as raised:
-        stage(run, work)
+    with pytest.raises(stage.TransientError) as raised:
+        training_stage(run, work)
 
     warning = run.events.filter(kind=RunEvent.Kind.WARNING).last()
     for text in (str(raised.value), warning.message):

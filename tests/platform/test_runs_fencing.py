@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from runs import lease, pipeline
+from runs import lease, metric_stream, stage
 from runs.models import Checkpoint, Run, RunEvent, RunMetric
 
 # Real commits: fencing is about what other connections see.
@@ -33,7 +33,7 @@ def take_over(run: Run) -> None:
 
 
 def training_stage(run: Run, work) -> Run | None:
-    return pipeline._stage(run.pk, [Run.Status.TRAINING], Run.Status.TRAINING, work)
+    return stage.run_stage(run.pk, [Run.Status.TRAINING], Run.Status.TRAINING, work)
 
 
 def assert_left_to_new_owner(run: Run) -> None:
@@ -56,7 +56,7 @@ def test_a_worker_that_lost_its_lease_does_not_fail_the_run_its_successor_works_
 def test_a_hand_off_by_a_worker_that_lost_its_lease_changes_nothing(run):
     def work(run, heartbeat):
         take_over(run)
-        pipeline._handoff(run, heartbeat, Run.Status.EVALUATING, "Trained; evaluating.")
+        stage.handoff(run, heartbeat, Run.Status.EVALUATING, "Trained; evaluating.")
 
     training_stage(run, work)
 
@@ -66,7 +66,7 @@ def test_a_hand_off_by_a_worker_that_lost_its_lease_changes_nothing(run):
 
 def test_metrics_from_a_worker_that_lost_its_lease_are_not_recorded(run):
     def work(run, heartbeat):
-        stream = pipeline.MetricStream(run, heartbeat.owner)
+        stream = metric_stream.MetricStream(run, heartbeat.owner)
         take_over(run)
         stream.add({"step": 1, "reward": 0.5}, [])
         stream.flush()

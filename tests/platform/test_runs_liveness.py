@@ -16,7 +16,7 @@ import redis
 from django.conf import settings
 
 from corpora.services import project_create
-from runs import pipeline
+from runs import stage
 from runs.models import Run, RunEvent
 from runs.presets import preset_config
 
@@ -61,7 +61,7 @@ def make_run(user, **config) -> Run:
 
 
 def train_stage(run: Run, work) -> Run | None:
-    return pipeline._stage(
+    return stage.run_stage(
         run.pk, [Run.Status.TRAINING], Run.Status.TRAINING, work, progress_hooks=True
     )
 
@@ -93,14 +93,14 @@ def test_a_step_that_hangs_is_stopped_and_the_run_queued_for_another_worker(alic
 
 def test_a_run_whose_step_hangs_on_its_last_attempt_fails_with_the_reason(alice, train_queue):
     run = make_run(alice)
-    Run.objects.filter(pk=run.pk).update(attempts=pipeline.MAX_ATTEMPTS - 1)
+    Run.objects.filter(pk=run.pk).update(attempts=stage.MAX_ATTEMPTS - 1)
 
     train_stage(run, hung_step([]))
 
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED
     assert "made no progress" in run.status_reason
-    assert f"{pipeline.MAX_ATTEMPTS} times in a row" in run.status_reason
+    assert f"{stage.MAX_ATTEMPTS} times in a row" in run.status_reason
     assert run.lease_owner == ""
 
 

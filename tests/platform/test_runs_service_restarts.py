@@ -5,7 +5,7 @@ port and data folder. The run must end succeeded with every metric step exactly 
 its final checkpoint at the last step; a step trained again after a resume (from the last
 checkpoint on S3) is counted from the worker's step journal (step_journal_worker.py).
 
-Before runs.pipeline's `ride_out`, a Postgres or S3 restart failed the training stage at
+Before runs.stage's `ride_out`, a Postgres or S3 restart failed the training stage at
 its next write and the run resumed from its last checkpoint, training up to SAVE_EVERY
 steps again; now the writes wait for the service and no step is trained twice.
 
@@ -184,7 +184,7 @@ def next_save(run: Run, trainer: Trainer) -> int:
 
 
 def waits(trainer: Trainer, since: int) -> list[str]:
-    """The training writes that failed on the service and wait for it (runs.pipeline's
+    """The training writes that failed on the service and wait for it (runs.stage's
     ride_out), in the worker's log after `since`."""
     return [line for line in trainer.log[since:].splitlines() if "; trying again in " in line]
 

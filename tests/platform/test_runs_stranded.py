@@ -20,7 +20,7 @@ from corpora.parse_deadlines import MAX_PARSE_REQUEUES, documents_sweep
 from corpora.services import document_upload, project_create
 from devstack.pytest_plugin import _STACK
 from devstack.redis import EmbeddedRedis
-from runs import pipeline
+from runs import stage, sweep
 from runs.models import Run
 from runs.services import run_create
 
@@ -104,7 +104,7 @@ def test_the_sweep_queues_a_run_whose_task_never_reached_the_broker(
     server.start()
     deadline_passes(Run, run.pk, "lease_expires_at")
 
-    assert pipeline.runs_sweep() == [run.pk]
+    assert sweep.runs_sweep() == [run.pk]
 
     # (A publish retried across the restart may queue it twice: the claim takes it once.)
     assert ("workers.tasks.run_prepare", [run.pk]) in queued_tasks(private_queue)
@@ -128,27 +128,27 @@ def test_a_run_on_a_queue_no_worker_serves_fails_with_that_reason_after_a_few_re
 ):
     run = handed_off_run(project, alice)
 
-    for _ in range(pipeline.MAX_REQUEUES + 1):
-        pipeline.runs_sweep()
+    for _ in range(stage.MAX_REQUEUES + 1):
+        sweep.runs_sweep()
         deadline_passes(Run, run.pk, "lease_expires_at")
 
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED
     assert run.status_reason.startswith(f"No worker serves queue {private_queue}")
-    assert len(queued_tasks(private_queue)) == pipeline.MAX_REQUEUES
+    assert len(queued_tasks(private_queue)) == stage.MAX_REQUEUES
 
 
 def test_a_run_waiting_on_a_busy_queue_is_requeued_without_a_limit(project, alice, private_queue):
     run = handed_off_run(project, alice)
-    pipeline.queues_announce([private_queue], ttl_seconds=60)  # a worker serves it, busy
+    sweep.queues_announce([private_queue], ttl_seconds=60)  # a worker serves it, busy
 
-    for _ in range(pipeline.MAX_REQUEUES + 2):
-        pipeline.runs_sweep()
+    for _ in range(stage.MAX_REQUEUES + 2):
+        sweep.runs_sweep()
         deadline_passes(Run, run.pk, "lease_expires_at")
 
     run.refresh_from_db()
     assert run.status == Run.Status.TRAINING
-    assert len(queued_tasks(private_queue)) == pipeline.MAX_REQUEUES + 2
+    assert len(queued_tasks(private_queue)) == stage.MAX_REQUEUES + 2
 
 
 def upload(project, name="notes.txt") -> Document:

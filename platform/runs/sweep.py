@@ -1,0 +1,109 @@
+"""The sweep: runs whose worker went away, or whose stage no worker took up, are queued
+again or failed with the reason, so no run stays queued or "training" forever; and which
+queues have a worker at all.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Q
+from django.db.models.functions import Now
+
+from .lease import LeaseLost, fenced, pickup_deadline
+from .models import Run, RunEvent
+from .services import run_event_add
+from .stage import MAX_ATTEMPTS, MAX_REQUEUES, STAGES, enqueue_quietly, run_finish_fenced
+
+# Each worker announces the queues it consumes in Redis (the Django cache) every sweep
+# interval, with an expiry of a few intervals, so the sweep can tell a queue no worker
+# serves (the run fails with that reason) from a busy one (the run keeps waiting).
+
+QUEUE_KEY = "sleuth:queue-served:{}"
+
+
+def queues_announce(queues: list[str], ttl_seconds: float) -> None:
+    from django.core.cache import cache
+
+    cache.set_many({QUEUE_KEY.format(q): True for q in queues}, timeout=max(int(ttl_seconds), 1))
+
+
+def queue_served(queue: str) -> bool:
+    """Whether a worker announced `queue` lately; True when the cache cannot say."""
+    from django.core.cache import cache
+
+    try:
+        return bool(cache.get(QUEUE_KEY.format(queue)))
+    except Exception:
+        return True
+
+
+def runs_sweep() -> list[int]:
+    """Requeue or fail active runs whose lease (or pick-up deadline) passed; returns their ids.
+
+    A worker killed mid-stage stops renewing its lease: its run is requeued and the next
+    worker resumes it from the last checkpoint, up to MAX_ATTEMPTS claims. A stage that no
+    worker claimed is queued again (the broker may have lost the task, or been down when
+    the run was created); on a queue no worker serves, up to MAX_REQUEUES times. Then the
+    run fails with the reason, so no run stays queued or "training" forever.
+    """
+    swept = []
+    due = Run.objects.filter(status__in=Run.ACTIVE).filter(
+        Q(lease_expires_at__lt=Now()) | Q(lease_expires_at__isnull=True, lease_owner="")
+    )
+    for run in due:
+        taken = Run.objects.filter(
+            pk=run.pk, lease_owner=run.lease_owner, lease_expires_at=run.lease_expires_at
+        ).update(lease_owner="", lease_expires_at=pickup_deadline())
+        if not taken:
+            continue  # renewed or swept by someone else meanwhile
+        run.refresh_from_db()
+        swept.append(run.pk)
+        try:
+            _sweep_one(run)
+        except LeaseLost:
+            continue  # claimed by a worker meanwhile
+    return swept
+
+
+def _sweep_one(run: Run) -> None:
+    """End or requeue one run the sweep took (nobody holds it: owner "")."""
+    if run.cancel_requested:
+        run_finish_fenced(run=run, owner="", status=Run.Status.CANCELLED, reason="Cancelled.")
+        return
+    if run.attempts >= MAX_ATTEMPTS:
+        run_finish_fenced(
+            run=run,
+            owner="",
+            status=Run.Status.FAILED,
+            reason=(
+                f"The worker stopped responding while {run.status} ({run.attempts} "
+                "attempts). Start the run again; if it fails the same way, contact support."
+            ),
+        )
+        return
+    queue = STAGES[run.status][1]()
+    if queue_served(queue):
+        requeues = 0
+    else:
+        requeues = run.requeues + 1
+        if requeues > MAX_REQUEUES:
+            run_finish_fenced(
+                run=run,
+                owner="",
+                status=Run.Status.FAILED,
+                reason=(
+                    f"No worker serves queue {queue}, so nothing could take the run up while "
+                    f"{run.status}. The platform's operator must start a worker for that "
+                    "queue; then start the run again."
+                ),
+            )
+            return
+    with fenced(run.pk, ""):
+        Run.objects.filter(pk=run.pk).update(requeues=requeues)
+        run_event_add(
+            run=run,
+            kind=RunEvent.Kind.WARNING,
+            message="The worker stopped responding; the run was queued again."
+            if run.attempts
+            else f"No worker picked the run up yet; queued again on {queue}.",
+        )
+    enqueue_quietly(run)
