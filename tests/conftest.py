@@ -195,3 +195,16 @@ def mail_queue(settings):
     settings.SLEUTH_MAIL_QUEUE = queue.name
     yield queue
     queue.messages()
+
+
+@pytest.fixture
+def knob(monkeypatch, settings):
+    """knob(NAME, value): a Sleuth setting for this test, both in this process (Django's
+    settings, which the platform reads) and in the worker processes it starts (their
+    environment, from which their settings are read)."""
+
+    def set_knob(name: str, value) -> None:
+        setattr(settings, name, value)
+        monkeypatch.setenv(name, str(value))
+
+    return set_knob

@@ -208,10 +208,11 @@ def _start_sweeper(sender=None, **kwargs) -> None:
     serves, sweeps expired run leases (a run whose worker was killed is taken over by one
     that is alive) and documents whose parse never finished, and hourly deletes the history
     of runs past the retention (runs.retention)."""
-    import os
     import threading
 
-    interval = float(os.environ.get("SLEUTH_RUN_SWEEP_SECONDS", "30"))
+    from django.conf import settings
+
+    interval = settings.SLEUTH_RUN_SWEEP_SECONDS
     queues = list(sender.app.amqp.queues.consume_from) if sender is not None else []
     if interval > 0:
         threading.Thread(target=_sweep_forever, args=(interval, queues), daemon=True).start()

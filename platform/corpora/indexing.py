@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import tempfile
 import threading
 from datetime import timedelta
@@ -41,10 +40,8 @@ logger = logging.getLogger(__name__)
 QUEUED_SECONDS = 120
 # A build neither current nor searched by a run is deleted once it is this old (seconds); a
 # younger one may still be in use by a run being prepared or a page being served.
-STALE_BUILD_SECONDS = int(os.environ.get("SLEUTH_INDEX_STALE_BUILD_SECONDS", "3600"))
 # Indexes one process keeps loaded in memory (each holds its chunks' text and BM25 matrix);
 # the files stay cached on local disk.
-INDEXES_LOADED = int(os.environ.get("SLEUTH_INDEXES_LOADED", "3"))
 ECHO_RECALL_K = 5
 # The echo recall of a large question set is measured on its first questions with evidence.
 ECHO_RECALL_MAX_QUESTIONS = 1000
@@ -194,9 +191,9 @@ def echo_recall_enqueue(project_id: int, question_set_id: int | None = None) -> 
 
 def index_builds_prune(*, project: Project) -> list[str]:
     """Delete the project's builds that are not its current index, that no run searched
-    and that are older than STALE_BUILD_SECONDS (every upload makes a build: without this,
-    a project's index storage would grow with the square of its documents). Nothing goes
-    while a run of the project is active. Returns the deleted prefixes."""
+    and that are older than SLEUTH_INDEX_STALE_BUILD_SECONDS (every upload makes a build:
+    without this, a project's index storage would grow with the square of its documents).
+    Nothing goes while a run of the project is active. Returns the deleted prefixes."""
     from core.s3 import s3_client
     from runs.models import Run
     from workers.search.store import MANIFEST
@@ -211,7 +208,7 @@ def index_builds_prune(*, project: Project) -> list[str]:
         Bucket=bucket, Prefix=f"projects/{project.pk}/index/", Delimiter="/"
     )
     builds = [p["Prefix"] for page in listing for p in page.get("CommonPrefixes", [])]
-    cutoff = timezone.now() - timedelta(seconds=STALE_BUILD_SECONDS)
+    cutoff = timezone.now() - timedelta(seconds=settings.SLEUTH_INDEX_STALE_BUILD_SECONDS)
     deleted = []
     for build in builds:
         if build.rstrip("/") in keep:
@@ -239,19 +236,18 @@ def _cache():
 
     with _index_cache_lock:
         if _index_cache is None:
-            work = os.environ.get("SLEUTH_WORK_DIR") or Path(tempfile.gettempdir()) / "sleuth-work"
             _index_cache = IndexCache(
                 s3_client(),
                 settings.S3_ARTIFACTS_BUCKET,
-                Path(work) / "indexes",
-                max_loaded=INDEXES_LOADED,
+                Path(settings.SLEUTH_WORK_DIR) / "indexes",
+                max_loaded=settings.SLEUTH_INDEXES_LOADED,
             )
         return _index_cache
 
 
 def load_index(prefix: str):
     """The index at `prefix`, downloaded once per process (kept on local disk); at most
-    INDEXES_LOADED indexes stay loaded in memory."""
+    SLEUTH_INDEXES_LOADED indexes stay loaded in memory."""
     return _cache().get(prefix)
 
 

@@ -3,14 +3,14 @@
 An uploaded document gets a pick-up deadline; the worker that claims its parse moves the
 deadline to the parse's own time limit. Past it (the task was lost with the broker, the
 worker was killed mid-parse, no worker serves the queue), `documents_sweep` queues the
-parse again, up to MAX_PARSE_REQUEUES times, then fails the document with a reason the
+parse again, up to SLEUTH_PARSE_MAX_REQUEUES times, then fails the document with a reason the
 customer can act on. Deadlines are on the database's clock.
 """
 
 import logging
-import os
 from datetime import timedelta
 
+from django.conf import settings
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Value
 from django.db.models.functions import Now
 
@@ -19,8 +19,6 @@ from workers.documents.parsing import ParseLimits
 from .models import Document
 
 logger = logging.getLogger(__name__)
-
-MAX_PARSE_REQUEUES = int(os.environ.get("SLEUTH_PARSE_MAX_REQUEUES", "3"))
 
 
 def _db_now_plus(seconds: float) -> ExpressionWrapper:
@@ -32,7 +30,7 @@ def _db_now_plus(seconds: float) -> ExpressionWrapper:
 
 def parse_pickup_deadline() -> ExpressionWrapper:
     """How long a queued parse may wait for a worker."""
-    return _db_now_plus(int(os.environ.get("SLEUTH_PARSE_PICKUP_SECONDS", "300")))
+    return _db_now_plus(settings.SLEUTH_PARSE_PICKUP_SECONDS)
 
 
 def parse_running_deadline() -> ExpressionWrapper:
@@ -57,7 +55,7 @@ def documents_sweep() -> list[int]:
     swept = []
     due = Document.objects.filter(status=Document.Status.UPLOADED, parse_deadline__lt=Now())
     for document in due.only("pk", "parse_deadline", "parse_requeues", "parse_started_at"):
-        if document.parse_requeues >= MAX_PARSE_REQUEUES:
+        if document.parse_requeues >= settings.SLEUTH_PARSE_MAX_REQUEUES:
             ended = Document.objects.filter(
                 pk=document.pk,
                 status=Document.Status.UPLOADED,

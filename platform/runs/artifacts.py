@@ -5,8 +5,6 @@ records it (a Checkpoint row, a manifest) does so after the last file, so a read
 sees a half-uploaded folder as complete.
 """
 
-import os
-import tempfile
 from pathlib import Path
 
 from django.conf import settings
@@ -31,7 +29,7 @@ def belongs_to_run(key: str, run) -> bool:
 
 def work_dir() -> Path:
     """Local scratch space for runs on this worker."""
-    path = Path(os.environ.get("SLEUTH_WORK_DIR") or Path(tempfile.gettempdir()) / "sleuth-work")
+    path = Path(settings.SLEUTH_WORK_DIR)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

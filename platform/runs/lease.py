@@ -58,7 +58,9 @@ class StageTimedOut(StageInterrupted):
 
 
 def lease_seconds() -> int:
-    return int(os.environ.get("SLEUTH_RUN_LEASE_SECONDS", "120"))
+    from django.conf import settings
+
+    return settings.SLEUTH_RUN_LEASE_SECONDS
 
 
 # How often the stage's thread reads the cancel flag, and writes progress_at, at most:

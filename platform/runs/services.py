@@ -36,13 +36,13 @@ logger = logging.getLogger(__name__)
 
 
 def ingest_queue() -> str:
-    """The CPU queue (preparing, publishing); the environment may rename it."""
-    return os.environ.get("SLEUTH_INGEST_QUEUE", "ingest")
+    """The CPU queue (preparing, publishing); settings.SLEUTH_INGEST_QUEUE."""
+    return settings.SLEUTH_INGEST_QUEUE
 
 
 def train_queue() -> str:
     """The GPU queue (training, evaluating); a CPU worker serves it in development."""
-    return os.environ.get("SLEUTH_TRAIN_QUEUE", "train")
+    return settings.SLEUTH_TRAIN_QUEUE
 
 
 class RunRejected(ValueError):
@@ -420,12 +420,12 @@ PREVIEW_PICKUP_SECONDS = 30
 
 def preview_deadline() -> float:
     """Seconds a preview may take on the worker in all (every judge call together)."""
-    return float(os.environ.get("SLEUTH_PREVIEW_SECONDS", "20"))
+    return settings.SLEUTH_PREVIEW_SECONDS
 
 
 def preview_queue() -> str:
     """The queue of previews: short jobs on the CPU workers unless the operator says."""
-    return os.environ.get("SLEUTH_PREVIEW_QUEUE") or ingest_queue()
+    return settings.SLEUTH_PREVIEW_QUEUE or ingest_queue()
 
 
 def _preview_key(preview_id: str) -> str:

@@ -13,7 +13,7 @@ after its lease expired) stops and leaves the run to the new owner (`LeaseLost`)
 
 Errors: `StageFailed` is a problem the customer can act on (the run fails with its
 message); `TransientError` (S3 unreachable, the database connection lost, the worker's
-disk full) releases the lease and lets the task retry with backoff; after `MAX_ATTEMPTS`
+disk full) releases the lease and lets the task retry with backoff; after `SLEUTH_RUN_MAX_ATTEMPTS`
 claims the run fails with the reason. Any other database error (a constraint, data
 Postgres refuses) would fail the same way again: the run fails at once with it
 (see `_transient`). A write that meets a service restart waits it out (`ride_out`).
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import errno
 import logging
-import os
 import time
 import uuid
 
@@ -49,10 +48,6 @@ from .services import enqueue, ingest_queue, run_event_add, train_queue
 
 logger = logging.getLogger(__name__)
 
-MAX_ATTEMPTS = int(os.environ.get("SLEUTH_RUN_MAX_ATTEMPTS", "3"))
-# Times the sweep queues a run again for a queue no worker announced before
-# the run fails with "no worker serves queue …".
-MAX_REQUEUES = int(os.environ.get("SLEUTH_RUN_MAX_REQUEUES", "5"))
 TRANSIENT = (BotoCoreError, ClientError, ConnectionError, TimeoutError)
 # An OperationalError is worth retrying when its SQLSTATE says the server went away, is
 # starting or stopping (class 08, 57P01-03), has no connection slot free (53300), or the
@@ -100,7 +95,7 @@ def run_budget_seconds(run: Run) -> float:
 
 
 def stage_limit_seconds(run: Run, status: str) -> float:
-    floor = float(os.environ.get("SLEUTH_RUN_STAGE_MIN_SECONDS", "600"))
+    floor = settings.SLEUTH_RUN_STAGE_MIN_SECONDS
     return max(floor, STAGE_SHARES[status] * run_budget_seconds(run))
 
 
@@ -109,8 +104,8 @@ def stall_seconds(run: Run) -> float:
     a micro-batch) before it counts as hung: SLEUTH_RUN_STALL_SECONDS, or a twentieth of
     the run's budget between 5 and 30 minutes (a checkpoint upload or a model load must
     fit in it)."""
-    if configured := os.environ.get("SLEUTH_RUN_STALL_SECONDS"):
-        return float(configured)
+    if settings.SLEUTH_RUN_STALL_SECONDS is not None:
+        return settings.SLEUTH_RUN_STALL_SECONDS
     return min(max(run_budget_seconds(run) / 20, 300.0), 1800.0)
 
 
@@ -123,7 +118,7 @@ def run_stage(
 
     The stage has a time limit from the run's budget; a stage whose work reports progress
     (`progress_hooks`: training) is also stopped when it makes none for `stall_seconds`:
-    it is queued again, and failed after MAX_ATTEMPTS such claims."""
+    it is queued again, and failed after SLEUTH_RUN_MAX_ATTEMPTS such claims."""
     owner = worker_name()
     run = lease_claim(run_id=run_id, owner=owner, statuses=statuses)
     if run is None:
@@ -133,15 +128,15 @@ def run_stage(
             return run_finish_fenced(
                 run=run, owner=owner, status=Run.Status.CANCELLED, reason="Cancelled."
             )
-        if run.attempts > MAX_ATTEMPTS:
+        if run.attempts > settings.SLEUTH_RUN_MAX_ATTEMPTS:
             return run_finish_fenced(
                 run=run,
                 owner=owner,
                 status=Run.Status.FAILED,
                 reason=(
-                    f"Gave up after {MAX_ATTEMPTS} attempts at {run.status}: the workers kept "
-                    "stopping or could not reach storage. Start the run again; if it fails "
-                    "the same way, contact support."
+                    f"Gave up after {settings.SLEUTH_RUN_MAX_ATTEMPTS} attempts at {run.status}: "
+                    "the workers kept stopping or could not reach storage. Start the run "
+                    "again; if it fails the same way, contact support."
                 ),
             )
         if run.status != status:
@@ -220,7 +215,8 @@ def run_finish_fenced(*, run: Run, owner: str, status: str, reason: str, also=No
 
 def _interrupted(run: Run, owner: str, status: str, stop: StageInterrupted) -> Run | None:
     """A stage the heartbeat stopped: past its time limit the run fails (another try would
-    be as long); a stall queues it again for a fresh worker, up to MAX_ATTEMPTS claims."""
+    be as long); a stall queues it again for a fresh worker, up to SLEUTH_RUN_MAX_ATTEMPTS
+    claims."""
     logger.warning("run %s: stopped while %s: %s", run.pk, status, stop)
     reconnect()  # the signal may have landed inside a query
     if isinstance(stop, StageTimedOut):
@@ -231,7 +227,7 @@ def _interrupted(run: Run, owner: str, status: str, stop: StageInterrupted) -> R
             f"{status.capitalize()} {stop}, set by the run's budget of {budget:g} minutes. "
             "Start the run again with fewer steps or a larger budget.",
         )
-    if run.attempts >= MAX_ATTEMPTS:
+    if run.attempts >= settings.SLEUTH_RUN_MAX_ATTEMPTS:
         return _fail_if_held(
             run,
             owner,

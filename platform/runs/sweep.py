@@ -5,13 +5,14 @@ queues have a worker at all.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db.models import Q
 from django.db.models.functions import Now
 
 from .lease import LeaseLost, fenced, pickup_deadline
 from .models import Run, RunEvent
 from .services import run_event_add
-from .stage import MAX_ATTEMPTS, MAX_REQUEUES, STAGES, enqueue_quietly, run_finish_fenced
+from .stage import STAGES, enqueue_quietly, run_finish_fenced
 
 # Each worker announces the queues it consumes in Redis (the Django cache) every sweep
 # interval, with an expiry of a few intervals, so the sweep can tell a queue no worker
@@ -40,10 +41,10 @@ def runs_sweep() -> list[int]:
     """Requeue or fail active runs whose lease (or pick-up deadline) passed; returns their ids.
 
     A worker killed mid-stage stops renewing its lease: its run is requeued and the next
-    worker resumes it from the last checkpoint, up to MAX_ATTEMPTS claims. A stage that no
-    worker claimed is queued again (the broker may have lost the task, or been down when
-    the run was created); on a queue no worker serves, up to MAX_REQUEUES times. Then the
-    run fails with the reason, so no run stays queued or "training" forever.
+    worker resumes it from the last checkpoint, up to SLEUTH_RUN_MAX_ATTEMPTS claims. A stage
+    that no worker claimed is queued again (the broker may have lost the task, or been down
+    when the run was created); on a queue no worker serves, up to SLEUTH_RUN_MAX_REQUEUES
+    times. Then the run fails with the reason, so no run stays queued or "training" forever.
     """
     swept = []
     due = Run.objects.filter(status__in=Run.ACTIVE).filter(
@@ -69,7 +70,7 @@ def _sweep_one(run: Run) -> None:
     if run.cancel_requested:
         run_finish_fenced(run=run, owner="", status=Run.Status.CANCELLED, reason="Cancelled.")
         return
-    if run.attempts >= MAX_ATTEMPTS:
+    if run.attempts >= settings.SLEUTH_RUN_MAX_ATTEMPTS:
         run_finish_fenced(
             run=run,
             owner="",
@@ -85,7 +86,7 @@ def _sweep_one(run: Run) -> None:
         requeues = 0
     else:
         requeues = run.requeues + 1
-        if requeues > MAX_REQUEUES:
+        if requeues > settings.SLEUTH_RUN_MAX_REQUEUES:
             run_finish_fenced(
                 run=run,
                 owner="",

@@ -31,7 +31,7 @@ def charlie(django_user_model):
 
 
 @pytest.fixture
-def preview_here(monkeypatch):
+def preview_here(knob):
     """Reward previews scored in the test process, as the preview task scores them on a
     worker, so that a test's settings and local judge servers apply: previews go to a queue
     no worker serves. preview_here(client, project, data) posts the form, runs the task's
@@ -40,7 +40,7 @@ def preview_here(monkeypatch):
 
     from runs.services import reward_preview_run
 
-    monkeypatch.setenv("SLEUTH_PREVIEW_QUEUE", "previews-scored-by-the-test")
+    knob("SLEUTH_PREVIEW_QUEUE", "previews-scored-by-the-test")
 
     def preview(client, project, data: dict) -> str:
         posted = client.post(f"/projects/{project.pk}/runs/reward-preview/", data)

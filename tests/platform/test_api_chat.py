@@ -108,7 +108,7 @@ def trained_agent(django_db_setup, django_db_blocker, tmp_path_factory):
     allowed = ["default", model]
     with (
         django_db_blocker.unblock(),
-        override_settings(SLEUTH_ALLOWED_MODELS=allowed),
+        override_settings(SLEUTH_ALLOWED_MODELS=allowed, **RUN_QUEUES),
         mock.patch.dict(os.environ, RUN_QUEUES),
         worker(
             "test-training",

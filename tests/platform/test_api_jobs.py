@@ -29,10 +29,10 @@ QUESTIONS = "\n".join(
 
 
 @pytest.fixture(autouse=True)
-def _no_worker_takes_the_runs(monkeypatch):
+def _no_worker_takes_the_runs(knob):
     """Run preparations go to a queue of this test's own: no worker (of any session sharing
     the broker) starts them."""
-    monkeypatch.setenv("SLEUTH_INGEST_QUEUE", "api-jobs-test-nobody-serves-this")
+    knob("SLEUTH_INGEST_QUEUE", "api-jobs-test-nobody-serves-this")
 
 
 @pytest.fixture

@@ -218,7 +218,7 @@ def test_old_builds_nobody_uses_are_pruned(filings, alice, monkeypatch, sent):
     document_set_entity(document=filings.documents.get(name="QUOKKA_2023_10K.jsonl"), entity="QI")
     assert builds(filings) == {searched, unused}
 
-    monkeypatch.setattr(indexing, "STALE_BUILD_SECONDS", 0)
+    settings.SLEUTH_INDEX_STALE_BUILD_SECONDS = 0
     current = indexing.project_index_refresh(project_id=filings.pk)
 
     assert builds(filings) == {searched, current}  # the run's and the current one stay

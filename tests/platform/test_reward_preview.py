@@ -99,9 +99,9 @@ def preview_id(url: str) -> str:
 
 
 def test_the_preview_request_answers_pending_without_waiting_on_the_judge(
-    client_alice, project, held_judge, monkeypatch
+    client_alice, project, held_judge, knob
 ):
-    monkeypatch.setenv("SLEUTH_PREVIEW_QUEUE", "previews-scored-by-the-test")
+    knob("SLEUTH_PREVIEW_QUEUE", "previews-scored-by-the-test")
     use_judge(client_alice, project, held_judge.base_url)
 
     response = client_alice.post(
@@ -135,9 +135,9 @@ def test_the_pending_preview_polls_until_a_real_worker_has_scored_it(
 
 
 def test_the_preview_task_stops_a_slow_judge_at_its_deadline(
-    client_alice, project, held_judge, preview_here, monkeypatch
+    client_alice, project, held_judge, preview_here, knob
 ):
-    monkeypatch.setenv("SLEUTH_PREVIEW_SECONDS", "1")
+    knob("SLEUTH_PREVIEW_SECONDS", 1.0)
     use_judge(client_alice, project, held_judge.base_url)
 
     html = preview_here(client_alice, project, {**FORM, "judge": "own"})
@@ -147,8 +147,10 @@ def test_the_preview_task_stops_a_slow_judge_at_its_deadline(
     assert held_judge.requests >= 1
 
 
-def test_a_preview_no_worker_starts_ends_with_a_timeout_message(client_alice, project, monkeypatch):
-    monkeypatch.setenv("SLEUTH_PREVIEW_QUEUE", "a-queue-no-worker-serves")
+def test_a_preview_no_worker_starts_ends_with_a_timeout_message(
+    client_alice, project, monkeypatch, knob
+):
+    knob("SLEUTH_PREVIEW_QUEUE", "a-queue-no-worker-serves")
     posted = client_alice.post(f"/projects/{project.pk}/runs/reward-preview/", FORM)
     url = poll_url(posted.content.decode())
     monkeypatch.setattr(services, "PREVIEW_PICKUP_SECONDS", 0)  # its pick-up time is past
@@ -160,8 +162,8 @@ def test_a_preview_no_worker_starts_ends_with_a_timeout_message(client_alice, pr
     assert services.reward_preview_run(preview_id=preview_id(url)) is None
 
 
-def test_another_customer_cannot_read_a_preview(client, alice, bob, project, monkeypatch):
-    monkeypatch.setenv("SLEUTH_PREVIEW_QUEUE", "previews-scored-by-the-test")
+def test_another_customer_cannot_read_a_preview(client, alice, bob, project, knob):
+    knob("SLEUTH_PREVIEW_QUEUE", "previews-scored-by-the-test")
     client.force_login(alice)
     url = poll_url(
         client.post(f"/projects/{project.pk}/runs/reward-preview/", FORM).content.decode()

@@ -56,12 +56,12 @@ def wait_for(condition, timeout: float, what) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_run_cancelled_in_the_middle_of_a_step_ends_cancelled_within_seconds(
-    celery_worker, alice, tmp_path, monkeypatch, settings
+    celery_worker, alice, tmp_path, knob, settings
 ):
     model = tiny_model_folder(tmp_path)
     settings.SLEUTH_ALLOWED_MODELS = ["default", model]
     for key, value in QUEUES.items():
-        monkeypatch.setenv(key, value)
+        knob(key, value)
     log, marker = tmp_path / "worker.log", tmp_path / "decoding"
     worker = start_slow_worker(log, marker)
     try:

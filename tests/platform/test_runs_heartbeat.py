@@ -38,10 +38,8 @@ def heartbeat_backends() -> list[int]:
         return [pid for (pid,) in cursor.fetchall()]
 
 
-def test_the_heartbeat_reconnects_and_keeps_the_lease_after_its_connection_is_dropped(
-    alice, monkeypatch
-):
-    monkeypatch.setenv("SLEUTH_RUN_LEASE_SECONDS", "4")  # a beat a second
+def test_the_heartbeat_reconnects_and_keeps_the_lease_after_its_connection_is_dropped(alice, knob):
+    knob("SLEUTH_RUN_LEASE_SECONDS", 4)  # a beat a second
     project = project_create(owner=alice, name="Filings")
     run = Run.objects.create(
         project=project,

@@ -26,16 +26,16 @@ HUNG_CALL_SECONDS = 60  # "never returns", as far as these tests are concerned
 
 
 @pytest.fixture(autouse=True)
-def quick_leases(monkeypatch):
-    monkeypatch.setenv("SLEUTH_RUN_LEASE_SECONDS", "4")
-    monkeypatch.setenv("SLEUTH_RUN_STALL_SECONDS", "2")
+def quick_leases(knob):
+    knob("SLEUTH_RUN_LEASE_SECONDS", 4)
+    knob("SLEUTH_RUN_STALL_SECONDS", 2.0)
 
 
 @pytest.fixture
-def train_queue(monkeypatch):
+def train_queue(knob):
     """The training queue, private to the test: what the stage queues again is read here."""
     name = f"test-liveness-{uuid.uuid4().hex[:8]}"
-    monkeypatch.setenv("SLEUTH_TRAIN_QUEUE", name)
+    knob("SLEUTH_TRAIN_QUEUE", name)
     yield name
     redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(name)
 
@@ -93,14 +93,14 @@ def test_a_step_that_hangs_is_stopped_and_the_run_queued_for_another_worker(alic
 
 def test_a_run_whose_step_hangs_on_its_last_attempt_fails_with_the_reason(alice, train_queue):
     run = make_run(alice)
-    Run.objects.filter(pk=run.pk).update(attempts=stage.MAX_ATTEMPTS - 1)
+    Run.objects.filter(pk=run.pk).update(attempts=settings.SLEUTH_RUN_MAX_ATTEMPTS - 1)
 
     train_stage(run, hung_step([]))
 
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED
     assert "made no progress" in run.status_reason
-    assert f"{stage.MAX_ATTEMPTS} times in a row" in run.status_reason
+    assert f"{settings.SLEUTH_RUN_MAX_ATTEMPTS} times in a row" in run.status_reason
     assert run.lease_owner == ""
 
 
@@ -124,8 +124,8 @@ def test_a_stage_that_keeps_making_progress_keeps_its_lease_and_records_progress
     assert claimed_progress[0] is not None and run.progress_at > claimed_progress[0]
 
 
-def test_a_stage_past_the_time_limit_its_budget_sets_fails_the_run(alice, monkeypatch):
-    monkeypatch.setenv("SLEUTH_RUN_STAGE_MIN_SECONDS", "1")
+def test_a_stage_past_the_time_limit_its_budget_sets_fails_the_run(alice, knob):
+    knob("SLEUTH_RUN_STAGE_MIN_SECONDS", 1.0)
     run = make_run(alice, max_minutes=0.05)  # a 3-second budget: training may take 3 s
     returned = []
 

@@ -59,12 +59,12 @@ def wait_for(condition, timeout: float, what: str) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_run_whose_worker_is_killed_resumes_on_another_from_its_last_checkpoint(
-    celery_worker, alice, tmp_path, monkeypatch, settings
+    celery_worker, alice, tmp_path, knob, settings
 ):
     model = tiny_model_folder(tmp_path)
     settings.SLEUTH_ALLOWED_MODELS = ["default", model]  # the operator's allowlist, plus it
     for key, value in QUEUES.items():
-        monkeypatch.setenv(key, value)
+        knob(key, value)
     first = start_worker("first", tmp_path / "first.log")
     second = None
     try:

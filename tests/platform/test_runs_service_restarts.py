@@ -131,10 +131,10 @@ def faults(request) -> ServiceFaults:
 
 
 @pytest.fixture
-def start_run(trainer, alice, monkeypatch, settings):
+def start_run(trainer, alice, knob, settings):
     settings.SLEUTH_ALLOWED_MODELS = ["default", trainer.model]
     for key, value in QUEUES.items():
-        monkeypatch.setenv(key, value)
+        knob(key, value)
 
     def start(name: str) -> Run:
         project = project_create(owner=alice, name="Toy filings")

@@ -16,11 +16,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
 from corpora.models import Document
-from corpora.parse_deadlines import MAX_PARSE_REQUEUES, documents_sweep
+from corpora.parse_deadlines import documents_sweep
 from corpora.services import document_upload, project_create
 from devstack.pytest_plugin import _STACK
 from devstack.redis import EmbeddedRedis
-from runs import stage, sweep
+from runs import sweep
 from runs.models import Run
 from runs.services import run_create
 
@@ -43,11 +43,11 @@ def broker_down(request):
 
 
 @pytest.fixture
-def private_queue(monkeypatch):
+def private_queue(knob):
     """A queue no worker serves, for the run stages; its messages are read back here."""
     name = f"test-stranded-{uuid.uuid4().hex[:8]}"
-    monkeypatch.setenv("SLEUTH_INGEST_QUEUE", name)
-    monkeypatch.setenv("SLEUTH_TRAIN_QUEUE", name)
+    knob("SLEUTH_INGEST_QUEUE", name)
+    knob("SLEUTH_TRAIN_QUEUE", name)
     yield name
     redis.Redis.from_url(settings.CELERY_BROKER_URL).delete(name)
 
@@ -128,27 +128,27 @@ def test_a_run_on_a_queue_no_worker_serves_fails_with_that_reason_after_a_few_re
 ):
     run = handed_off_run(project, alice)
 
-    for _ in range(stage.MAX_REQUEUES + 1):
+    for _ in range(settings.SLEUTH_RUN_MAX_REQUEUES + 1):
         sweep.runs_sweep()
         deadline_passes(Run, run.pk, "lease_expires_at")
 
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED
     assert run.status_reason.startswith(f"No worker serves queue {private_queue}")
-    assert len(queued_tasks(private_queue)) == stage.MAX_REQUEUES
+    assert len(queued_tasks(private_queue)) == settings.SLEUTH_RUN_MAX_REQUEUES
 
 
 def test_a_run_waiting_on_a_busy_queue_is_requeued_without_a_limit(project, alice, private_queue):
     run = handed_off_run(project, alice)
     sweep.queues_announce([private_queue], ttl_seconds=60)  # a worker serves it, busy
 
-    for _ in range(stage.MAX_REQUEUES + 2):
+    for _ in range(settings.SLEUTH_RUN_MAX_REQUEUES + 2):
         sweep.runs_sweep()
         deadline_passes(Run, run.pk, "lease_expires_at")
 
     run.refresh_from_db()
     assert run.status == Run.Status.TRAINING
-    assert len(queued_tasks(private_queue)) == stage.MAX_REQUEUES + 2
+    assert len(queued_tasks(private_queue)) == settings.SLEUTH_RUN_MAX_REQUEUES + 2
 
 
 def upload(project, name="notes.txt") -> Document:
@@ -185,7 +185,7 @@ def test_a_document_whose_parse_never_finishes_fails_with_a_reason_after_its_las
         s3_key=f"projects/{project.pk}/documents/1/stuck.pdf",
         parse_started_at=timezone.now() - timedelta(minutes=10),  # a killed parse
         parse_deadline=timezone.now() - timedelta(seconds=1),
-        parse_requeues=MAX_PARSE_REQUEUES,
+        parse_requeues=settings.SLEUTH_PARSE_MAX_REQUEUES,
     )
 
     assert documents_sweep() == [document.pk]

@@ -1,5 +1,6 @@
 """Settings shared by every environment; deployment-specific values come from the environment."""
 
+import tempfile
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -216,6 +217,30 @@ SLEUTH_WORKER_MINUTES = env.int("SLEUTH_WORKER_MINUTES", default=1500)
 # A run's metrics, sample trajectories and events are deleted this many days after it ended
 # (its row, checkpoints and evaluation stay); 0 keeps them forever.
 SLEUTH_RUN_RETENTION_DAYS = env.int("SLEUTH_RUN_RETENTION_DAYS", default=90)
+# How runs and documents move through the workers (runs.stage, runs.sweep, corpora): the
+# queues of the run stages; each worker's scratch folder (checkpoints, index copies); the
+# lease a stage holds (renewed several times a period) and how often workers sweep runs whose
+# lease passed; claims of one stage, and requeues on a queue no worker serves, before the run
+# fails with the reason; each stage's time limit floor, and how long training may make no
+# progress before it counts as hung (unset: a twentieth of the run's budget, 5 to 30 min);
+# the reward preview's deadline and queue (unset: the ingest queue); a document parse's
+# pick-up deadline and requeues; how long an index build nobody uses is kept, and how many
+# indexes a web process keeps loaded.
+SLEUTH_INGEST_QUEUE = env("SLEUTH_INGEST_QUEUE", default="ingest")
+SLEUTH_TRAIN_QUEUE = env("SLEUTH_TRAIN_QUEUE", default="train")
+SLEUTH_WORK_DIR = env("SLEUTH_WORK_DIR", default=str(Path(tempfile.gettempdir()) / "sleuth-work"))
+SLEUTH_RUN_LEASE_SECONDS = env.int("SLEUTH_RUN_LEASE_SECONDS", default=120)
+SLEUTH_RUN_SWEEP_SECONDS = env.float("SLEUTH_RUN_SWEEP_SECONDS", default=30.0)
+SLEUTH_RUN_MAX_ATTEMPTS = env.int("SLEUTH_RUN_MAX_ATTEMPTS", default=3)
+SLEUTH_RUN_MAX_REQUEUES = env.int("SLEUTH_RUN_MAX_REQUEUES", default=5)
+SLEUTH_RUN_STAGE_MIN_SECONDS = env.float("SLEUTH_RUN_STAGE_MIN_SECONDS", default=600.0)
+SLEUTH_RUN_STALL_SECONDS = env.float("SLEUTH_RUN_STALL_SECONDS", default=None)
+SLEUTH_PREVIEW_SECONDS = env.float("SLEUTH_PREVIEW_SECONDS", default=20.0)
+SLEUTH_PREVIEW_QUEUE = env("SLEUTH_PREVIEW_QUEUE", default="")
+SLEUTH_PARSE_PICKUP_SECONDS = env.int("SLEUTH_PARSE_PICKUP_SECONDS", default=300)
+SLEUTH_PARSE_MAX_REQUEUES = env.int("SLEUTH_PARSE_MAX_REQUEUES", default=3)
+SLEUTH_INDEX_STALE_BUILD_SECONDS = env.int("SLEUTH_INDEX_STALE_BUILD_SECONDS", default=3600)
+SLEUTH_INDEXES_LOADED = env.int("SLEUTH_INDEXES_LOADED", default=3)
 # The OpenAI-compatible API at /v1 (serving): requests per token owner per window (seconds),
 # and failed authentications per client address; the Celery queue of the inference worker
 # (`make run` starts one) and how long a request waits for its answer; how many published
