@@ -27,7 +27,11 @@ QUEUES = {"SLEUTH_INGEST_QUEUE": "ingest-resume", "SLEUTH_TRAIN_QUEUE": "train-r
 LEASE = {"SLEUTH_RUN_LEASE_SECONDS": "6", "SLEUTH_RUN_SWEEP_SECONDS": "2"}
 
 
-def start_worker(name: str, log: Path) -> subprocess.Popen:
+def start_worker(
+    name: str, log: Path, queues: list[str] | None = None, work_dir: Path | None = None
+) -> subprocess.Popen:
+    """A Celery worker process on this test's queues (or `queues` of them), with its own
+    scratch folder when `work_dir` is given (a machine of its own, sharing no disk)."""
     from django.db import connection
 
     database = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + connection.settings_dict["NAME"]
@@ -35,13 +39,14 @@ def start_worker(name: str, log: Path) -> subprocess.Popen:
         **os.environ,
         **QUEUES,
         **LEASE,
+        **({"SLEUTH_WORK_DIR": str(work_dir)} if work_dir else {}),
         "DATABASE_URL": database,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "platform"), str(REPO_ROOT)]),
     }
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo"]
-        + ["-Q", ",".join(QUEUES.values()), "-n", f"{name}@%h", "-l", "INFO"],
+        + ["-Q", ",".join(queues or QUEUES.values()), "-n", f"{name}@%h", "-l", "INFO"],
         env=env,
         cwd=REPO_ROOT,
         stdout=log.open("wb"),
