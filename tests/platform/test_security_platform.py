@@ -257,6 +257,7 @@ def test_check_deploy_is_clean_with_production_settings():
             DJANGO_SETTINGS_MODULE="config.settings.production",
             SECRET_KEY=secrets.token_urlsafe(50),
             ALLOWED_HOSTS="sleuth.example.com",
+            SITE_URL="https://sleuth.example.com",
             DJANGO_ALLOW_ASYNC_UNSAFE=None,  # the test session's own (tests/conftest.py)
         ),
         cwd=REPO_ROOT,
