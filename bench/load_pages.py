@@ -9,12 +9,17 @@ does: the live part every 2 s, metrics with ?since= every 4 s, samples every 10 
 the project list and the run page again every --revisit seconds. --back-to-back sends the same
 mix with no pause (capacity). Loopback only, for a fixed duration; prints p50/p95/p99 latency
 per page, requests/s, errors, the web process's RSS (gunicorn master and workers) at the start
-and the end, and what else used the CPU meanwhile (`sleuth train` processes).
+and the end, and what else used the CPU meanwhile (`sleuth train` processes). With
+--uploaders N, N of the users also upload a --upload-mb PDF to their project over and over
+(the page's own request: one file, CSRF token, JSON answer), deleting each once it is in, so
+the worker parses them meanwhile; the uploads' own latency is reported apart.
 
     PORT=8123 make run &                       # the platform, on var/
     .venv/bin/python bench/load_pages.py --base-url http://127.0.0.1:8123 --users 50 --duration 60
     .venv/bin/python bench/load_pages.py --base-url http://127.0.0.1:8123 --users 50 \\
         --duration 30 --back-to-back
+    .venv/bin/python bench/load_pages.py --base-url http://127.0.0.1:8123 --users 50 \\
+        --duration 60 --uploaders 5 --upload-mb 20
     .venv/bin/python bench/load_pages.py --cleanup   # deletes the load users and their runs
 
 The first run (or --setup) creates the users; later runs reuse them (var/bench-load.json).
@@ -44,6 +49,7 @@ EMAIL_DOMAIN = "@bench.invalid"
 LEASE_OWNER = "bench-load"  # the runs' lease, held far ahead so the sweep leaves them alone
 METRIC_STEPS = 300
 PAGES = [
+    "upload",
     "project list",
     "run page",
     "run live",
@@ -155,7 +161,14 @@ def django_main(action: str, users: int, state_path: str) -> None:
         session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
-        out.append({"email": user.email, "session": session.session_key, "run": run.pk})
+        out.append(
+            {
+                "email": user.email,
+                "session": session.session_key,
+                "run": run.pk,
+                "project": project.pk,
+            }
+        )
     state = {"cookie": settings.SESSION_COOKIE_NAME, "users": out}
     Path(state_path).write_text(json.dumps(state, indent=1))
     Path(state_path).chmod(0o600)  # the sessions sign in as these users
@@ -296,6 +309,40 @@ class User:
             self.results.record(page, time.perf_counter() - started, error)
         return None if error else response
 
+    def upload(self, body: bytes, project: int) -> None:
+        """One document upload as the page's script sends it, then its deletion."""
+        page = self.get("upload page", f"/projects/{project}/", record=False)
+        token = self.http.cookies.get("csrftoken")
+        if page is None or not token:
+            self.results.record("upload", 0.0, "upload: no project page or CSRF cookie")
+            return
+        headers = {"X-CSRFToken": token, "Accept": "application/json"}
+        started = time.perf_counter()
+        error, answer = None, None
+        try:
+            response = self.http.post(
+                f"{self.base}/projects/{project}/documents/upload/",
+                files={"files": ("LOAD_2024_filing.pdf", body, "application/pdf")},
+                headers=headers,
+                timeout=max(self.args.timeout, 120),
+            )
+            answer = response.json()["files"][0] if response.status_code == 200 else None
+            if answer is None or not answer.get("ok"):
+                error = f"upload: HTTP {response.status_code} {response.text[:80]}"
+        except (requests.RequestException, ValueError, KeyError) as exc:
+            error = f"upload: {type(exc).__name__}"
+        self.results.record("upload", time.perf_counter() - started, error)
+        if answer and answer.get("ok"):
+            self.http.post(
+                f"{self.base}/documents/{answer['id']}/delete/",
+                headers={"X-CSRFToken": token},
+                timeout=self.args.timeout,
+            )
+
+    def keep_uploading(self, body: bytes, project: int, end: float) -> None:
+        while time.monotonic() < end:
+            self.upload(body, project)
+
     def signed_in(self) -> bool:
         return self.get("project list", "/projects/", record=False) is not None
 
@@ -359,6 +406,36 @@ class User:
 # --- report -----------------------------------------------------------------------------------
 
 
+def filler_pdf(size: int) -> bytes:
+    """A valid one-page PDF of about `size` bytes: the page says a line, an unreferenced
+    stream of random bytes (incompressible, as scans are) makes up the size."""
+    head = b"%PDF-1.4\n"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        None,  # the page's text
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    text = b"BT /F1 12 Tf 72 720 Td (Load test filing: revenue grew 4%.) Tj ET"
+    objects[3] = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(text), text)
+    filler = os.urandom(max(0, size - 1024))
+    objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(filler), filler))
+    out, offsets = bytearray(head), []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return bytes(out)
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[max(0, math.ceil(q * len(ordered)) - 1)] if ordered else float("nan")
@@ -401,6 +478,8 @@ def main() -> int:
         "--revisit", type=float, default=30, help="seconds between openings of the pages"
     )
     parser.add_argument("--timeout", type=float, default=30, help="per request, seconds")
+    parser.add_argument("--uploaders", type=int, default=0, help="users that also upload")
+    parser.add_argument("--upload-mb", type=float, default=20, help="size of each upload")
     parser.add_argument("--var-dir", type=Path, default=REPO_ROOT / "var")
     parser.add_argument("--setup", action="store_true", help="create the users again first")
     parser.add_argument("--cleanup", action="store_true", help="delete the load users, stop")
@@ -422,7 +501,8 @@ def main() -> int:
         sys.exit("--users and --duration must be positive")
 
     state = json.loads(state_path.read_text()) if state_path.exists() else {"users": []}
-    if args.setup or len(state["users"]) < args.users:
+    stale = any("project" not in u for u in state["users"])
+    if args.setup or stale or len(state["users"]) < args.users:
         run_in_django(args.var_dir, "setup", str(args.users), str(state_path))
         state = json.loads(state_path.read_text())
 
@@ -449,6 +529,11 @@ def main() -> int:
     threads = [
         threading.Thread(target=user.drive, args=(start, end, 2.0 * i / len(users)), daemon=True)
         for i, user in enumerate(users)
+    ]
+    body = filler_pdf(int(args.upload_mb * 2**20))
+    threads += [
+        threading.Thread(target=user.keep_uploading, args=(body, u["project"], end), daemon=True)
+        for user, u in zip(users[: args.uploaders], state["users"], strict=False)
     ]
     for thread in threads:
         thread.start()
@@ -478,7 +563,8 @@ def main() -> int:
     everything = []
     for page in PAGES:
         values = results.latencies[page]
-        everything += values
+        if page != "upload":  # the pages' figures; uploads are reported on their own line
+            everything += values
         if values:
             print(
                 f"{page:<16}{len(values):>9}{results.errors[page]:>8}"
@@ -486,7 +572,7 @@ def main() -> int:
             )
     errors = sum(results.errors.values())
     print(
-        f"{'all':<16}{len(everything):>9}{errors:>8}"
+        f"{'all pages':<16}{len(everything):>9}{errors - results.errors['upload']:>8}"
         + "".join(f"{1000 * percentile(everything, q):>9.0f}" for q in (0.5, 0.95, 0.99))
     )
     print(f"throughput: {len(everything) / elapsed:.1f} requests/s over {elapsed:.1f} s")
