@@ -11,8 +11,9 @@ mix with no pause (capacity). Loopback only, for a fixed duration; prints p50/p9
 per page, requests/s, errors, the web process's RSS (gunicorn master and workers) at the start
 and the end, and what else used the CPU meanwhile (`sleuth train` processes). With
 --uploaders N, N of the users also upload a --upload-mb PDF to their project over and over
-(the page's own request: one file, CSRF token, JSON answer), deleting each once it is in, so
-the worker parses them meanwhile; the uploads' own latency is reported apart.
+(the page's own request: one file, CSRF token, JSON answer; each file different, as the
+platform refuses a file the project already holds), so the worker parses them meanwhile; the
+uploads' own latency is reported apart. Their projects fill up (--cleanup empties them).
 
     PORT=8123 make run &                       # the platform, on var/
     .venv/bin/python bench/load_pages.py --base-url http://127.0.0.1:8123 --users 50 --duration 60
@@ -309,8 +310,8 @@ class User:
             self.results.record(page, time.perf_counter() - started, error)
         return None if error else response
 
-    def upload(self, body: bytes, project: int) -> None:
-        """One document upload as the page's script sends it, then its deletion."""
+    def upload(self, size: int, project: int) -> None:
+        """One document upload as the page's script sends it."""
         page = self.get("upload page", f"/projects/{project}/", record=False)
         token = self.http.cookies.get("csrftoken")
         if page is None or not token:
@@ -322,7 +323,7 @@ class User:
         try:
             response = self.http.post(
                 f"{self.base}/projects/{project}/documents/upload/",
-                files={"files": ("LOAD_2024_filing.pdf", body, "application/pdf")},
+                files={"files": ("LOAD_2024_filing.pdf", filler_pdf(size), "application/pdf")},
                 headers=headers,
                 timeout=max(self.args.timeout, 120),
             )
@@ -332,16 +333,10 @@ class User:
         except (requests.RequestException, ValueError, KeyError) as exc:
             error = f"upload: {type(exc).__name__}"
         self.results.record("upload", time.perf_counter() - started, error)
-        if answer and answer.get("ok"):
-            self.http.post(
-                f"{self.base}/documents/{answer['id']}/delete/",
-                headers={"X-CSRFToken": token},
-                timeout=self.args.timeout,
-            )
 
-    def keep_uploading(self, body: bytes, project: int, end: float) -> None:
+    def keep_uploading(self, size: int, project: int, end: float) -> None:
         while time.monotonic() < end:
-            self.upload(body, project)
+            self.upload(size, project)
 
     def signed_in(self) -> bool:
         return self.get("project list", "/projects/", record=False) is not None
@@ -530,9 +525,9 @@ def main() -> int:
         threading.Thread(target=user.drive, args=(start, end, 2.0 * i / len(users)), daemon=True)
         for i, user in enumerate(users)
     ]
-    body = filler_pdf(int(args.upload_mb * 2**20))
+    size = int(args.upload_mb * 2**20)
     threads += [
-        threading.Thread(target=user.keep_uploading, args=(body, u["project"], end), daemon=True)
+        threading.Thread(target=user.keep_uploading, args=(size, u["project"], end), daemon=True)
         for user, u in zip(users[: args.uploaders], state["users"], strict=False)
     ]
     for thread in threads:

@@ -87,12 +87,24 @@ def run(args: argparse.Namespace) -> int:
                 f"{host}:{port}",
                 "--workers",
                 os.environ.get("WEB_CONCURRENCY", "2"),
+                # Threads, so that a long request (a 20 MB upload streaming to S3) holds one
+                # thread, not a whole worker: the polls of every open page go on meanwhile.
+                "--worker-class",
+                "gthread",
+                "--threads",
+                os.environ.get("WEB_THREADS", "4"),
+                # Longer than the pages' 2 s poll: a browser's kept connection is not closed
+                # by the server just as the next poll is sent on it.
+                "--keep-alive",
+                "10",
                 "--timeout",
                 "120",
                 "--access-logfile",
                 "-",
             ],
-            env=env,
+            # Few malloc arenas: each thread would otherwise keep its own, and the memory
+            # of one large upload it handled, for good.
+            env={**env, "MALLOC_ARENA_MAX": env.get("MALLOC_ARENA_MAX", "2")},
             cwd=REPO_ROOT,
             start_new_session=True,
         )
