@@ -9,7 +9,7 @@ import json
 import logging
 import shutil
 import tempfile
-import time
+import uuid
 from pathlib import Path
 
 from django.conf import settings
@@ -64,7 +64,8 @@ def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
             "Could not generate questions from your documents (they have too few tables "
             "with numbers). Upload a question file with answers and start the run with it."
         )
-    key = f"projects/{project.pk}/question-sets/generated-{int(time.time())}.jsonl"
+    # Unique: a run's preparation and the page's button may generate in the same second.
+    key = f"projects/{project.pk}/question-sets/generated-{uuid.uuid4().hex}.jsonl"
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "questions.jsonl"
         save_questions(generated, path)

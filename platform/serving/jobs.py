@@ -83,9 +83,14 @@ def _timestamp(moment: datetime | None) -> int | None:
     return int(moment.timestamp()) if moment else None
 
 
+def _is_id(text: str) -> bool:
+    """ASCII digits that fit a bigint ("²" and "٣" are digits to isdigit, not to int)."""
+    return text.isascii() and text.isdecimal() and len(text) <= 18
+
+
 def _number(ident: str, prefix: str, what: str) -> int:
     rest = ident.removeprefix(prefix) if ident.startswith(prefix) else ""
-    if not rest.isdigit() or len(rest) > 18:
+    if not _is_id(rest):
         raise _not_found(what, ident)
     return int(rest)
 
@@ -116,7 +121,7 @@ def project_for(*, user, project: str | None) -> Project:
     """The caller's project `project` names (an id), else their most recent one."""
     mine = projects_for_user(user=user).order_by("-created_at", "-pk")
     if project:
-        found = mine.filter(pk=int(project)).first() if str(project).isdigit() else None
+        found = mine.filter(pk=int(project)).first() if _is_id(str(project)) else None
         if found is None:
             raise JobsError(404, f"No such project: {project!r}.", "project_not_found", "project")
         return found

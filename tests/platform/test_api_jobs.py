@@ -276,3 +276,13 @@ def test_another_customers_token_gets_404_for_every_id(project, alice, bob, clie
     assert bobs.files.list().data == [] and bobs.fine_tuning.jobs.list().data == []
     assert Run.objects.get().status == Run.Status.QUEUED
     assert QuestionSet.objects.count() == 1
+
+
+def test_ids_with_digits_int_cannot_read_are_not_found_not_a_crash(project, alice, client_for):
+    client = client_for(alice)
+
+    for ident in ("file-²", "file-٣", "file-1²"):  # str.isdigit says yes, int() says no
+        with pytest.raises(openai.NotFoundError):
+            client.files.retrieve(ident)
+    with pytest.raises(openai.NotFoundError):
+        upload(client, extra_query={"project": "²"})
