@@ -109,12 +109,17 @@ def _finish(generation, *, question_set=None, error: str = "") -> QuestionGenera
 
 
 def _rewrite(question_set: QuestionSet, change) -> QuestionSet:
-    """Apply `change(rows)` to the set's rows and write its file again, under the owner's
-    lock and quota, in one transaction (a failed S3 write keeps the old rows)."""
+    """Apply `change(rows)` to a draft set's rows and write its file again, under the
+    owner's lock and quota, in one transaction (a failed S3 write keeps the old rows). A set
+    accepted meanwhile (runs may use it) is refused, checked under the lock."""
     project = question_set.project
     with transaction.atomic():
         get_user_model().objects.select_for_update().get(pk=project.owner_id)
         locked = QuestionSet.objects.select_for_update().get(pk=question_set.pk)
+        if not locked.needs_review:
+            raise QuestionImportRejected(
+                locked.name, [(0, "the set was accepted: runs may use it, it no longer changes")]
+            )
         change()
         body = question_file_body(locked.questions.all())
         question_file_check(project=project, name=locked.name, body=body, old_size=locked.size)
@@ -144,7 +149,10 @@ def question_delete(*, question: Question) -> None:
 
 
 def question_set_accept(*, question_set: QuestionSet) -> QuestionSet:
-    """The owner reviewed the draft: runs may use it from now on."""
-    QuestionSet.objects.filter(pk=question_set.pk).update(needs_review=False)
+    """The owner reviewed the draft: runs may use it from now on. Under the owner's lock, so
+    an edit of the draft either lands before or is refused after."""
+    with transaction.atomic():
+        get_user_model().objects.select_for_update().get(pk=question_set.project.owner_id)
+        QuestionSet.objects.filter(pk=question_set.pk).update(needs_review=False)
     question_set.needs_review = False
     return question_set

@@ -241,6 +241,11 @@ def playground_feedback(
         raise PlaygroundRefused("There is no answer to approve: write the correct one.")
     if len(answer) > QUESTION_MAX_CHARS:
         raise PlaygroundRefused(f"Answers are at most {QUESTION_MAX_CHARS} characters.")
+    # Claimed first, atomically: a double click (or a poll writing back an older copy of the
+    # entry) cannot add the same answer twice.
+    claim = f"{_key(ask_id)}:feedback:{column}"
+    if not cache.add(claim, answer, ASK_TTL_SECONDS):
+        raise PlaygroundRefused(f"Already added, with the answer “{cache.get(claim)}”.")
     try:
         question_set = question_set_add_question(
             project=playground.run.project,
@@ -249,7 +254,11 @@ def playground_feedback(
             answer=answer,
         )
     except QuestionImportRejected as error:
+        cache.delete(claim)
         raise PlaygroundRefused("; ".join(why for _, why in error.problems)) from None
+    except BaseException:
+        cache.delete(claim)
+        raise
     shown["feedback"] = answer  # once per answer shown: a second click adds nothing
     cache.set(_key(ask_id), entry, ASK_TTL_SECONDS)
     return {"question_set": question_set, "answer": answer}

@@ -298,3 +298,22 @@ def test_another_agent_side_by_side_and_a_thumbs_up_adds_its_answer(
     (question_set,) = QuestionSet.objects.filter(name="From the playground")
     assert question_set.project == run.project
     assert [(q.question, q.answer) for q in question_set.questions.all()] == [(QUESTION, "seven")]
+
+
+def test_feedback_sent_twice_at_once_adds_the_question_once(alice):
+    run = unanswered_run(alice)
+    ground = play.playground_for(user=alice, run_id=run.pk)
+    ask_id = play.playground_ask(user=alice, playground=ground, question="Revenue?")
+    stale = play._entry(user=alice, playground=ground, ask_id=ask_id)  # a poll's older copy
+
+    play.playground_feedback(
+        user=alice, playground=ground, ask_id=ask_id, column=0, helpful=False, correction="7"
+    )
+    play.cache.set(play._key(ask_id), stale, play.ASK_TTL_SECONDS)  # written back by the poll
+    with pytest.raises(play.PlaygroundRefused, match="Already added"):
+        play.playground_feedback(
+            user=alice, playground=ground, ask_id=ask_id, column=0, helpful=False, correction="8"
+        )
+
+    (question_set,) = QuestionSet.objects.filter(project=run.project)
+    assert [q.answer for q in question_set.questions.all()] == ["7"]

@@ -227,3 +227,19 @@ def test_another_customer_gets_404_and_changes_nothing(client, client_alice, bob
     assert question_set.needs_review
     assert in_step(question_set) == before
     assert QuestionGeneration.objects.filter(project=tables).count() == 1
+
+
+def test_an_edit_that_lands_after_the_set_was_accepted_is_refused(client_alice, tables):
+    from corpora.generation import question_edit, question_set_accept
+    from corpora.services import QuestionImportRejected
+
+    question_set = generate(client_alice, tables)
+    first = question_set.questions.first()
+    seen_as_draft = question_set.questions.get(pk=first.pk)  # the page was read as a draft
+    question_set_accept(question_set=question_set)
+
+    with pytest.raises(QuestionImportRejected) as refused:
+        question_edit(question=seen_as_draft, text="Changed?", answer="1")
+    assert "accepted" in refused.value.problems[0][1]
+    first.refresh_from_db()
+    assert first.question != "Changed?"
