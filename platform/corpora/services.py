@@ -8,6 +8,7 @@ import tempfile
 import uuid
 from pathlib import Path
 
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousFileOperation
@@ -81,9 +82,20 @@ def document_upload(*, project: Project, file: UploadedFile) -> Document:
         over = _over_quota(owner=project.owner, name=name, size=file.size)
         if over:
             raise UploadRejected(over)
-        s3_client().upload_fileobj(
-            file, settings.S3_UPLOADS_BUCKET, key, ExtraArgs={"ContentType": CONTENT_TYPES[kind]}
-        )
+        try:
+            s3_client().upload_fileobj(
+                file,
+                settings.S3_UPLOADS_BUCKET,
+                key,
+                ExtraArgs={"ContentType": CONTENT_TYPES[kind]},
+            )
+        except (BotoCoreError, ClientError):
+            # The store is down or restarting: nothing was recorded, the customer retries.
+            logger.warning("upload of %s to %s failed", name, key, exc_info=True)
+            raise UploadRejected(
+                f"{name} could not be stored just now (our file store did not answer); "
+                "nothing was saved. Try again in a minute."
+            ) from None
         try:
             document = Document.objects.create(
                 project=project,
