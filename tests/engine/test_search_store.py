@@ -2,6 +2,8 @@
 
 import io
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,39 @@ def test_a_corrupt_download_is_refused_and_not_cached(saved, tmp_path):
     with pytest.raises(OSError, match="corrupt"):
         cache.get("idx/1")
     assert not any((tmp_path / "cache").iterdir())
+
+
+def test_the_disk_keeps_the_recently_used_copies_up_to_its_limit(saved, tmp_path):
+    s3 = FakeS3()
+    for n in (1, 2, 3):
+        upload_index(s3, "bucket", f"idx/{n}", saved)
+    cache = IndexCache(s3, "bucket", tmp_path / "cache", max_on_disk=2, min_idle_seconds=60)
+
+    def last_used(prefix: str, seconds_ago: float) -> None:
+        then = time.time() - seconds_ago
+        os.utime(cache.folder(prefix) / ".complete", (then, then))
+
+    first = cache.get("idx/1")
+    cache.get("idx/2")
+    last_used("idx/1", 3600)
+    last_used("idx/2", 3500)
+    cache.get("idx/3")  # a third copy: one over the limit
+
+    assert not cache.folder("idx/1").exists()  # the least recently used goes
+    assert cache.folder("idx/2").exists() and cache.folder("idx/3").exists()
+    assert cache.get("idx/1") is first  # still loaded in memory
+    downloads = s3.downloads
+    assert len(IndexCache(s3, "bucket", tmp_path / "cache").get("idx/1")) == 3
+    assert s3.downloads > downloads  # a new process downloads it again
+
+
+def test_a_copy_used_lately_stays_even_over_the_limit(saved, tmp_path):
+    s3 = FakeS3()
+    for n in (1, 2):
+        upload_index(s3, "bucket", f"idx/{n}", saved)
+    cache = IndexCache(s3, "bucket", tmp_path / "cache", max_on_disk=1, min_idle_seconds=60)
+
+    cache.get("idx/1")
+    cache.get("idx/2")  # idx/1 was used a moment ago: another process may be reading it
+
+    assert cache.folder("idx/1").exists() and cache.folder("idx/2").exists()

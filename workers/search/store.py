@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from workers.search.index import SearchIndex
@@ -51,13 +52,28 @@ def upload_index(client, bucket: str, prefix: str, directory: str | Path) -> dic
 
 class IndexCache:
     """Loads indexes from S3 on first use, keeps the files on local disk and the loaded
-    indexes in memory (prefixes are immutable, so neither ever goes stale)."""
+    indexes in memory (prefixes are immutable, so neither ever goes stale).
 
-    def __init__(self, client, bucket: str, cache_dir: str | Path, max_loaded: int = 4):
+    The disk keeps at most `max_on_disk` copies: past that, a new copy deletes the least
+    recently used ones not used for `min_idle_seconds` (another process may be reading a
+    copy it just used). A project makes a new build at every upload, so without this the
+    copies of builds long replaced would fill the worker's disk."""
+
+    def __init__(
+        self,
+        client,
+        bucket: str,
+        cache_dir: str | Path,
+        max_loaded: int = 4,
+        max_on_disk: int = 32,
+        min_idle_seconds: float = 600.0,
+    ):
         self.client = client
         self.bucket = bucket
         self.cache_dir = Path(cache_dir)
         self.max_loaded = max_loaded
+        self.max_on_disk = max_on_disk
+        self.min_idle_seconds = min_idle_seconds
         self._loaded: dict[str, SearchIndex] = {}
         self._lock = threading.Lock()
 
@@ -71,11 +87,14 @@ class IndexCache:
                 self._loaded[prefix] = index
             return index
 
+    def folder(self, prefix: str) -> Path:
+        """Where the local copy of `prefix` is (or would be)."""
+        return self.cache_dir / hashlib.sha256(f"{self.bucket}/{prefix}".encode()).hexdigest()[:24]
+
     def _local_copy(self, prefix: str) -> Path:
-        target = (
-            self.cache_dir / hashlib.sha256(f"{self.bucket}/{prefix}".encode()).hexdigest()[:24]
-        )
+        target = self.folder(prefix)
         if (target / ".complete").is_file():
+            os.utime(target / ".complete")  # used now: the last the disk lets go
             return target
         body = self.client.get_object(Bucket=self.bucket, Key=f"{prefix}/{MANIFEST}")["Body"].read()
         manifest = json.loads(body)
@@ -99,4 +118,19 @@ class IndexCache:
                     raise
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+        self._evict(keep=target)
         return target
+
+    def _evict(self, keep: Path) -> None:
+        """Delete the least recently used copies beyond `max_on_disk` (never `keep`, never
+        one used in the last `min_idle_seconds`)."""
+        used = []
+        for folder in self.cache_dir.iterdir():
+            try:
+                used.append((folder.joinpath(".complete").stat().st_mtime, folder))
+            except OSError:
+                continue  # a download in progress, or not a copy
+        idle_before = time.time() - self.min_idle_seconds
+        for mtime, folder in sorted(used)[: max(0, len(used) - self.max_on_disk)]:
+            if folder != keep and mtime < idle_before:
+                shutil.rmtree(folder, ignore_errors=True)
