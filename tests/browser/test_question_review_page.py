@@ -2,47 +2,29 @@
 indexes the filings, the customer presses the button, sees "Generating questions…", then a
 draft set to review: she deletes one line, edits another, and accepts the set."""
 
-import json
+import sys
 import time
+from pathlib import Path
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from playwright.sync_api import expect
 
 from corpora.indexing import current_index_prefix
 from corpora.models import QuestionSet
 from corpora.services import document_upload, project_create
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
+from test_question_generation import STATEMENTS, filing_file  # noqa: E402
 
-STATEMENTS = {
-    "ACME_2018_10K": """Acme Corp
-Consolidated Statement of Cash Flows
-(Millions) 2018 2017
-Net income $5,363 $4,869
-Purchases of property, plant and equipment (1,577) (1,373)
-Dividends paid (3,193) (2,803)
-""",
-    "GLOBEX_2019_10K": """Globex Inc
-Consolidated Statement of Operations
-(Millions) 2019 2018
-Total revenue $12,410 $11,902
-Operating income 2,114 1,980
-Research and development expense 845 790
-""",
-}
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def test_generate_review_and_accept_a_draft_set(
     page, live_server, alice, celery_worker, screenshot, log_in
 ):
     project = project_create(owner=alice, name="Filings")
-    for name, text in STATEMENTS.items():
-        entity = name.split("_")[0].capitalize()
-        line = json.dumps({"doc": name, "page": 60, "text": text, "entity": entity})
-        document_upload(
-            project=project, file=SimpleUploadedFile(f"{name}.jsonl", (line + "\n").encode())
-        )
+    for entity, text in STATEMENTS.items():
+        document_upload(project=project, file=filing_file(entity, text))
     deadline = time.monotonic() + 180
     while True:  # the worker parses and indexes them
         project.refresh_from_db()

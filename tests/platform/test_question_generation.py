@@ -34,10 +34,15 @@ Research and development expense 845 790
 }
 
 
-def filing(project, entity: str, text: str):
+def filing_file(entity: str, text: str) -> SimpleUploadedFile:
+    """`entity`'s filing as a pages JSONL upload: one page holding `text`."""
     line = json.dumps({"doc": f"{entity.upper()}_10K", "page": 60, "text": text, "entity": entity})
-    file = SimpleUploadedFile(f"{entity.upper()}_10K.jsonl", (line + "\n").encode())
-    return document_parse(document_id=document_upload(project=project, file=file).pk)
+    return SimpleUploadedFile(f"{entity.upper()}_10K.jsonl", (line + "\n").encode())
+
+
+def filing(project, entity: str, text: str):
+    document = document_upload(project=project, file=filing_file(entity, text))
+    return document_parse(document_id=document.pk)
 
 
 def indexed(project):

@@ -239,14 +239,16 @@ def check_every_step_once(run: Run, trainer: Trainer) -> dict:
     return again
 
 
-def test_postgres_restarted_mid_run(start_run, trainer, faults, figures):
-    run = start_run("postgres restart")
-    training_with_a_checkpoint(run, trainer)
+def restarted_during_a_save(run, trainer, faults, figures, service: str, after=None) -> None:
+    """Stop `service` as training reaches its next checkpoint save, start it again, then
+    check the run succeeds with every step trained once and record the figures. `after()`
+    runs once the service is back, before training is waited for."""
     since = len(trainer.log)
-
     save = next_save(run, trainer)  # met while it is down (or stopping)
-    with faults.stopped("postgres") as outage:
+    with faults.stopped(service) as outage:
         held = hold_until(lambda: meets_the_outage(run, trainer, save, since))
+    if after is not None:
+        after()
     resumed = wait_for(
         lambda: first_step_after(run, trainer, outage.up_at),
         WAIT_SECONDS,
@@ -261,7 +263,7 @@ def test_postgres_restarted_mid_run(start_run, trainer, faults, figures):
     messages = [event.message for event in run.events.all()]
     figures.append(
         {
-            "fault": "postgres",
+            "fault": service,
             "down_s": f"{outage.down_seconds:.1f}",
             "notes": outage.notes,
             "held_s": f"{held:.1f}",
@@ -272,6 +274,12 @@ def test_postgres_restarted_mid_run(start_run, trainer, faults, figures):
         }
     )
     print(figures[-1])
+
+
+def test_postgres_restarted_mid_run(start_run, trainer, faults, figures):
+    run = start_run("postgres restart")
+    training_with_a_checkpoint(run, trainer)
+    restarted_during_a_save(run, trainer, faults, figures, "postgres")
 
 
 def test_redis_restarted_mid_training_and_across_the_hand_off(start_run, trainer, faults, figures):
@@ -355,35 +363,9 @@ def test_s3_restarted_mid_run(start_run, trainer, faults, figures):
             "Contents"
         ]
     ]
-    since = len(trainer.log)
 
-    save = next_save(run, trainer)  # met while it is down (or stopping)
-    with faults.stopped("s3") as outage:
-        held = hold_until(lambda: meets_the_outage(run, trainer, save, since))
-    for key in keys:  # what was stored before the restart is still there
-        s3_client().head_object(Bucket=artifacts.bucket(), Key=key)
-    resumed = wait_for(
-        lambda: first_step_after(run, trainer, outage.up_at),
-        WAIT_SECONDS,
-        lambda: f"no step trained after the restart:\n{trainer.log[-3000:]}",
-    )
-    run = finished(run, timeout=WAIT_SECONDS)
+    def still_stored() -> None:  # what was stored before the restart is still there
+        for key in keys:
+            s3_client().head_object(Bucket=artifacts.bucket(), Key=key)
 
-    again = check_every_step_once(run, trainer)
-    waited = waits(trainer, since)
-    assert waited  # training met the outage...
-    assert again == {}  # ...and its writes waited for the service: no step trained again
-    messages = [event.message for event in run.events.all()]
-    figures.append(
-        {
-            "fault": "s3",
-            "down_s": f"{outage.down_seconds:.1f}",
-            "notes": outage.notes,
-            "held_s": f"{held:.1f}",
-            "recover_s": f"{resumed['at'] - outage.up_at:.1f}",
-            "writes_waiting": len(waited),
-            "retrained": again,
-            "events": [m for m in messages if "again" in m or "Resum" in m],
-        }
-    )
-    print(figures[-1])
+    restarted_during_a_save(run, trainer, faults, figures, "s3", after=still_stored)
