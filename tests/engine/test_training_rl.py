@@ -259,6 +259,22 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
     ]
 
 
+def test_half_the_made_up_names_begin_as_a_training_company_does_and_name_no_document():
+    # The student wrote "[Pfizer]" for PepsiCo: the first letters of a name must not decide it.
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    teacher = ScriptedTeacher(index)
+    taught = frozenset(q.id for q in questions())
+    drills = scope_drills(engine, teacher, questions(), per_question=20, seed=3, taught=taught)
+
+    names = [re.fullmatch(r"<search>\[(.+) \d{4}\] .*", d.text, re.S).group(1) for d in drills]
+    near = [n for n in names if any(n[:2] == entity[:2] for entity in FACTS)]
+    assert 0.3 * len(names) < len(near) < 0.8 * len(names)
+    assert not any(index.documents_named(name) for name in names)
+    assert not set(names) & set(FACTS)
+
+
 def test_when_the_question_misses_the_teacher_searches_within_the_evidences_kind_of_page():
     pages = [
         Chunk(f"{co}-{kind}", f"{co}-10k", page, co, f"{co} {kind} statement . {body}")

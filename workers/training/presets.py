@@ -42,20 +42,21 @@ PRESETS: dict[str, dict] = {
         "label": "45 minutes on a CPU",
         "description": (
             "SmolLM2-135M with the settings of the measured CPU run in the README: a "
-            "three-epoch cold start on the scripted teacher's trajectories (the question, "
-            "then the heading of the page that holds the answer), on drills and on table "
-            "lookups synthesized from your documents, then RL with groups of 4 "
-            "until 35 minutes are spent, then the evaluation against the base model and echo."
+            "three-epoch cold start on the scripted teacher's trajectories (the question "
+            "scoped to its company and year, then its key terms when that misses), on table "
+            "lookups synthesized from your documents and on drills that copy made-up company "
+            "names into the scope, then RL with groups of 4 until 35 minutes are spent, then "
+            "the evaluation against the base model and echo."
         ),
         "config": {
             "model": "default",
             "precision": "auto",
             "sft_epochs": 3,
             "sft_lr": 3e-4,
-            "heading_search": True,
+            "heading_search": False,
             "synthetic_questions": 120,
-            "scope_drills": 1,
-            "steps": 40,
+            "scope_drills": 2,
+            "steps": 60,
             "questions_per_step": 4,
             "group_size": 4,
             "lr": 1e-5,

@@ -377,10 +377,10 @@ def train(
     engine.check = check_stop
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
     if not checkpoint and config.sft_epochs > 0 and teacher_for:
-        drills = scope_drills(
+        drills = scope_drills(  # the synthetic questions name the training companies too
             engine,
             teacher,
-            train_questions,
+            list(by_id.values()),
             per_question=config.scope_drills,
             seed=config.seed,
             taught=frozenset(teacher_for),

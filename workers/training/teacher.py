@@ -244,10 +244,13 @@ def scope_drills(
     whose entity and years are swapped for made-up ones, and the real one unless its id is
     in `taught` (a whole teacher trajectory already shows it). A training set names few
     companies (16 here), and a student taught only on them writes one of their names into
-    the scope of a question about another; on names it has never seen, it can only learn
-    to copy what it reads. Each drill stops at `</search>`: a made-up scope names no
+    the scope of a question about another ("[Pfizer]" for PepsiCo); on names it has never
+    seen, it can only learn to copy what it reads. Half the made-up names begin as a
+    training company's does ("Pfalotan", "Pekadex"), so that the first letters of a name
+    never decide the rest. Each drill stops at `</search>`: a made-up scope names no
     document, and a question the teacher could not answer has no true continuation."""
     rng = random.Random(seed)
+    known = sorted({m for q in questions if (m := teacher.entity_mention(q))})
     drills = []
     for question in questions:
         scope = teacher.scope(question)
@@ -259,7 +262,9 @@ def scope_drills(
         if mention not in question.question:
             continue  # nothing to swap
         for _ in range(per_question):
-            name = _made_up_name(rng)
+            name = _made_up_name(rng, known)
+            while teacher.index.documents_named(name):  # made up: it must name no document
+                name = _made_up_name(rng, known)
             new_years = {year: str(rng.randint(2000, 2030)) for year in years}
             # One pass, so a year swapped in is never swapped again.
             text = _YEAR.sub(
@@ -271,17 +276,25 @@ def scope_drills(
     return drills
 
 
-_SYLLABLES = ("ka", "lo", "ver", "tan", "mi", "dex", "ro", "sol", "ne", "qua", "bri", "tor")
+_SYLLABLES = (
+    *("ka", "lo", "ver", "tan", "mi", "dex", "ro", "sol", "ne", "qua", "bri", "tor"),
+    *("al", "en", "gar", "hu", "is", "jo", "lex", "mar", "or", "pe", "sta", "ux", "vi", "zen"),
+)
+_CAPITALS = "ABCDEFGHJKLMNPRSTUVWXZ"
 
 
-def _made_up_name(rng: random.Random) -> str:
-    """A company-like name of one of the shapes filings use: "Verola", "Tandex Brisol",
-    "KQM", "4T"."""
+def _made_up_name(rng: random.Random, known: Sequence[str] = ()) -> str:
+    """A company-like name of one of the shapes filings use ("Verola", "Tandex Brisol",
+    "KQM", "4T"), or, half the time when `known` names are given, one that begins with a
+    known name's first two or three letters and goes on otherwise ("Pfizer" → "Pfialo")."""
+    if known and rng.random() < 0.5:
+        stem = rng.choice(known)[: rng.randint(2, 3)]
+        return stem + "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 3)))
     shape = rng.random()
     if shape < 0.25:
-        return "".join(rng.choice("ABCDEFGHJKLMNPRSTUVWXZ") for _ in range(rng.randint(2, 4)))
+        return "".join(rng.choice(_CAPITALS) for _ in range(rng.randint(2, 4)))
     if shape < 0.35:
-        return f"{rng.randint(2, 9)}{rng.choice('ABCDEFGHJKLMNPRSTUVWXZ')}"
+        return f"{rng.randint(2, 9)}{rng.choice(_CAPITALS)}"
     words = rng.choice((1, 1, 2))
     return " ".join(
         "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
