@@ -42,6 +42,31 @@ def question_get_for_user(*, user, question_id: int) -> Question:
     )
 
 
+def documents_for_project(*, project: Project) -> QuerySet[Document]:
+    return Document.objects.filter(project=project)
+
+
+def question_sets_for_project(*, project: Project) -> QuerySet[QuestionSet]:
+    """The project's question sets with their counts: questions, those with golden
+    evidence, and the distinct entities they name."""
+    return QuestionSet.objects.filter(project=project).annotate(
+        question_count=Count("questions"),
+        evidence_count=Count("questions", filter=~Q(questions__evidence=[])),
+        entity_count=Count("questions__entity", distinct=True, filter=~Q(questions__entity="")),
+    )
+
+
+def question_set_source(question_set: QuestionSet) -> str:
+    """Where a set's questions came from: "generated" (from the documents, by the question
+    generator or a run's synthesis), "playground" (answers rated on the playground), else
+    "uploaded" (a question file)."""
+    if question_set.generated_by or "/question-sets/generated-" in question_set.s3_key:
+        return "generated"
+    if question_set.s3_key.endswith("/from-the-playground.jsonl"):
+        return "playground"
+    return "uploaded"
+
+
 def account_storage_used(*, user) -> int:
     """Bytes this account holds, counted against its quota: documents, question sets and
     its runs' checkpoints and archives (the sizes recorded when they were written)."""

@@ -79,6 +79,13 @@ def run_metric_series(*, run: Run, keys: list[str] | None = None) -> dict[str, l
     return series
 
 
+def run_metric_rows(*, run: Run, since: int | None = None) -> QuerySet[RunMetric]:
+    """The run's metric rows as the trainer logged them (one per step), in step order; only
+    the steps after `since` when given."""
+    rows = RunMetric.objects.filter(run=run).order_by("step")
+    return rows if since is None else rows.filter(step__gt=since)
+
+
 def run_metric_points(*, run: Run, since: int | None = None, max_points: int) -> dict:
     """The run's numeric metrics after step `since` (all when None) as series aligned on
     `steps`, at most `max_points` of them: {"steps": [...], "series": {key: [...]}}.

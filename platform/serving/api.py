@@ -15,6 +15,9 @@ personal API token, lists their published agents and asks them questions.
   "fine-tune") and documents ("assistants", "user_data"); `/v1/fine_tuning/jobs` and its
   retrieve, cancel, events and checkpoints: runs. serving.jobs says how they map, and which
   project a new file goes to (the `OpenAI-Project` header or a `project` parameter).
+- What OpenAI has no word for is Sleuth's own, under the same token (serving.rest):
+  `/v1/projects` with their documents and question sets, a run's metrics and checkpoint
+  downloads.
 
 Errors are OpenAI's shape (`{"error": {"message", "type", "code"}}`) with its statuses, so
 the client raises its usual exceptions: 401 for a missing, unknown or revoked token, 404 for
@@ -38,7 +41,7 @@ from ninja.security import HttpBearer
 
 from core.ratelimit import client_bucket, rate_limit_exceeded
 
-from . import jobs
+from . import jobs, rest
 from .selectors import PublishedAgent, published_agents
 from .services import agent_chat_enqueue, api_token_authenticate
 
@@ -106,7 +109,11 @@ class TokenAuth(HttpBearer):
 api = NinjaAPI(
     title="Sleuth API",
     version="1",
-    description="OpenAI-compatible endpoints for published Sleuth search agents.",
+    description=(
+        "OpenAI-compatible endpoints for published Sleuth search agents, files and "
+        "fine-tuning jobs, and Sleuth's own: projects, documents, question sets, run "
+        "metrics and checkpoint downloads."
+    ),
     auth=TokenAuth(),
     urls_namespace="v1",
 )
@@ -481,3 +488,8 @@ def fine_tuning_jobs_checkpoints(
     return jobs.job_checkpoints(
         user=request.user, job_id=fine_tuning_job_id, after=after, limit=limit
     )
+
+
+# Sleuth's own endpoints, where OpenAI's API has no word (serving.rest): projects, their
+# documents and question sets, a run's metrics and checkpoint downloads.
+api.add_router("", rest.router)

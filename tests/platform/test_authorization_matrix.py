@@ -177,6 +177,18 @@ RULES: dict[str, Rule] = {
     "v1:fine_tuning_jobs_cancel": owned(405, 200, token=True),  # a finished run stays so
     "v1:fine_tuning_jobs_events": owned(200, 405, token=True),
     "v1:fine_tuning_jobs_checkpoints": owned(200, 405, token=True),
+    # Sleuth's own (serving.rest). /v1/projects lists and creates, as /v1/files does; a
+    # project's URL retrieves (GET) and deletes (DELETE, which the matrix never sends).
+    "v1:projects_list": account(200, 400, token=True),
+    "v1:projects_create": account(200, 400, token=True),
+    "v1:projects_retrieve": owned(200, 405, token=True),
+    "v1:projects_delete": owned(200, 405, token=True),
+    "v1:documents_list": owned(200, 405, token=True),
+    "v1:documents_retrieve": owned(200, 405, token=True),
+    "v1:question_sets_list": owned(200, 405, token=True),
+    "v1:question_sets_retrieve": owned(200, 405, token=True),
+    "v1:runs_metrics": owned(200, 405, token=True),
+    "v1:runs_checkpoint_download": owned(200, 405, token=True),  # a presigned URL in JSON
 }
 
 
