@@ -17,11 +17,17 @@ class PlaygroundForm(forms.Form):
     )
     compare = forms.ChoiceField(label="Side by side with", required=False, choices=())
 
-    def __init__(self, *args, others=(), **kwargs):
+    def __init__(self, *args, others=(), base_label: str | None = None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["compare"].choices = [
             ("", "nothing"),
             ("echo", "echo: BM25 with the question as the query, no model"),
+            # serving.playground.BASE: the run's own starting model, never a typed name.
+            *(
+                [("base", f"the base model ({base_label}), untrained, with this agent's settings")]
+                if base_label
+                else []
+            ),
             *((agent.name, agent.name) for agent in others),
         ]
 

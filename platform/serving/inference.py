@@ -10,6 +10,10 @@ while it generates); different agents answer in parallel.
 An agent is its published folder (model files and `agent.json`, downloaded from S3 once
 per machine) plus the project index its run searched (workers.search.store.IndexCache).
 The cache key holds the checkpoint id and the folder's prefix, both immutable.
+
+The playground's base model is an agent too: the run's published settings (system prompt,
+limits) and index with the untrained model the run started from (`base_model`, checked
+against the operator's allowlist here again before it loads), cached under its own key.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ class AgentCache:
 
     def get(self, agent: dict) -> tuple[LoadedAgent, bool]:
         """The loaded agent and whether it was loaded by this call."""
-        key = (agent["checkpoint_id"], agent["published_prefix"])
+        key = (agent["checkpoint_id"], agent["published_prefix"], agent.get("base_model") or "")
         with self._lock:
             if key in self._agents:
                 self._agents.move_to_end(key)
@@ -95,8 +99,27 @@ def _published_folder(prefix: str) -> Path:
     return target
 
 
+class BaseModelRefused(ValueError):
+    """A base model that is not on the operator's allowlist: never loaded."""
+
+
+def _base_model(agent: dict) -> str | None:
+    """The untrained model to answer with instead of the agent's own, if one is asked for;
+    only a name the operator offers (runs.services.allowed_models), never a path or hub id
+    that only the message names."""
+    from runs.services import allowed_models, model_key
+
+    name = agent.get("base_model")
+    if not name:
+        return None
+    if model_key(name) not in allowed_models():
+        raise BaseModelRefused(f"the base model {str(name)[:100]!r} is not on the allowlist")
+    return name
+
+
 def load_agent(agent: dict) -> LoadedAgent:
-    """Load a published agent's model, its settings and its index."""
+    """Load a published agent's model, its settings and its index (with `base_model`, that
+    untrained model in place of the agent's trained weights, with the same settings)."""
     import torch
 
     from corpora.indexing import load_index
@@ -106,11 +129,12 @@ def load_agent(agent: dict) -> LoadedAgent:
     from workers.agent.trajectory import Limits
 
     started = time.perf_counter()
+    base_model = _base_model(agent)  # refused before anything downloads or loads
     folder = _published_folder(agent["published_prefix"])
     agent_settings = read_agent_settings(folder)
     limits = agent_settings.limits if agent_settings else Limits()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model, tokenizer = load_model(str(folder), device=device)
+    model, tokenizer = load_model(base_model or str(folder), device=device)
     index = load_index(agent["index_prefix"])
     engine = HFRolloutEngine(
         model,

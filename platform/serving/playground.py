@@ -1,7 +1,8 @@
 """The playground of a succeeded run: its owner asks the published agent a question and
 watches each search, its hits and then the answer, beside a comparison agent's (the echo
-baseline or another of their published agents); a thumbs-up or a corrected answer adds the
-question to the project's "From the playground" question set, so the next run learns it.
+baseline, the untrained base model the run started from, or another of their published
+agents); a thumbs-up or a corrected answer adds the question to the project's "From the
+playground" question set, so the next run learns it.
 
 A question asked is an entry in Django's cache (Redis), `ASK_TTL_SECONDS` long, keyed by a
 random id the page polls. Agents answer on the inference queue, through the same service
@@ -9,6 +10,12 @@ path as /v1 (serving.services.agent_chat_enqueue): the worker reports each searc
 progress the moment the agent makes it, so each poll shows the searches made so far. The
 echo baseline needs no model: the web process searches the run's index with the question
 itself (the top `ECHO_RESULTS` chunks) and shows the top hit in place of an answer.
+
+The base model is the run's own starting model (its settings' `model`), offered only while
+that name is on the operator's allowlist (runs.services.allowed_models): the page offers
+"base", never a model name or path a customer could type. It answers on the inference queue
+like the agent, with the agent's published settings (system prompt, limits) and index, only
+the trained weights swapped for the untrained ones (serving.inference.load_agent).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from core.ratelimit import rate_limit_exceeded
 from corpora.indexing import load_index
 from corpora.services import QuestionImportRejected, question_set_add_question
 from runs.selectors import run_get_for_user
+from runs.services import allowed_models, model_key
 
 from .selectors import PublishedAgent, published_agents
 from .services import agent_chat_enqueue, agent_chat_forget, agent_chat_state
@@ -36,6 +44,7 @@ logger = logging.getLogger(__name__)
 QUESTION_MAX_CHARS = 1000
 ASK_TTL_SECONDS = 60 * 60
 ECHO = "echo"
+BASE = "base"
 ECHO_RESULTS = 5
 SNIPPET_CHARS = 300
 FEEDBACK_SET = "From the playground"
@@ -54,6 +63,27 @@ class Playground:
     run: object  # runs.models.Run
     agent: PublishedAgent
     others: list[PublishedAgent]  # the owner's other published agents, to compare with
+    base_model: str | None = None  # the model the run started from, if the operator offers it
+
+    @property
+    def base_label(self) -> str | None:
+        return base_model_label(self.base_model) if self.base_model else None
+
+
+def base_model_label(name: str) -> str:
+    """How the page names a base model: the default's model, a hub id as it is, a model
+    folder by its own name (not the operator's path)."""
+    if model_key(name) == "default":
+        return "SmolLM2-135M"
+    return name.rstrip("/").rsplit("/", 1)[-1] if name.startswith(("/", ".", "~")) else name
+
+
+def _run_base_model(run) -> str | None:
+    """The model the run trained from, while it is on the operator's allowlist."""
+    name = (run.config or {}).get("model")
+    if not isinstance(name, str) or not name.strip():
+        return None
+    return name if model_key(name) in allowed_models() else None
 
 
 def playground_for(*, user, run_id: int) -> Playground:
@@ -65,7 +95,10 @@ def playground_for(*, user, run_id: int) -> Playground:
     if not mine:
         raise Http404("This run has no published agent.")
     return Playground(
-        run=run, agent=mine[0], others=[a for a in agents.values() if a.run_id != run.pk]
+        run=run,
+        agent=mine[0],
+        others=[a for a in agents.values() if a.run_id != run.pk],
+        base_model=_run_base_model(run),
     )
 
 
@@ -73,16 +106,24 @@ def _key(ask_id: str) -> str:
     return f"sleuth:playground:{ask_id}"
 
 
-def _agent_column(agent: PublishedAgent, question: str, role: str) -> dict:
+def _agent_column(
+    agent: PublishedAgent,
+    question: str,
+    role: str,
+    *,
+    base_model: str | None = None,
+    name: str | None = None,
+) -> dict:
+    kind, name = ("base", name) if base_model else ("agent", agent.name)
     try:
-        task_id = agent_chat_enqueue(agent, question).id
+        task_id = agent_chat_enqueue(agent, question, base_model=base_model).id
     except Exception:  # the broker is down: say so in the column, the page still answers
-        logger.warning("playground: could not queue %s", agent.name, exc_info=True)
-        return {"role": role, "kind": "agent", "name": agent.name, **_failed("queue")}
+        logger.warning("playground: could not queue %s", name, exc_info=True)
+        return {"role": role, "kind": kind, "name": name, **_failed("queue")}
     return {
         "role": role,
-        "kind": "agent",
-        "name": agent.name,
+        "kind": kind,
+        "name": name,
         "task_id": task_id,
         "status": "pending",
         "searches": [],
@@ -135,16 +176,18 @@ def _echo_column(index_prefix: str, question: str) -> dict:
 
 
 def playground_ask(*, user, playground: Playground, question: str, compare: str = "") -> str:
-    """Ask the run's agent `question` (and the comparison agent: "" none, "echo", or the name
-    of another of the owner's published agents); returns the id the page polls. Counts
-    against the account's API rate limit (SLEUTH_API_RATE_LIMIT), as a /v1 request does."""
+    """Ask the run's agent `question` (and the comparison agent: "" none, "echo", "base" for
+    the untrained model the run started from, or the name of another of the owner's published
+    agents); returns the id the page polls. Counts against the account's API rate limit
+    (SLEUTH_API_RATE_LIMIT), as a /v1 request does."""
     question = " ".join(question.split())
     if not question:
         raise PlaygroundRefused("Type a question.")
     if len(question) > QUESTION_MAX_CHARS:
         raise PlaygroundRefused(f"Questions are at most {QUESTION_MAX_CHARS} characters.")
     others = {agent.name: agent for agent in playground.others}
-    if compare and compare != ECHO and compare not in others:
+    offered = {ECHO, *others, *([BASE] if playground.base_model else [])}
+    if compare and compare not in offered:
         raise PlaygroundRefused("Pick a comparison from the list.")
     limit, window = settings.SLEUTH_API_RATE_LIMIT
     if rate_limit_exceeded(key=f"api:user:{user.pk}", limit=limit, window_seconds=window):
@@ -156,6 +199,16 @@ def playground_ask(*, user, playground: Playground, question: str, compare: str 
     columns = [_agent_column(playground.agent, question, "agent")]
     if compare == ECHO:
         columns.append(_echo_column(playground.agent.index_prefix, question))
+    elif compare == BASE and playground.base_model:
+        columns.append(
+            _agent_column(
+                playground.agent,
+                question,
+                "comparison",
+                base_model=playground.base_model,
+                name=f"base model: {playground.base_label}, untrained",
+            )
+        )
     elif compare:
         columns.append(_agent_column(others[compare], question, "comparison"))
     ask_id = secrets.token_urlsafe(18)

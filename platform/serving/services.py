@@ -65,11 +65,17 @@ def api_token_authenticate(*, raw: str) -> ApiToken | None:
 # -- asking a published agent (the inference queue) -----------------------------------------
 
 
-def agent_chat_enqueue(agent, question: str, sampling: dict | None = None):
+def agent_chat_enqueue(
+    agent, question: str, sampling: dict | None = None, *, base_model: str | None = None
+):
     """Queue one question for a published agent (serving.selectors.PublishedAgent) on the
     inference queue: `workers.tasks.agent_chat` runs its search loop in the inference
     worker, which keeps agents loaded, and reports each search as progress. Returns the
-    Celery AsyncResult; a question nobody picks up in SLEUTH_INFERENCE_TIMEOUT is dropped."""
+    Celery AsyncResult; a question nobody picks up in SLEUTH_INFERENCE_TIMEOUT is dropped.
+
+    With `base_model` (a name on the operator's allowlist, never a customer's text) the
+    worker answers with that untrained model instead of the agent's trained weights, with
+    the agent's own settings (system prompt, limits) and index: the playground's base model."""
     from django.conf import settings
 
     from config.celery import app
@@ -83,6 +89,7 @@ def agent_chat_enqueue(agent, question: str, sampling: dict | None = None):
                 "checkpoint_id": agent.checkpoint_id,
                 "published_prefix": agent.published_prefix,
                 "index_prefix": agent.index_prefix,
+                **({"base_model": base_model} if base_model else {}),
             },
             "question": question,
             "sampling": sampling,

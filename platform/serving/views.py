@@ -56,7 +56,8 @@ def playground(request, run_id: int):
             "run": ground.run,
             "project": ground.run.project,
             "agent": ground.agent,
-            "form": PlaygroundForm(others=ground.others),
+            "agent_base": ground.base_label,
+            "form": PlaygroundForm(others=ground.others, base_label=ground.base_label),
             "question_max": play.QUESTION_MAX_CHARS,
             "feedback_set": play.FEEDBACK_SET,
         },
@@ -79,7 +80,7 @@ def _result(request, ground, ask_id: str, entry=None, error: str = "", status: i
 def playground_ask_view(request, run_id: int):
     """Queue the question; the answer is a fragment that polls for the result."""
     ground = play.playground_for(user=request.user, run_id=run_id)
-    form = PlaygroundForm(request.POST, others=ground.others)
+    form = PlaygroundForm(request.POST, others=ground.others, base_label=ground.base_label)
     if not form.is_valid():
         errors = "; ".join(e for field in form.errors.values() for e in field)
         return _result(request, ground, "", error=errors)

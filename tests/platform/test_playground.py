@@ -1,12 +1,17 @@
 """A succeeded run's playground on the real services: the owner asks its published agent a
 question through the pages, polls until a real inference worker has answered, and sees each
-search with its hits and the answer; side by side with the echo baseline or another of their
-agents; a thumbs-up or a corrected answer lands in the project's "From the playground"
-question set. Another customer gets 404 everywhere.
+search with its hits and the answer; side by side with the echo baseline, the untrained base
+model the run started from, or another of their agents; a thumbs-up or a corrected answer
+lands in the project's "From the playground" question set. Another customer gets 404
+everywhere.
 
-The agent is the tiny model test_api_chat.py trains and publishes (its module fixtures)."""
+The agent is the tiny model test_api_chat.py trains and publishes (its module fixtures); its
+base model is the same untrained tiny model (same seed), on the operator's allowlist of this
+module's inference worker."""
 
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import test_api_chat
@@ -18,13 +23,42 @@ from test_api_chat import QUESTION, publish_for
 from corpora.models import QuestionSet
 from corpora.services import project_create
 from runs.models import Checkpoint, Run
+from serving import inference
 from serving import playground as play
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
+from test_training_rl import tiny_model_folder  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-# test_api_chat's module fixtures, here too: the trained agent and the inference worker.
+# test_api_chat's module fixture, here too: the trained agent.
 trained_agent = test_api_chat.trained_agent
-inference_worker = test_api_chat.inference_worker
+
+
+@pytest.fixture(scope="module")
+def base_model(tmp_path_factory) -> str:
+    """The untrained tiny model the trained agent started from (the same seed, so the same
+    weights), as a model folder."""
+    return tiny_model_folder(tmp_path_factory.mktemp("base"))
+
+
+@pytest.fixture(scope="module")
+def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory, base_model):
+    """test_api_chat's inference worker, with the base model on its operator allowlist
+    (it checks a base model against it again before loading it)."""
+    folder = tmp_path_factory.mktemp("inference")
+    with (
+        django_db_blocker.unblock(),
+        test_api_chat.worker(
+            "test-inference",
+            "inference",
+            "threads",
+            folder / "worker.log",
+            SLEUTH_WORK_DIR=str(folder / "work"),
+            SLEUTH_ALLOWED_MODELS=f"default,{base_model}",
+        ) as process,
+    ):
+        yield process
 
 
 def unanswered_run(owner) -> Run:
@@ -238,6 +272,90 @@ def test_a_question_nobody_answers_in_time_says_so_and_stops_polling(alice, clie
     assert "hx-get" not in html
 
 
+def test_the_base_model_is_offered_from_the_operators_allowlist_only(alice, client, settings):
+    run = unanswered_run(alice)
+    Run.objects.filter(pk=run.pk).update(config={"model": "default"})
+    client.force_login(alice)
+    page = reverse("serving:playground", args=[run.pk])
+
+    offered = client.get(page).content.decode()
+    settings.SLEUTH_ALLOWED_MODELS = ["Qwen/Qwen3-4B-Instruct-2507"]  # the operator dropped it
+    withdrawn = client.get(page).content.decode()
+    refused = client.post(
+        reverse("serving:playground_ask", args=[run.pk]), {"question": "Q?", "compare": "base"}
+    ).content.decode()
+
+    assert 'value="base"' in offered and "the base model (SmolLM2-135M), untrained" in offered
+    assert 'value="base"' not in withdrawn and "untrained base" not in withdrawn
+    assert "Select a valid choice" in refused and "hx-get" not in refused
+    with pytest.raises(play.PlaygroundRefused, match="Pick a comparison"):
+        play.playground_ask(
+            user=alice,
+            playground=play.playground_for(user=alice, run_id=run.pk),
+            question="Q?",
+            compare="base",
+        )
+
+
+def test_a_model_name_or_path_a_customer_types_is_no_comparison(alice, client, monkeypatch):
+    run = unanswered_run(alice)
+    Run.objects.filter(pk=run.pk).update(config={"model": "default"})
+    queued = []
+    monkeypatch.setattr(play, "agent_chat_enqueue", lambda *a, **k: queued.append(k))
+    client.force_login(alice)
+
+    for typed in ("/tmp/model", "Qwen/Qwen3-4B-Instruct-2507", "default"):
+        response = client.post(
+            reverse("serving:playground_ask", args=[run.pk]), {"question": "Q?", "compare": typed}
+        )
+        assert "Select a valid choice" in response.content.decode()
+    ground = play.playground_for(user=alice, run_id=run.pk)
+    with pytest.raises(play.PlaygroundRefused, match="Pick a comparison"):
+        play.playground_ask(user=alice, playground=ground, question="Q?", compare="/tmp/model")
+
+    assert queued == []
+
+
+def test_the_base_model_is_asked_with_the_runs_model_and_the_agents_settings(
+    alice, client, monkeypatch
+):
+    """The base column queues the run's agent (its published settings and index) with the
+    model the run started from in place of its trained weights."""
+    run = unanswered_run(alice)
+    Run.objects.filter(pk=run.pk).update(config={"model": "default"})
+    queued = []
+
+    def enqueue(agent, question, sampling=None, *, base_model=None):
+        queued.append((agent, question, base_model))
+        return type("Result", (), {"id": f"task-{len(queued)}"})()
+
+    monkeypatch.setattr(play, "agent_chat_enqueue", enqueue)
+    ground = play.playground_for(user=alice, run_id=run.pk)
+
+    ask_id = play.playground_ask(user=alice, playground=ground, question="Q?", compare="base")
+
+    entry = play._entry(user=alice, playground=ground, ask_id=ask_id)
+    agent_column, base_column = entry["columns"]
+    assert queued == [(ground.agent, "Q?", None), (ground.agent, "Q?", "default")]
+    assert agent_column["kind"] == "agent" and agent_column["name"] == "filings-first"
+    assert base_column["kind"] == "base" and base_column["role"] == "comparison"
+    assert base_column["name"] == "base model: SmolLM2-135M, untrained"
+
+
+def test_the_inference_worker_refuses_a_base_model_off_the_allowlist(settings):
+    settings.SLEUTH_ALLOWED_MODELS = ["default"]
+    agent = {
+        "name": "filings-first",
+        "checkpoint_id": 1,
+        "published_prefix": "projects/1/runs/1/published/filings-first",
+        "index_prefix": "indexes/none",
+    }
+
+    for name in ("/etc/passwd-model", "someone/any-hub-model"):
+        with pytest.raises(inference.BaseModelRefused):  # before anything downloads
+            inference.load_agent({**agent, "base_model": name})
+
+
 # -- with the trained agent and a real inference worker --------------------------------------
 
 
@@ -317,3 +435,33 @@ def test_feedback_sent_twice_at_once_adds_the_question_once(alice):
 
     (question_set,) = QuestionSet.objects.filter(project=run.project)
     assert [q.answer for q in question_set.questions.all()] == ["7"]
+
+
+def test_the_untrained_base_model_answers_beside_the_agent_with_its_settings(
+    alice, client, agent_run, base_model, settings
+):
+    """The run started from the tiny untrained model: the base column is that model, run by
+    the inference worker with the agent's published settings (limits: 24 new tokens, one
+    result per search) on the agent's index."""
+    run = agent_run
+    settings.SLEUTH_ALLOWED_MODELS = ["default", base_model]
+    Run.objects.filter(pk=run.pk).update(config={"model": base_model})
+    client.force_login(alice)
+
+    page = client.get(reverse("serving:playground", args=[run.pk])).content.decode()
+    ask_id = ask(client, run, compare="base")
+    html = poll(client, reverse("serving:playground_result", args=[run.pk, ask_id]))
+    entry = play.playground_result(
+        user=alice, playground=play.playground_for(user=alice, run_id=run.pk), ask_id=ask_id
+    )
+
+    assert "the base model (tiny-model), untrained" in page
+    assert base_model not in page  # the operator's folder is not shown
+    agent, base = entry["columns"]
+    assert agent["status"] == "done" and agent["answer"] == "seven"
+    assert base["status"] == "done", base.get("error")
+    assert base["kind"] == "base" and base["name"] == "base model: tiny-model, untrained"
+    assert base["answer"] != "seven", "untrained, it has not learned the answer"
+    assert 0 < base["completion_tokens"] <= 24  # the agent's limit, not Limits()'s 512
+    assert all(len(search["results"]) <= 1 for search in base["searches"])
+    assert "base model: tiny-model, untrained" in html
