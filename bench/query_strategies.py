@@ -10,6 +10,8 @@ that had learnt it perfectly would get, and so what training can hope for.
   the first year it names (the scripted teacher's first search; `teacher.scope`).
 - scoped key terms: the scope and the question less its entity, years and the words most
   questions share (the teacher's refined search).
+- scoped question, then scoped key terms: both searches, always (the teacher refines only
+  when the first misses).
 - + statement name: a second search, the scope and the name of the financial statement
   the question names or implies ("consolidated statements of cash flows" for capex);
   a domain rule, here only to measure what knowing the right statement would add.
@@ -19,17 +21,27 @@ that had learnt it perfectly would get, and so what training can hope for.
 - teacher oracle: the scripted teacher's searches, whose page-kind search reads the golden
   page's heading itself (it knows the answer's page): an upper bound no student reaches.
 
-Usage: python bench/query_strategies.py [--index var/fb-index] [--k 1,2,3]
+With `--split-seed N`, the strategies are measured on the validation companies of that
+entity split (as `sleuth train --split-seed N` holds them back), with one more: the page
+kind *predicted* from the question, by a naive Bayes classifier over the question's key
+terms, trained on the training companies' questions and synthetic ones (`--synthetic`),
+each labelled with the teacher oracle's page-kind word. That is what a student could
+learn of the page kind from its training data, without a domain rule.
+
+Usage: python bench/query_strategies.py [--index var/fb-index] [--k 1,2,3] [--split-seed N]
 """
 
 import argparse
+import math
 import re
 import statistics
+from collections import Counter
 from pathlib import Path
 
 from workers.documents.evidence import map_evidence
-from workers.documents.questions import load_questions
-from workers.search.index import SearchIndex
+from workers.documents.questions import Question, load_questions, split_by_entity
+from workers.documents.synthesis import offline_questions
+from workers.search.index import SearchIndex, tokenize
 from workers.training.teacher import ScriptedTeacher
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,18 +81,80 @@ def within_statement(scope: str, question: str) -> str:
     return f"[{names} | {name.removeprefix('consolidated ')}] "
 
 
+def oracle_kind(teacher: ScriptedTeacher, q: Question) -> str | None:
+    """The first page-kind word of a golden page's heading whose filtered search of the key
+    terms shows a golden chunk: the label the teacher's page-kind search would use."""
+    golden = set(q.golden_chunk_ids)
+    names = teacher.scope(q).strip()[1:-1].strip()
+    terms = teacher.key_terms(q) or q.question
+    for chunk_id in sorted(golden):
+        for word in teacher.page_kind(chunk_id):
+            if golden & teacher._shown(f"[{names} | {word}] {terms}"):
+                return word
+    return None
+
+
+class KindPredictor:
+    """Multinomial naive Bayes from a question's key-term stems to a page-kind word."""
+
+    def __init__(self, teacher: ScriptedTeacher, labelled: list[tuple[Question, str]]):
+        self.teacher = teacher
+        self.kinds = Counter(kind for _, kind in labelled)
+        self.words = {kind: Counter() for kind in self.kinds}
+        for q, kind in labelled:
+            self.words[kind].update(self.features(q))
+        self.vocabulary = {w for counts in self.words.values() for w in counts}
+
+    def features(self, q: Question) -> set[str]:
+        return set(tokenize(self.teacher.key_terms(q) or q.question))
+
+    def __call__(self, q: Question) -> str:
+        def score(kind: str) -> float:
+            total = sum(self.words[kind].values()) + len(self.vocabulary)
+            return math.log(self.kinds[kind]) + sum(
+                math.log((self.words[kind][w] + 1) / total)
+                for w in self.features(q)
+                if w in self.vocabulary
+            )
+
+        return max(self.kinds, key=score)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", default=str(REPO / "var/fb-index"))
     parser.add_argument("--questions", default=str(QUESTIONS))
     parser.add_argument("--k", default="1,2,3")
+    parser.add_argument("--split-seed", type=int, help="measure on this split's validation")
+    parser.add_argument("--synthetic", type=int, default=1000, help="with --split-seed")
     args = parser.parse_args()
     index = SearchIndex.load(args.index)
     questions = load_questions(args.questions)
     map_evidence(questions, index.chunks)
-    questions = [q for q in questions if q.golden_chunk_ids]
     teacher = ScriptedTeacher(index, results_per_search=2)
-    teacher.learn_boilerplate(questions)
+    predicted_kind = None
+    if args.split_seed is None:
+        questions = [q for q in questions if q.golden_chunk_ids]
+        teacher.learn_boilerplate(questions)
+    else:
+        train, questions = split_by_entity(questions, 0.25, args.split_seed)
+        questions = [q for q in questions if q.golden_chunk_ids]
+        entities = {q.entity for q in train if q.entity}
+        synthetic = offline_questions(
+            [c for c in index.chunks if c.entity in entities], n=args.synthetic, seed=0
+        )
+        teacher.learn_boilerplate([*train, *synthetic])
+        labelled = [(q, oracle_kind(teacher, q)) for q in [*train, *synthetic]]
+        predictor = KindPredictor(teacher, [(q, k) for q, k in labelled if k])
+        predicted_kind = {q.id: predictor(q) for q in questions}
+        truth = {q.id: oracle_kind(teacher, q) for q in questions}
+        right = sum(truth[i] == predicted_kind[i] for i in truth if truth[i])
+        print(
+            f"split seed {args.split_seed}: page kinds labelled on {len(predictor.kinds)} "
+            f"kinds from {sum(predictor.kinds.values())} training and synthetic questions; "
+            f"predicted right for {right} of {sum(1 for k in truth.values() if k)} "
+            "validation questions with a labelled kind"
+        )
 
     def measure(queries_of, k: int) -> tuple[float, float]:
         recalls, shown = [], []
@@ -99,6 +173,10 @@ def main() -> None:
     strategies = {
         "scoped question": lambda q: [teacher.scope(q) + q.question],
         "scoped key terms": lambda q: [teacher.scope(q) + teacher.key_terms(q)],
+        "scoped question, then scoped key terms": lambda q: [
+            teacher.scope(q) + q.question,
+            teacher.scope(q) + teacher.key_terms(q),
+        ],
         "scoped question + statement name": lambda q: [
             teacher.scope(q) + q.question,
             *([teacher.scope(q) + statement(q.question)] if statement(q.question) else []),
@@ -110,6 +188,13 @@ def main() -> None:
             teacher.queries(q) or [teacher.scope(q) + q.question]
         ),
     }
+    if predicted_kind:
+
+        def within_predicted_kind(q: Question) -> list[str]:
+            names = teacher.scope(q).strip()[1:-1].strip()
+            return [f"[{names} | {predicted_kind[q.id]}] {teacher.key_terms(q) or q.question}"]
+
+        strategies["key terms within the predicted page kind"] = within_predicted_kind
     print(f"{len(questions)} questions with golden chunks, index {args.index}")
     print(f"{'strategy':<40} {'k':>2} {'recall':>7} {'chunks':>7} {'echo same':>10} {'ratio':>6}")
     for k in [int(x) for x in args.k.split(",")]:
