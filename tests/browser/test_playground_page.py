@@ -1,10 +1,12 @@
 """The playground in a real headless Chromium (issue 15): from a succeeded run's page the
 customer opens its playground, types a question, watches the agent's search (its query and
 the chunks it found) and then its answer appear beside the echo baseline, gives a
-thumbs-down with the correct answer and sees it added to "From the playground".
+thumbs-down with the correct answer and sees it added to "From the playground"; then the
+same question beside the untrained base model the run started from.
 
 The agent is the tiny model tests/platform/test_api_chat.py trains and publishes, answered by
-a real inference worker (that module's fixtures)."""
+a real inference worker (that module's fixtures; the worker's allowlist holds the untrained
+tiny model, the agent's base)."""
 
 import sys
 from pathlib import Path
@@ -16,13 +18,37 @@ from corpora.models import QuestionSet
 from runs.models import Run
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
+sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
 import test_api_chat  # noqa: E402
 from test_api_chat import QUESTION, publish_for  # noqa: E402
+from test_training_rl import tiny_model_folder  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 trained_agent = test_api_chat.trained_agent
-inference_worker = test_api_chat.inference_worker
+
+
+@pytest.fixture(scope="module")
+def base_model(tmp_path_factory) -> str:
+    """The untrained tiny model the agent started from (same seed, same weights)."""
+    return tiny_model_folder(tmp_path_factory.mktemp("base"))
+
+
+@pytest.fixture(scope="module")
+def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory, base_model):
+    folder = tmp_path_factory.mktemp("inference")
+    with (
+        django_db_blocker.unblock(),
+        test_api_chat.worker(
+            "test-inference",
+            "inference",
+            "threads",
+            folder / "worker.log",
+            SLEUTH_WORK_DIR=str(folder / "work"),
+            SLEUTH_ALLOWED_MODELS=f"default,{base_model}",
+        ) as process,
+    ):
+        yield process
 
 
 @pytest.fixture
@@ -82,3 +108,23 @@ def test_ask_watch_the_search_and_answer_then_correct_it(
         "Too many questions"
     )
     assert blocked == []
+
+
+def test_the_same_question_beside_the_untrained_base_model(
+    page, live_server, log_in, agent_run, base_model, settings
+):
+    settings.SLEUTH_ALLOWED_MODELS = ["default", base_model]
+    Run.objects.filter(pk=agent_run.pk).update(config={"model": base_model})
+    log_in()
+    page.goto(f"{live_server.url}/runs/{agent_run.pk}/playground/")
+
+    page.get_by_label("Question").fill(QUESTION)
+    page.get_by_label("Side by side with").select_option("base")
+    page.get_by_role("button", name="Ask").click()
+
+    agent = page.locator('.playground-column[data-role="agent"]')
+    base = page.locator('.playground-column[data-role="comparison"]')
+    expect(agent.locator(".playground-answer-text")).to_have_text("seven", timeout=120_000)
+    expect(base.locator("h3")).to_have_text("base model: tiny-model, untrained")
+    expect(base.locator(".playground-usage")).to_contain_text("completion tokens", timeout=120_000)
+    expect(base.locator(".playground-answer-text")).not_to_have_text("seven")
