@@ -18,15 +18,40 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
 @pytest.fixture(scope="session")
-def celery_worker(django_db_setup, django_db_blocker):
-    """A real Celery worker process on the real broker, using the test database."""
+def tiny_model_path(tmp_path_factory) -> Path:
+    """Where the suite's tiny model folder lives (built by the `tiny_model` fixture)."""
+    return tmp_path_factory.getbasetemp() / "suite-models" / "tiny-model"
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_model_path) -> str:
+    """The tiny randomly initialized model that runs in the suite train, as a model folder.
+    The suite's worker (celery_worker) has it on its operator allowlist; a test that starts a
+    run with it puts it on this process's list too (knob("SLEUTH_ALLOWED_MODELS", …))."""
+    sys.path.insert(0, str(REPO_ROOT / "tests" / "engine"))
+    from test_training_rl import tiny_model_folder
+
+    if not tiny_model_path.exists():
+        tiny_model_path.parent.mkdir(parents=True, exist_ok=True)
+        assert tiny_model_folder(tiny_model_path.parent) == str(tiny_model_path)
+    return str(tiny_model_path)
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker, tiny_model_path):
+    """A real Celery worker process on the real broker, using the test database. Its operator
+    allowlist is the test settings' one plus the suite's tiny model (workers check a run's
+    model against it again before loading it)."""
     from django.db import connection
+
+    from runs.services import allowed_models
 
     with django_db_blocker.unblock():
         database_name = connection.settings_dict["NAME"]
     database_url = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + database_name
     env = {
         **os.environ,
+        "SLEUTH_ALLOWED_MODELS": ",".join([*allowed_models(), str(tiny_model_path)]),
         "DATABASE_URL": database_url,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         "PYTHONUNBUFFERED": "1",
@@ -201,10 +226,12 @@ def mail_queue(settings):
 def knob(monkeypatch, settings):
     """knob(NAME, value): a Sleuth setting for this test, both in this process (Django's
     settings, which the platform reads) and in the worker processes it starts (their
-    environment, from which their settings are read)."""
+    environment, from which their settings are read). A list goes to the environment
+    comma-separated, as a list setting is read (SLEUTH_ALLOWED_MODELS)."""
 
     def set_knob(name: str, value) -> None:
         setattr(settings, name, value)
-        monkeypatch.setenv(name, str(value))
+        text = ",".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+        monkeypatch.setenv(name, text)
 
     return set_knob

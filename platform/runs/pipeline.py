@@ -26,7 +26,14 @@ from . import artifacts
 from .lease import Heartbeat, LeaseLost, fenced
 from .metric_stream import MetricStream, restore_checkpoint
 from .models import Checkpoint, Run, RunMetric
-from .services import JudgeRejected, checkpoints_prune, judge_build, run_event_add
+from .services import (
+    JudgeRejected,
+    allowed_models,
+    checkpoints_prune,
+    judge_build,
+    model_key,
+    run_event_add,
+)
 from .stage import (
     StageFailed,
     handoff,
@@ -150,6 +157,20 @@ def _load_questions(run: Run, folder: Path):
     return load_questions(folder / "train.jsonl"), load_questions(folder / "val.jsonl")
 
 
+def allowed_model(run: Run, config: TrainConfig) -> str:
+    """The run's model, checked against the operator's allowlist again on the worker, before
+    anything loads it: a run's stored settings may have been edited in the database, come
+    from the API, or predate a change of the list, and a hub id or a path named there would
+    otherwise load on a shared worker (issue 14.4)."""
+    if model_key(config.model) not in allowed_models():
+        logger.warning("run %s: model %r is not on the allowlist; not loaded", run.pk, config.model)
+        raise StageFailed(
+            f"The model {str(config.model)[:100]!r} is not offered on this platform. Start the "
+            "run again with one of the models the run form offers."
+        )
+    return config.model
+
+
 def run_train(*, run_id: int) -> Run | None:
     """Cold start + RL with the engine's trainer; metrics and samples stream into Postgres,
     checkpoints go to S3. A run taken over from a dead worker resumes from its last
@@ -160,6 +181,7 @@ def run_train(*, run_id: int) -> Run | None:
         from workers.training.rl import StopRequested, train
 
         config = TrainConfig.from_dict(run.config)
+        allowed_model(run, config)  # before any download or load
         out_dir = artifacts.work_dir() / f"run-{run.pk}-{heartbeat.owner.replace(':', '-')}"
         shutil.rmtree(out_dir, ignore_errors=True)
         try:
@@ -323,6 +345,7 @@ def run_evaluate(*, run_id: int) -> Run | None:
         from workers.documents.evidence import map_evidence
 
         config = TrainConfig.from_dict(run.config)
+        allowed_model(run, config)  # the base model is loaded as a baseline
         with tempfile.TemporaryDirectory(dir=artifacts.work_dir()) as folder:
             final_dir = artifacts.download_folder(_final_prefix(run), Path(folder) / "final")
             _, val_qs = _load_questions(run, Path(folder) / "questions")

@@ -11,7 +11,6 @@ shared cores. Screenshots of every main page are saved to test-artifacts/journey
 import json
 import os
 import re
-import sys
 import tarfile
 from pathlib import Path
 
@@ -19,9 +18,6 @@ import pytest
 from playwright.sync_api import expect
 
 from runs.models import Run
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_training_rl import tiny_model_folder  # noqa: E402
 
 DEFAULT_MODEL = os.environ.get("SLEUTH_JOURNEY") == "1"
 
@@ -49,12 +45,13 @@ def test_waitlist_to_a_trained_checkpoint_in_the_browser(
     mailoutbox,
     django_user_model,
     celery_worker,
+    tiny_model,
     wait_for_uploads,
     tmp_path,
     settings,
 ):
     # The operator offers the tiny model beside the default (no customer can type a path).
-    tiny_model = tiny_model_folder(tmp_path)
+    # The suite's worker has the tiny model on its allowlist too (it checks it again).
     settings.SLEUTH_ALLOWED_MODELS = ["default", tiny_model]
     # A visitor joins the waitlist.
     page.goto(live_server.url)

@@ -59,7 +59,7 @@ def test_a_run_cancelled_in_the_middle_of_a_step_ends_cancelled_within_seconds(
     celery_worker, alice, tmp_path, knob, settings
 ):
     model = tiny_model_folder(tmp_path)
-    settings.SLEUTH_ALLOWED_MODELS = ["default", model]
+    knob("SLEUTH_ALLOWED_MODELS", ["default", model])
     for key, value in QUEUES.items():
         knob(key, value)
     log, marker = tmp_path / "worker.log", tmp_path / "decoding"

@@ -39,7 +39,7 @@ def test_a_run_prepared_on_one_machine_trained_on_another_resumes_on_the_first(
     celery_worker, alice, tmp_path, knob, settings
 ):
     model = tiny_model_folder(tmp_path)
-    settings.SLEUTH_ALLOWED_MODELS = ["default", model]
+    knob("SLEUTH_ALLOWED_MODELS", ["default", model])
     for key, value in QUEUES.items():
         knob(key, value)
     disk_a, disk_b = tmp_path / "machine-a", tmp_path / "machine-b"

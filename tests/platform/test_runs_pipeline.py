@@ -26,7 +26,7 @@ from runs.selectors import checkpoint_download_url, run_metric_series
 from runs.services import run_create
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_training_rl import FACTS, FILLER, tiny_model_folder  # noqa: E402
+from test_training_rl import FACTS, FILLER, tiny_model_folder  # noqa: E402, F401 (re-exported)
 
 TINY_OPTIONS = {
     "steps": 2,
@@ -88,9 +88,9 @@ def finished(run: Run, timeout: float = 600) -> Run:
 
 @pytest.mark.django_db(transaction=True)
 def test_uploaded_documents_and_questions_become_a_published_model_that_answers(
-    celery_worker, alice, tmp_path, settings
+    celery_worker, tiny_model, alice, tmp_path, settings
 ):
-    model = tiny_model_folder(tmp_path)
+    model = tiny_model  # on the suite worker's allowlist (it checks it again)
     settings.SLEUTH_ALLOWED_MODELS = ["default", model]  # the operator's allowlist, plus it
     project = project_create(owner=alice, name="Toy filings")
     upload_corpus(project)

@@ -67,7 +67,7 @@ def test_a_run_whose_worker_is_killed_resumes_on_another_from_its_last_checkpoin
     celery_worker, alice, tmp_path, knob, settings
 ):
     model = tiny_model_folder(tmp_path)
-    settings.SLEUTH_ALLOWED_MODELS = ["default", model]  # the operator's allowlist, plus it
+    knob("SLEUTH_ALLOWED_MODELS", ["default", model])  # the operator's allowlist, plus it
     for key, value in QUEUES.items():
         knob(key, value)
     first = start_worker("first", tmp_path / "first.log")

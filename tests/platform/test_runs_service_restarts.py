@@ -52,7 +52,7 @@ OUTAGE_CAP_SECONDS = 90  # the longest a service stays down waiting for the run 
 DOWN_SECONDS = 3  # the shortest: a restart, not a blink
 
 
-def start_worker(tmp: Path) -> subprocess.Popen:
+def start_worker(tmp: Path, model: str) -> subprocess.Popen:
     from django.db import connection
 
     database = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + connection.settings_dict["NAME"]
@@ -60,6 +60,7 @@ def start_worker(tmp: Path) -> subprocess.Popen:
         **os.environ,
         **QUEUES,
         **LEASE,
+        "SLEUTH_ALLOWED_MODELS": f"default,{model}",  # the worker checks it again
         "SLEUTH_TEST_STEP_JOURNAL": str(tmp / "steps.jsonl"),
         "SLEUTH_TEST_STEP_SECONDS": STEP_SECONDS,
         "DATABASE_URL": database,
@@ -85,7 +86,7 @@ class Trainer:
     def __init__(self, folder: Path):
         self.folder = folder
         self.model = tiny_model_folder(folder)
-        self.process = start_worker(folder)
+        self.process = start_worker(folder, self.model)
 
     @property
     def log(self) -> str:

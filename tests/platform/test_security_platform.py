@@ -138,6 +138,39 @@ def test_the_run_service_refuses_a_model_that_is_not_allowed(alice, settings):
     assert run.config["model"] == "/srv/models/tiny"
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("stage", ["training", "evaluating"])
+@pytest.mark.parametrize("model", ["evil/model", "/root/.cache/huggingface/hub/any"])
+def test_a_worker_refuses_a_model_off_the_allowlist_and_loads_nothing(
+    training_run, stage, model, monkeypatch
+):
+    """Defence in depth: a run whose stored settings name a model the operator does not offer
+    (edited in the database, or sent some other way than the form and the API) fails on the
+    worker before anything is downloaded or loaded."""
+    import workers.agent.models
+    from runs import artifacts, pipeline
+    from runs.models import Run
+
+    touched = []
+    for owner, name in [
+        (workers.agent.models, "load_model"),
+        (workers.agent.models, "resolve_model_path"),
+        (artifacts, "download_folder"),
+        (pipeline, "restore_checkpoint"),
+        (pipeline, "evaluate"),
+    ]:
+        monkeypatch.setattr(owner, name, lambda *a, _name=name, **k: touched.append(_name))
+    run = training_run
+    Run.objects.filter(pk=run.pk).update(config={**run.config, "model": model}, status=stage)
+
+    stage_service = pipeline.run_train if stage == "training" else pipeline.run_evaluate
+    finished = stage_service(run_id=run.pk)
+
+    assert finished.status == Run.Status.FAILED
+    assert f"The model {model!r} is not offered on this platform" in finished.status_reason
+    assert touched == []
+
+
 @pytest.mark.parametrize(
     ("allow", "expected"), [(None, "1"), ("1", "unset")], ids=["default", "operator-allows"]
 )
