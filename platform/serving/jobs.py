@@ -83,19 +83,19 @@ def _timestamp(moment: datetime | None) -> int | None:
     return int(moment.timestamp()) if moment else None
 
 
-def _is_id(text: str) -> bool:
+def is_id(text: str) -> bool:
     """ASCII digits that fit a bigint ("²" and "٣" are digits to isdigit, not to int)."""
     return text.isascii() and text.isdecimal() and len(text) <= 18
 
 
 def _number(ident: str, prefix: str, what: str) -> int:
     rest = ident.removeprefix(prefix) if ident.startswith(prefix) else ""
-    if not _is_id(rest):
+    if not is_id(rest):
         raise _not_found(what, ident)
     return int(rest)
 
 
-def _limit(limit: int | None, default: int, most: int = MAX_LIMIT) -> int:
+def page_limit(limit: int | None, default: int, most: int = MAX_LIMIT) -> int:
     if limit is None:
         return default
     if not 1 <= limit <= most:
@@ -103,7 +103,7 @@ def _limit(limit: int | None, default: int, most: int = MAX_LIMIT) -> int:
     return limit
 
 
-def _page(rows: list, limit: int, shape) -> dict:
+def list_page(rows: list, limit: int, shape) -> dict:
     data = [shape(row) for row in rows[:limit]]
     return {
         "object": "list",
@@ -121,7 +121,7 @@ def project_for(*, user, project: str | None) -> Project:
     """The caller's project `project` names (an id), else their most recent one."""
     mine = projects_for_user(user=user).order_by("-created_at", "-pk")
     if project:
-        found = mine.filter(pk=int(project)).first() if _is_id(str(project)) else None
+        found = mine.filter(pk=int(project)).first() if is_id(str(project)) else None
         if found is None:
             raise JobsError(404, f"No such project: {project!r}.", "project_not_found", "project")
         return found
@@ -229,7 +229,7 @@ def files_list(
     *, user, project: str | None, purpose: str | None, after: str | None, limit: int | None
 ) -> dict:
     """The caller's files, newest first: question sets and documents together."""
-    limit = _limit(limit, 10_000, most=10_000)
+    limit = page_limit(limit, 10_000, most=10_000)
     question_sets, documents = _question_sets(user), _documents(user)
     if project:
         chosen = project_for(user=user, project=project)
@@ -249,7 +249,7 @@ def files_list(
         if after not in ids:
             raise _not_found("file", after)
         files = files[ids.index(after) + 1 :]
-    return _page(files, limit, lambda f: f)
+    return list_page(files, limit, lambda f: f)
 
 
 # Fine-tuning jobs
@@ -438,7 +438,7 @@ def job_get(*, user, job_id: str) -> dict:
 
 def jobs_list(*, user, project: str | None, after: str | None, limit: int | None) -> dict:
     """The caller's jobs, newest first; `after` a job id of the previous page."""
-    limit = _limit(limit, 20)
+    limit = page_limit(limit, 20)
     runs = Run.objects.filter(project__owner=user).select_related("project")
     if project:
         runs = runs.filter(project=project_for(user=user, project=project))
@@ -449,7 +449,7 @@ def jobs_list(*, user, project: str | None, after: str | None, limit: int | None
         )
     rows = list(runs.order_by("-created_at", "-pk")[: limit + 1])
     agents = _agent_names(user) if any(r.status == Run.Status.SUCCEEDED for r in rows) else {}
-    return _page(rows, limit, lambda run: _job(run, agents))
+    return list_page(rows, limit, lambda run: _job(run, agents))
 
 
 def job_cancel(*, user, job_id: str) -> dict:
@@ -476,21 +476,21 @@ def _event(event: RunEvent) -> dict:
 def job_events(*, user, job_id: str, after: str | None, limit: int | None) -> dict:
     """The run's events, newest first (as OpenAI lists them); `after` an event id."""
     run = _run_for(user, job_id)
-    limit = _limit(limit, 20)
+    limit = page_limit(limit, 20)
     events = run.events.all()
     if after:
         cursor = events.filter(pk=_number(after, "ftevent-", "event")).first()
         if cursor is None:
             raise _not_found("event", after)
         events = events.filter(Q(at__lt=cursor.at) | Q(at=cursor.at, pk__lt=cursor.pk))
-    return _page(list(events.order_by("-at", "-pk")[: limit + 1]), limit, _event)
+    return list_page(list(events.order_by("-at", "-pk")[: limit + 1]), limit, _event)
 
 
 def job_checkpoints(*, user, job_id: str, after: str | None, limit: int | None) -> dict:
     """The run's checkpoints, latest step first, with the step's validation numbers and its
     training metrics where they were recorded."""
     run = _run_for(user, job_id)
-    limit = _limit(limit, 10)
+    limit = page_limit(limit, 10)
     checkpoints = Checkpoint.objects.filter(run=run)
     if after:
         cursor = checkpoints.filter(pk=_number(after, "ftckpt-", "checkpoint")).first()
@@ -521,4 +521,4 @@ def job_checkpoints(*, user, job_id: str, after: str | None, limit: int | None) 
             "is_final": checkpoint.is_final,
         }
 
-    return _page(rows, limit, shape)
+    return list_page(rows, limit, shape)

@@ -49,7 +49,7 @@ from runs.selectors import (
     run_metric_rows,
 )
 
-from .jobs import JobsError, _is_id, _limit, _page
+from .jobs import JobsError, is_id, list_page, page_limit
 
 router = Router(tags=["Sleuth"])
 
@@ -72,7 +72,7 @@ def _pk(ident: str, what: str, *prefixes: str) -> int:
         if ident.startswith(prefix):
             ident = ident.removeprefix(prefix)
             break
-    if not _is_id(ident):
+    if not is_id(ident):
         raise _not_found(what, ident)
     return int(ident)
 
@@ -123,9 +123,9 @@ def _annotated(user, project: Project) -> Project:
 @router.get("/projects")
 def projects_list(request, after: str | None = None, limit: int | None = None):
     """Your projects, newest first."""
-    limit = _limit(limit, DEFAULT_LIMIT)
+    limit = page_limit(limit, DEFAULT_LIMIT)
     rows = _newest_first(projects_for_user(user=request.user), after, limit, "project")
-    return _page(rows, limit, _project)
+    return list_page(rows, limit, _project)
 
 
 class ProjectCreate(Schema):
@@ -185,11 +185,11 @@ def _document(document: Document) -> dict:
 def documents_list(request, project_id: str, after: str | None = None, limit: int | None = None):
     """The project's documents, newest first."""
     project = _project_for(request.user, project_id)
-    limit = _limit(limit, DEFAULT_LIMIT)
+    limit = page_limit(limit, DEFAULT_LIMIT)
     rows = _newest_first(
         documents_for_project(project=project), after, limit, "document", "file-doc-"
     )
-    return _page(rows, limit, _document)
+    return list_page(rows, limit, _document)
 
 
 @router.get("/projects/{project_id}/documents/{document_id}")
@@ -233,11 +233,11 @@ def question_sets_list(
 ):
     """The project's question sets, newest first."""
     project = _project_for(request.user, project_id)
-    limit = _limit(limit, DEFAULT_LIMIT)
+    limit = page_limit(limit, DEFAULT_LIMIT)
     rows = _newest_first(
         question_sets_for_project(project=project), after, limit, "question set", "file-"
     )
-    return _page(rows, limit, _question_set)
+    return list_page(rows, limit, _question_set)
 
 
 @router.get("/projects/{project_id}/question_sets/{question_set_id}")
@@ -280,7 +280,7 @@ def runs_metrics(
     `active` says whether the run may log more: poll with the last step until it is false."""
     run = _run_for(request.user, run_id)
     active = run.is_active  # read first: a run seen ended has written all its metrics
-    limit = _limit(limit, METRICS_DEFAULT_LIMIT, most=METRICS_MAX_LIMIT)
+    limit = page_limit(limit, METRICS_DEFAULT_LIMIT, most=METRICS_MAX_LIMIT)
     if since is not None and since < 0:
         raise JobsError(400, "since must be a step number, e.g. since=120.", param="since")
     start = since
@@ -288,7 +288,7 @@ def runs_metrics(
         step = _pk(after, "metric", "step-")
         start = step if start is None else max(start, step)
     rows = list(run_metric_rows(run=run, since=start)[: limit + 1])
-    return _page(rows, limit, _metric) | {"active": active}
+    return list_page(rows, limit, _metric) | {"active": active}
 
 
 @router.get("/runs/{run_id}/checkpoints/{checkpoint_id}/download")
