@@ -11,6 +11,13 @@ An agent is its published folder (model files and `agent.json`, downloaded from 
 per machine) plus the project index its run searched (workers.search.store.IndexCache).
 The cache key holds the checkpoint id and the folder's prefix, both immutable.
 
+An agent trained with LoRA whose published folder keeps its adapter (`adapter/`) and whose
+base model (agent.json's `base_model`) is on the operator's allowlist shares that base:
+the base loads once per process (`SharedBases`, by model key) and each such agent's
+adapter attaches to it by name (peft). One adapter is active at a time, so the agents on
+one base answer one at a time (they hold the base's lock); the cache counts the base once.
+Other agents load whole, their merged weights.
+
 The playground's base model is an agent too: the run's published settings (system prompt,
 limits) and index with the untrained model the run started from (`base_model`, checked
 against the operator's allowlist here again before it loads), cached under its own key.
@@ -39,12 +46,32 @@ class LoadedAgent:
     engine: object  # workers.agent.hf_engine.HFRolloutEngine
     index: object  # workers.search.index.SearchIndex
     limits: object  # workers.agent.trajectory.Limits, as trained
-    lock: threading.Lock
+    lock: threading.Lock  # a shared base's lock for an agent on one
     load_seconds: float
+    shared: SharedBase | None = None  # the base model its adapter is attached to
+    adapter: str | None = None  # the adapter's name on that base
+
+    @property
+    def model_key(self) -> object:
+        """What it holds in memory, as the cache's capacity counts: a shared base once."""
+        return ("base", self.shared.key) if self.shared else ("agent", id(self))
+
+    def activate(self) -> bool:
+        """Make this agent's adapter the active one (under `lock`); False once it was taken
+        off its base (evicted while a request waited for it)."""
+        if self.shared is None:
+            return True
+        return self.shared.activate(self.adapter)
+
+    def release(self) -> None:
+        """Called when the cache lets it go: take its adapter off the shared base."""
+        if self.shared is not None:
+            self.shared.detach(self.adapter)
 
 
 class AgentCache:
-    """At most `capacity` loaded agents; the least recently used one goes first."""
+    """At most `capacity` loaded models (agents, a base shared by several agents counted
+    once); the least recently used agent goes first, until the models fit."""
 
     def __init__(self, capacity: int, load: Callable[[dict], LoadedAgent]):
         self.capacity = max(capacity, 1)
@@ -53,6 +80,11 @@ class AgentCache:
         self._lock = threading.Lock()
         self._loading: dict[tuple, threading.Lock] = {}
         self.loads = 0
+
+    def models(self) -> int:
+        """How many models the cached agents hold (a shared base once)."""
+        with self._lock:
+            return len({loaded.model_key for loaded in self._agents.values()})
 
     def get(self, agent: dict) -> tuple[LoadedAgent, bool]:
         """The loaded agent and whether it was loaded by this call."""
@@ -68,13 +100,103 @@ class AgentCache:
                     self._agents.move_to_end(key)
                     return self._agents[key], False
             loaded = self._load(agent)
+            evicted = []
             with self._lock:
                 self.loads += 1
                 self._agents[key] = loaded
-                while len(self._agents) > self.capacity:
-                    self._agents.popitem(last=False)
+                while len({a.model_key for a in self._agents.values()}) > self.capacity:
+                    evicted.append(self._agents.popitem(last=False)[1])
                 self._loading.pop(key, None)
+            for gone in evicted:  # outside the cache's lock: it may wait for a shared base
+                gone.release()
             return loaded, True
+
+
+class SharedBase:
+    """One base model loaded once, with the adapters of the agents trained from it attached
+    by name; `lock` is held by whoever generates with it (one adapter is active at a time)
+    or changes its adapters. `users` counts the loaded agents per adapter: an agent loaded
+    again before its evicted copy let go keeps its adapter."""
+
+    def __init__(self, key: str, name: str, owner: SharedBases):
+        self.key, self.name, self._owner = key, name, owner
+        self.lock = threading.Lock()
+        self.model = None  # the PeftModel, once the first adapter is attached
+        self.tokenizer = None
+        self.users: dict[str, int] = {}  # guarded by the owner's lock
+
+    def _load(self, adapter: str, path: Path, load_base: Callable[[str], tuple]) -> None:
+        from peft import PeftModel
+
+        with self.lock:
+            if self.model is None:
+                base, self.tokenizer = load_base(self.name)
+                self.model = PeftModel.from_pretrained(base, str(path), adapter_name=adapter)
+            elif adapter not in self.model.peft_config:
+                self.model.load_adapter(str(path), adapter_name=adapter)
+            self.model.eval()
+
+    def activate(self, adapter: str) -> bool:
+        """Make `adapter` the active one (the caller holds `lock`); False once it is off."""
+        with self._owner._lock:
+            if adapter not in self.users:
+                return False
+        if adapter not in self.model.peft_config:
+            return False
+        if self.model.active_adapter != adapter:
+            self.model.set_adapter(adapter)
+        return True
+
+    def detach(self, adapter: str) -> None:
+        """One agent on `adapter` fewer; the adapter goes with its last agent, and the base
+        goes from this process's shared bases with its last adapter (its memory with the
+        last reference)."""
+        with self.lock, self._owner._lock:
+            left = self.users.get(adapter, 0) - 1
+            if left > 0:
+                self.users[adapter] = left
+                return
+            self.users.pop(adapter, None)
+            if not self.users:
+                if self._owner._bases.get(self.key) is self:
+                    del self._owner._bases[self.key]
+            elif self.model is not None and adapter in self.model.peft_config:
+                self.model.delete_adapter(adapter)
+
+
+class SharedBases:
+    """The shared base models of one process, by model key (runs.services.model_key)."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._bases: dict[str, SharedBase] = {}
+
+    def attach(
+        self, name: str, adapter: str, path: Path, load_base: Callable[[str], tuple]
+    ) -> SharedBase:
+        """The shared base `name` (loaded by `load_base` the first time) with the adapter in
+        `path` attached as `adapter`."""
+        from runs.services import model_key
+
+        key = model_key(name)
+        with self._lock:
+            shared = self._bases.get(key)
+            if shared is None:
+                shared = self._bases[key] = SharedBase(key, name, self)
+            shared.users[adapter] = shared.users.get(adapter, 0) + 1
+        try:
+            shared._load(adapter, path, load_base)
+        except BaseException:
+            shared.detach(adapter)
+            raise
+        return shared
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._bases)
+
+
+shared_bases = SharedBases()
 
 
 def _published_folder(prefix: str) -> Path:
@@ -117,15 +239,37 @@ def _base_model(agent: dict) -> str | None:
     return name
 
 
+def _shared_base(folder: Path, agent_settings) -> str | None:
+    """The base model a published LoRA agent can share: its adapter is in the folder and the
+    base it was trained from is on the operator's allowlist; else None (it loads whole)."""
+    from runs.services import allowed_models, model_key
+    from workers.agent.settings import adapter_folder
+
+    if agent_settings is None or not agent_settings.base_model or adapter_folder(folder) is None:
+        return None
+    return (
+        agent_settings.base_model
+        if model_key(agent_settings.base_model) in allowed_models()
+        else None
+    )
+
+
+def _adapter_name(agent: dict) -> str:
+    """A name for the agent's adapter on its base (a module key: no dots)."""
+    key = f"{agent['checkpoint_id']}:{agent['published_prefix']}"
+    return "agent_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
 def load_agent(agent: dict) -> LoadedAgent:
     """Load a published agent's model, its settings and its index (with `base_model`, that
-    untrained model in place of the agent's trained weights, with the same settings)."""
+    untrained model in place of the agent's trained weights, with the same settings; a LoRA
+    agent whose base is allowed, its adapter on that base shared with the others)."""
     import torch
 
     from corpora.indexing import load_index
     from workers.agent.hf_engine import HFRolloutEngine
     from workers.agent.models import load_model
-    from workers.agent.settings import read_agent_settings
+    from workers.agent.settings import adapter_folder, read_agent_settings
     from workers.agent.trajectory import Limits
 
     started = time.perf_counter()
@@ -134,7 +278,19 @@ def load_agent(agent: dict) -> LoadedAgent:
     agent_settings = read_agent_settings(folder)
     limits = agent_settings.limits if agent_settings else Limits()
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    model, tokenizer = load_model(base_model or str(folder), device=device)
+    shared_name = None if base_model else _shared_base(folder, agent_settings)
+    shared = adapter = None
+    if shared_name:
+        adapter = _adapter_name(agent)
+        shared = shared_bases.attach(
+            shared_name,
+            adapter,
+            adapter_folder(folder),
+            lambda name: load_model(name, device=device),
+        )
+        model, tokenizer = shared.model, shared.tokenizer
+    else:
+        model, tokenizer = load_model(base_model or str(folder), device=device)
     index = load_index(agent["index_prefix"])
     engine = HFRolloutEngine(
         model,
@@ -149,8 +305,10 @@ def load_agent(agent: dict) -> LoadedAgent:
         engine=engine,
         index=index,
         limits=limits,
-        lock=threading.Lock(),
+        lock=shared.lock if shared else threading.Lock(),
         load_seconds=time.perf_counter() - started,
+        shared=shared,
+        adapter=adapter,
     )
 
 
@@ -208,20 +366,26 @@ def agent_answer(
     from workers.agent.trajectory import SamplingParams
 
     started = time.perf_counter()
-    loaded, was_loaded = agent_cache().get(agent)
-    limits = loaded.limits
-    if max_tokens is not None:
-        limits = replace(limits, max_new_tokens=max(1, min(max_tokens, limits.max_new_tokens)))
-    tool = _ReportingTool(loaded.index, on_search)
-    with loaded.lock:
-        engine = loaded.engine
-        engine.tool, engine.limits = tool, limits
-        try:
-            (trajectory,) = engine.rollout(
-                [question], SamplingParams(temperature=temperature, seed=seed)
-            )
-        finally:
-            engine.tool = loaded.index
+    for _ in range(3):  # an agent on a shared base evicted while this waited: get it again
+        loaded, was_loaded = agent_cache().get(agent)
+        limits = loaded.limits
+        if max_tokens is not None:
+            limits = replace(limits, max_new_tokens=max(1, min(max_tokens, limits.max_new_tokens)))
+        tool = _ReportingTool(loaded.index, on_search)
+        with loaded.lock:
+            if not loaded.activate():
+                continue
+            engine = loaded.engine
+            engine.tool, engine.limits = tool, limits
+            try:
+                (trajectory,) = engine.rollout(
+                    [question], SamplingParams(temperature=temperature, seed=seed)
+                )
+            finally:
+                engine.tool = loaded.index
+            break
+    else:
+        raise RuntimeError("the agent was evicted from the inference cache three times running")
     return {
         "answer": trajectory.answer,
         "finish_reason": trajectory.finish_reason,

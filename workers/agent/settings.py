@@ -2,7 +2,10 @@
 
 `agent.json` in a model folder (every checkpoint, the final model, the published bundle's
 `agent/`) holds the protocol version, the system prompt and the limits the agent was
-trained under: turns, model tokens, results per search and the result-token budget.
+trained under: turns, model tokens, results per search and the result-token budget, and
+the base model the run started from (`base_model`, the run's model name). A run trained
+with LoRA keeps its adapter beside the merged weights (`adapter/`, peft's folder): the
+inference worker then loads that base once and attaches each such agent's adapter to it.
 Evaluating a checkpoint under other limits than it was trained with measures something
 else than the agent, so `sleuth eval` and the bundled `run_agent.py` read them.
 """
@@ -17,6 +20,7 @@ from workers.agent.protocol import SYSTEM_PROMPT
 from workers.agent.trajectory import Limits
 
 AGENT_SETTINGS_FILE = "agent.json"
+ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged model
 # Bumped when the tags, the results format or the prompt's meaning change.
 # 2: a page filter after a bar in the brackets ("[3M 2018 | cash] capex").
 PROTOCOL_VERSION = 2
@@ -27,23 +31,34 @@ class AgentSettings:
     limits: Limits
     system_prompt: str = SYSTEM_PROMPT
     protocol: int = PROTOCOL_VERSION
+    base_model: str | None = None  # the model the run started from, as its config names it
 
     def to_dict(self) -> dict:
         return {
             "protocol": self.protocol,
             "system_prompt": self.system_prompt,
             "limits": asdict(self.limits),
+            **({"base_model": self.base_model} if self.base_model else {}),
         }
 
 
-def write_agent_settings(folder: str | Path, limits: Limits | dict) -> Path:
-    """Write `folder/agent.json` for an agent trained under `limits`."""
+def write_agent_settings(
+    folder: str | Path, limits: Limits | dict, *, base_model: str | None = None
+) -> Path:
+    """Write `folder/agent.json` for an agent trained under `limits` from `base_model`."""
     if isinstance(limits, dict):
         limits = Limits(**limits)
     path = Path(folder) / AGENT_SETTINGS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(AgentSettings(limits).to_dict(), indent=2))
+    settings = AgentSettings(limits, base_model=base_model or None)
+    path.write_text(json.dumps(settings.to_dict(), indent=2))
     return path
+
+
+def adapter_folder(folder: str | Path) -> Path | None:
+    """`folder/adapter/` when the agent in `folder` was trained with LoRA, else None."""
+    path = Path(folder) / ADAPTER_DIR
+    return path if (path / "adapter_config.json").is_file() else None
 
 
 def read_agent_settings(folder: str | Path) -> AgentSettings | None:
@@ -56,4 +71,5 @@ def read_agent_settings(folder: str | Path) -> AgentSettings | None:
         limits=Limits(**data["limits"]),
         system_prompt=data.get("system_prompt", SYSTEM_PROMPT),
         protocol=data.get("protocol", PROTOCOL_VERSION),
+        base_model=data.get("base_model") or None,
     )

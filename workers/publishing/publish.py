@@ -7,7 +7,7 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workers.agent.settings import write_agent_settings
+from workers.agent.settings import ADAPTER_DIR, adapter_folder, write_agent_settings
 from workers.publishing.card import model_card
 
 _SCRIPT = Path(__file__).with_name("run_agent.py")
@@ -30,7 +30,8 @@ def publish_folder(
     model_dir: str | Path, index_dir: str | Path, info: PublishInfo, out_dir: str | Path
 ) -> Path:
     """Write OUT/ with the model files, README.md, eval.json and agent/ (index, script,
-    agent.json). `model_dir` is a Hugging Face folder (model and tokenizer)."""
+    agent.json), and `adapter/` when `model_dir` has one (a LoRA run's adapter, served on a
+    shared base model). `model_dir` is a Hugging Face folder (model and tokenizer)."""
     model_dir, out = Path(model_dir), Path(out_dir)
     if not (model_dir / "config.json").is_file():
         raise FileNotFoundError(f"{model_dir} is not a Hugging Face model folder (no config.json)")
@@ -38,14 +39,18 @@ def publish_folder(
     for pattern in _MODEL_FILES:
         for path in model_dir.glob(pattern):
             shutil.copy2(path, out / path.name)
+    adapter = adapter_folder(model_dir)
+    if adapter is not None:
+        shutil.copytree(adapter, out / ADAPTER_DIR, dirs_exist_ok=True)
     if not (out / "generation_config.json").exists():
         (out / "generation_config.json").write_text(json.dumps({"do_sample": False}, indent=2))
     agent = out / "agent"
     shutil.copytree(index_dir, agent / "index", dirs_exist_ok=True)
     shutil.copy2(_SCRIPT, agent / "run_agent.py")
     limits = info.config.get("limits", {})
-    write_agent_settings(agent, limits)
-    write_agent_settings(out, limits)  # beside the weights too, as in every checkpoint
+    write_agent_settings(agent, limits, base_model=info.base_model)
+    # beside the weights too, as in every checkpoint
+    write_agent_settings(out, limits, base_model=info.base_model)
     (out / "eval.json").write_text(json.dumps(info.eval_report or {}, indent=2))
     card = model_card(
         name=info.name,

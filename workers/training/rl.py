@@ -36,7 +36,7 @@ from tqdm import tqdm
 
 from workers.agent.engines import build_rollout_engine, sync_weights
 from workers.agent.precision import resolve_precision
-from workers.agent.settings import write_agent_settings
+from workers.agent.settings import ADAPTER_DIR, write_agent_settings
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
 from workers.documents.synthesis import offline_questions
@@ -576,12 +576,14 @@ def train(
     if step == start_step and not latest_checkpoint(out_dir):
         save(step)  # nothing trained (or every question held back): still leave a checkpoint
     final = latest_checkpoint(out_dir)
-    if config.lora:
-        model = model.merge_and_unload()
     final_dir = out_dir / "final"
+    if config.lora:
+        # The adapter alone too, so that agents from one base can share it when served.
+        model.save_pretrained(final_dir / ADAPTER_DIR)
+        model = model.merge_and_unload()
     model.save_pretrained(final_dir)
     tokenizer.save_pretrained(final_dir)
-    write_agent_settings(final_dir, config.limits)
+    write_agent_settings(final_dir, config.limits, base_model=config.model)
     return {
         "steps": step,
         "checkpoint": str(final),
