@@ -20,35 +20,18 @@ from runs.models import Run
 sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
 sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
 import test_api_chat  # noqa: E402
+import test_playground  # noqa: E402
 from test_api_chat import QUESTION, publish_for  # noqa: E402
-from test_training_rl import tiny_model_folder  # noqa: E402
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 trained_agent = test_api_chat.trained_agent
 
 
-@pytest.fixture(scope="module")
-def base_model(tmp_path_factory) -> str:
-    """The untrained tiny model the agent started from (same seed, same weights)."""
-    return tiny_model_folder(tmp_path_factory.mktemp("base"))
-
-
-@pytest.fixture(scope="module")
-def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory, base_model):
-    folder = tmp_path_factory.mktemp("inference")
-    with (
-        django_db_blocker.unblock(),
-        test_api_chat.worker(
-            "test-inference",
-            "inference",
-            "threads",
-            folder / "worker.log",
-            SLEUTH_WORK_DIR=str(folder / "work"),
-            SLEUTH_ALLOWED_MODELS=f"default,{base_model}",
-        ) as process,
-    ):
-        yield process
+# tests/platform/test_playground.py's: the untrained base and the inference worker that
+# has it on its allowlist.
+base_model = test_playground.base_model
+inference_worker = test_playground.inference_worker
 
 
 @pytest.fixture
