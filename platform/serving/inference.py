@@ -58,9 +58,9 @@ class LoadedAgent:
 
     def activate(self) -> bool:
         """Make this agent's adapter the active one (under `lock`); False once it was taken
-        off its base (evicted while a request waited for it)."""
+        off its base, or its sglang engine shut down (evicted while a request waited for it)."""
         if self.shared is None:
-            return True
+            return _up(self)
         return self.shared.activate(self.adapter)
 
     def release(self) -> None:
@@ -90,13 +90,13 @@ class AgentCache:
         """The loaded agent and whether it was loaded by this call."""
         key = (agent["checkpoint_id"], agent["published_prefix"], agent.get("base_model") or "")
         with self._lock:
-            if key in self._agents:
+            if key in self._agents and _up(self._agents[key]):
                 self._agents.move_to_end(key)
                 return self._agents[key], False
             loading = self._loading.setdefault(key, threading.Lock())
         with loading:  # one load per agent, however many requests wait for it
             with self._lock:
-                if key in self._agents:
+                if key in self._agents and _up(self._agents[key]):
                     self._agents.move_to_end(key)
                     return self._agents[key], False
             loaded = self._load(agent)
@@ -199,6 +199,12 @@ class SharedBases:
 shared_bases = SharedBases()
 
 
+def _up(loaded: LoadedAgent) -> bool:
+    """Whether a cached agent can answer: not once its sglang engine was shut down to load
+    another agent's (serving.sglang_serving); it then loads again."""
+    return not getattr(loaded.engine, "closed", False)
+
+
 def _published_folder(prefix: str) -> Path:
     """The published folder's model files on this machine, downloaded once (immutable)."""
     root = artifacts.work_dir() / "serving"
@@ -277,6 +283,10 @@ def load_agent(agent: dict) -> LoadedAgent:
     folder = _published_folder(agent["published_prefix"])
     agent_settings = read_agent_settings(folder)
     limits = agent_settings.limits if agent_settings else Limits()
+    if settings.SLEUTH_SERVING_ENGINE == "sglang":  # GPU workers: sglang loads the weights
+        from serving.sglang_serving import load_sglang_agent
+
+        return load_sglang_agent(agent, base_model or str(folder), agent_settings, limits, started)
     device = "cuda" if torch.cuda.is_available() else "cpu"
     shared_name = None if base_model else _shared_base(folder, agent_settings)
     shared = adapter = None

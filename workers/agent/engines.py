@@ -30,19 +30,27 @@ def build_rollout_engine(
     limits: Limits,
     model_name: str,
     precision: str = "float32",
+    model_path: str | None = None,
+    **options,
 ) -> RolloutEngine:
-    """The engine named `kind`, over `model` (hf) or a model it loads from `model_name`.
-    `precision` ("float32" or "bfloat16", resolved) is what the hf engine samples in."""
+    """The engine named `kind`, over `model` (hf) or a model it loads itself (sglang: from
+    `model_path`, by default `model_name`; `model` and `tokenizer` may then be None).
+    `precision` ("float32" or "bfloat16", resolved) is what the hf engine samples in;
+    `options` (system_prompt, batch_size) go to either engine as they are."""
     if kind == "hf":
         dtype = torch_dtype(precision)
         if next(model.parameters()).dtype != dtype:
             # Its own copy in the rollout precision; `sync_weights` keeps it level.
             model = copy.deepcopy(model).to(dtype).eval().requires_grad_(False)
-        return HFRolloutEngine(model, tokenizer, tool, limits=limits, model_name=model_name)
+        return HFRolloutEngine(
+            model, tokenizer, tool, limits=limits, model_name=model_name, **options
+        )
     if kind == "sglang":
         from workers.agent.sglang_engine import SGLangRolloutEngine
 
-        return SGLangRolloutEngine(model_name, tool, limits=limits)
+        return SGLangRolloutEngine(
+            model_path or model_name, tool, limits=limits, model_name=model_name, **options
+        )
     raise ValueError(f"unknown rollout engine {kind!r}; choose one of {', '.join(ENGINES)}")
 
 

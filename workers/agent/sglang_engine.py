@@ -9,17 +9,23 @@ which batches them itself, and reads back the sampled token ids with their log-p
 
 Weights come from the trainer between steps with `update_weights_from_tensor` (same
 process or node) or `update_weights_from_disk` (a saved checkpoint folder).
+
+The inference worker (serving.sglang_serving) builds one over a published agent's folder
+(its merged weights, loaded by sglang itself) and shuts it down when it lets the agent go.
+One engine per process at a time: `shutdown` ends every child process of this process.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from typing import Any
 
 import torch
-from transformers import AutoTokenizer
+from transformers import AutoConfig, AutoTokenizer, GenerationConfig
 
 from workers.agent.hf_engine import RolloutEngine
+from workers.agent.models import resolve_model_path
 from workers.agent.protocol import SYSTEM_PROMPT
 from workers.agent.tool import SearchTool
 from workers.agent.trajectory import Limits, SamplingParams
@@ -36,14 +42,18 @@ class SGLangRolloutEngine(RolloutEngine):
         limits: Limits | None = None,
         system_prompt: str = SYSTEM_PROMPT,
         batch_size: int = 256,
+        model_name: str = "",
         engine_kwargs: dict[str, Any] | None = None,
     ) -> None:
         import sglang  # lazy: the GPU worker image installs it, nothing else needs it
 
-        tokenizer = AutoTokenizer.from_pretrained(model_path)
+        # A folder (a published agent, a checkpoint), a hub id, or the default model's name.
+        model_path = resolve_model_path(model_path)
+        tokenizer = AutoTokenizer.from_pretrained(model_path, trust_remote_code=False)
         self.engine = sglang.Engine(model_path=model_path, **(engine_kwargs or {}))
+        self.closed = False
         config = getattr(tokenizer, "init_kwargs", {})
-        stop_ids = {tokenizer.eos_token_id} - {None}
+        stop_ids = {tokenizer.eos_token_id, *_model_eos_ids(model_path)} - {None}
         super().__init__(
             tokenizer,
             tool,
@@ -52,7 +62,7 @@ class SGLangRolloutEngine(RolloutEngine):
             limits=limits,
             system_prompt=system_prompt,
             batch_size=batch_size,
-            model_name=model_path,
+            model_name=model_name or model_path,
         )
 
     def update_weights_from_tensor(self, named_tensors: Iterable[tuple[str, torch.Tensor]]) -> None:
@@ -67,7 +77,15 @@ class SGLangRolloutEngine(RolloutEngine):
         self.engine.update_weights_from_disk(model_path)
 
     def shutdown(self) -> None:
-        self.engine.shutdown()
+        """Stop the engine and free its GPU memory (once; later calls do nothing).
+
+        sglang's `Engine.shutdown()` kills every child process of this process
+        (`kill_process_tree(os.getpid(), include_parent=False)`), not only this engine's
+        scheduler and detokenizer, and blocks until the scheduler has released its GPU
+        context: so a process shuts its engine down before it builds the next one."""
+        if not self.closed:
+            self.closed = True
+            self.engine.shutdown()
 
     def _generate(
         self,
@@ -77,6 +95,13 @@ class SGLangRolloutEngine(RolloutEngine):
         stops: list[tuple[str, ...]],
         sampling: SamplingParams,
     ) -> list[tuple[list[int], list[float], bool]]:
+        if self.closed:
+            raise RuntimeError("this sglang engine was shut down (its agent was unloaded)")
+        # `Engine.generate` runs on the event loop the engine made in the thread that built
+        # it (`self.loop`), and its TokenizerManager starts its receiving task on the calling
+        # thread's current loop at the first request: make them the same in any thread (the
+        # inference worker answers in a pool of threads).
+        asyncio.set_event_loop(self.engine.loop)
         params = [
             {
                 "temperature": sampling.temperature,
@@ -107,3 +132,17 @@ class SGLangRolloutEngine(RolloutEngine):
             )
             segments.append((ids, logprobs, ended_by_eos))
         return segments
+
+
+def _model_eos_ids(model_path: str) -> set[int]:
+    """The end-of-sequence ids sglang stops on besides the tokenizer's: the union of the
+    model config's and the generation config's `eos_token_id` (sglang's
+    `ModelConfig._get_hf_eos_token_id`), so that a segment ended by one counts as ended."""
+    ids: set[int] = set()
+    for load in (AutoConfig.from_pretrained, GenerationConfig.from_pretrained):
+        try:
+            configured = getattr(load(model_path), "eos_token_id", None)
+        except OSError:  # no generation_config.json
+            continue
+        ids.update(configured if isinstance(configured, list) else [configured])
+    return ids - {None}

@@ -5,6 +5,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 PLATFORM_ROOT = REPO_ROOT / "platform"
@@ -250,6 +251,16 @@ SLEUTH_API_AUTH_FAILURE_LIMIT = (30, 600)
 SLEUTH_INFERENCE_QUEUE = env("SLEUTH_INFERENCE_QUEUE", default="inference")
 SLEUTH_INFERENCE_TIMEOUT = env.float("SLEUTH_INFERENCE_TIMEOUT", default=120.0)
 SLEUTH_SERVING_MAX_AGENTS = env.int("SLEUTH_SERVING_MAX_AGENTS", default=2)
+# The engine the inference worker answers with: "hf" (transformers, CPU or GPU) or "sglang"
+# (GPU workers with sglang installed; UNVERIFIED, see serving.sglang_serving): it then keeps
+# one agent loaded per worker process, whatever SLEUTH_SERVING_MAX_AGENTS says.
+SLEUTH_SERVING_ENGINES = ("hf", "sglang")  # workers.agent.engines.ENGINES
+SLEUTH_SERVING_ENGINE = env("SLEUTH_SERVING_ENGINE", default="hf").strip().lower()
+if SLEUTH_SERVING_ENGINE not in SLEUTH_SERVING_ENGINES:
+    raise ImproperlyConfigured(
+        f"SLEUTH_SERVING_ENGINE={SLEUTH_SERVING_ENGINE!r}: choose one of "
+        + ", ".join(SLEUTH_SERVING_ENGINES)
+    )
 # /healthz/details answers from a per-process cache this many seconds old at most.
 HEALTH_CACHE_SECONDS = env.float("HEALTH_CACHE_SECONDS", default=5.0)
 
