@@ -246,11 +246,12 @@ def scope_drills(
     companies (16 here), and a student taught only on them writes one of their names into
     the scope of a question about another ("[Pfizer]" for PepsiCo); on names it has never
     seen, it can only learn to copy what it reads. Half the made-up names begin as a
-    training company's does ("Pfalotan", "Pekadex"), so that the first letters of a name
+    training company's does ("Pfidger", "Pension"), so that the first letters of a name
     never decide the rest. Each drill stops at `</search>`: a made-up scope names no
     document, and a question the teacher could not answer has no true continuation."""
     rng = random.Random(seed)
     known = sorted({m for q in questions if (m := teacher.entity_mention(q))})
+    words = _name_words(teacher.index, rng)
     drills = []
     for question in questions:
         scope = teacher.scope(question)
@@ -262,9 +263,9 @@ def scope_drills(
         if mention not in question.question:
             continue  # nothing to swap
         for _ in range(per_question):
-            name = _made_up_name(rng, known)
+            name = _made_up_name(rng, known, words)
             while teacher.index.documents_named(name):  # made up: it must name no document
-                name = _made_up_name(rng, known)
+                name = _made_up_name(rng, known, words)
             new_years = {year: str(rng.randint(2000, 2030)) for year in years}
             # One pass, so a year swapped in is never swapped again.
             text = _YEAR.sub(
@@ -276,30 +277,31 @@ def scope_drills(
     return drills
 
 
-_SYLLABLES = (
-    *("ka", "lo", "ver", "tan", "mi", "dex", "ro", "sol", "ne", "qua", "bri", "tor"),
-    *("al", "en", "gar", "hu", "is", "jo", "lex", "mar", "or", "pe", "sta", "ux", "vi", "zen"),
-)
 _CAPITALS = "ABCDEFGHJKLMNPRSTUVWXZ"
 
 
-def _made_up_name(rng: random.Random, known: Sequence[str] = ()) -> str:
-    """A company-like name of one of the shapes filings use ("Verola", "Tandex Brisol",
-    "KQM", "4T"), or, half the time when `known` names are given, one that begins with a
-    known name's first two or three letters and goes on otherwise ("Pfizer" → "Pfialo")."""
+def _name_words(index: SearchIndex, rng: random.Random, n: int = 5000) -> list[str]:
+    """Words of the corpus to build made-up names from: names built from a few fixed
+    syllables gave the student a prior of their own (it wrote "[Pero]" for PepsiCo)."""
+    chunks = rng.sample(index.chunks, min(len(index.chunks), 400))
+    found = {w for c in chunks for w in re.findall(r"\b[a-z]{4,10}\b", c.text.lower())}
+    return rng.sample(sorted(found), min(n, len(found))) or ["acme", "globex", "initech"]
+
+
+def _made_up_name(rng: random.Random, known: Sequence[str], words: Sequence[str]) -> str:
+    """A company-like name of one of the shapes filings use, from the corpus's words:
+    "Harbor", "Pension Lattice", "KQM", "4T"; or, half the time when `known` names are given,
+    one that begins with a known name's first two or three letters and goes on as another
+    word does ("Pfizer" + "ledger" → "Pfidger")."""
     if known and rng.random() < 0.5:
-        stem = rng.choice(known)[: rng.randint(2, 3)]
-        return stem + "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 3)))
+        stem, tail = rng.choice(known)[: rng.randint(2, 3)], rng.choice(words)
+        return stem + tail[rng.randint(1, max(1, len(tail) - 3)) :]
     shape = rng.random()
-    if shape < 0.25:
+    if shape < 0.2:
         return "".join(rng.choice(_CAPITALS) for _ in range(rng.randint(2, 4)))
-    if shape < 0.35:
+    if shape < 0.3:
         return f"{rng.randint(2, 9)}{rng.choice(_CAPITALS)}"
-    words = rng.choice((1, 1, 2))
-    return " ".join(
-        "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3))).capitalize()
-        for _ in range(words)
-    )
+    return " ".join(rng.choice(words).capitalize() for _ in range(rng.choice((1, 1, 2))))
 
 
 def _search_prefix(engine: RolloutEngine, question: str, query: str) -> Trajectory:
