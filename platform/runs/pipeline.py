@@ -28,10 +28,9 @@ from .metric_stream import MetricStream, restore_checkpoint
 from .models import Checkpoint, Run, RunMetric
 from .services import (
     JudgeRejected,
-    allowed_models,
     checkpoints_prune,
     judge_build,
-    model_key,
+    model_allowed,
     run_event_add,
 )
 from .stage import (
@@ -162,7 +161,7 @@ def allowed_model(run: Run, config: TrainConfig) -> str:
     anything loads it: a run's stored settings may have been edited in the database, come
     from the API, or predate a change of the list, and a hub id or a path named there would
     otherwise load on a shared worker (issue 14.4)."""
-    if model_key(config.model) not in allowed_models():
+    if not model_allowed(config.model):
         logger.warning("run %s: model %r is not on the allowlist; not loaded", run.pk, config.model)
         raise StageFailed(
             f"The model {str(config.model)[:100]!r} is not offered on this platform. Start the "

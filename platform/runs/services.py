@@ -68,6 +68,11 @@ def allowed_models() -> list[str]:
     return list(dict.fromkeys(model_key(name) for name in names))
 
 
+def model_allowed(name: str | None) -> bool:
+    """Whether the operator offers this model (checked wherever a model is about to load)."""
+    return model_key(name) in allowed_models()
+
+
 def enqueue(task: str, *args, queue: str | None = None) -> None:
     """Send a task by name (the web side never imports the task module)."""
     from config.celery import app
@@ -182,7 +187,7 @@ def run_create(
         raise RunRejected(str(error)) from None
     if config.steps < 1:
         raise RunRejected("A run needs at least one training step.")
-    if model_key(config.model) not in allowed_models():
+    if not model_allowed(config.model):
         raise RunRejected(
             f"The model {config.model[:100]!r} is not offered here; choose one of "
             f"{', '.join(allowed_models())}."

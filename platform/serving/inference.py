@@ -235,12 +235,12 @@ def _base_model(agent: dict) -> str | None:
     """The untrained model to answer with instead of the agent's own, if one is asked for;
     only a name the operator offers (runs.services.allowed_models), never a path or hub id
     that only the message names."""
-    from runs.services import allowed_models, model_key
+    from runs.services import model_allowed
 
     name = agent.get("base_model")
     if not name:
         return None
-    if model_key(name) not in allowed_models():
+    if not model_allowed(name):
         raise BaseModelRefused(f"the base model {str(name)[:100]!r} is not on the allowlist")
     return name
 
@@ -248,16 +248,12 @@ def _base_model(agent: dict) -> str | None:
 def _shared_base(folder: Path, agent_settings) -> str | None:
     """The base model a published LoRA agent can share: its adapter is in the folder and the
     base it was trained from is on the operator's allowlist; else None (it loads whole)."""
-    from runs.services import allowed_models, model_key
+    from runs.services import model_allowed
     from workers.agent.settings import adapter_folder
 
     if agent_settings is None or not agent_settings.base_model or adapter_folder(folder) is None:
         return None
-    return (
-        agent_settings.base_model
-        if model_key(agent_settings.base_model) in allowed_models()
-        else None
-    )
+    return agent_settings.base_model if model_allowed(agent_settings.base_model) else None
 
 
 def _adapter_name(agent: dict) -> str:

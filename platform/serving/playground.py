@@ -34,7 +34,7 @@ from core.ratelimit import rate_limit_exceeded
 from corpora.indexing import load_index
 from corpora.services import QuestionImportRejected, question_set_add_question
 from runs.selectors import run_get_for_user
-from runs.services import allowed_models, model_key
+from runs.services import model_allowed, model_key
 
 from .selectors import PublishedAgent, published_agents
 from .services import agent_chat_enqueue, agent_chat_forget, agent_chat_state
@@ -83,7 +83,7 @@ def _run_base_model(run) -> str | None:
     name = (run.config or {}).get("model")
     if not isinstance(name, str) or not name.strip():
         return None
-    return name if model_key(name) in allowed_models() else None
+    return name if model_allowed(name) else None
 
 
 def playground_for(*, user, run_id: int) -> Playground:

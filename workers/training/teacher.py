@@ -246,7 +246,7 @@ def scope_drills(
     companies (16 here), and a student taught only on them writes one of their names into
     the scope of a question about another ("[Pfizer]" for PepsiCo); on names it has never
     seen, it can only learn to copy what it reads. Half the made-up names begin as a
-    training company's does ("Pfidger", "Pension"), so that the first letters of a name
+    training company's does ("Pfidger", "Besled"), so that the first letters of a name
     never decide the rest. Each drill stops at `</search>`: a made-up scope names no
     document, and a question the teacher could not answer has no true continuation."""
     rng = random.Random(seed)
