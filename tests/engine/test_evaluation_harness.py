@@ -186,6 +186,21 @@ def test_retrieved_chunks_counts_distinct_chunks_shown():
     assert metrics["golden_recall"] == 0.5
 
 
+def test_searches_after_miss_counts_only_trajectories_whose_first_search_missed():
+    golden = Question().golden_chunk_ids[0]
+    samples = [
+        [
+            trajectory(queries=["capex"], chunks=["other"]),  # missed, never searched again
+            trajectory(queries=["capex", "capital expenditure"], chunks=["other"]),  # missed
+            trajectory(queries=["capex"], chunks=[golden]),  # found at once: not counted
+            trajectory(answer="$1,577 million"),  # no search: no first search to miss
+        ]
+    ]
+    metrics = summarize([Question()], samples, OfflineJudge(), len)
+    assert metrics["searches_after_miss"] == 1.5
+    assert metrics["searches_per_question"] == 1.0
+
+
 def test_a_checkpoint_folder_is_a_policy_that_runs_through_the_tool_loop(tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast

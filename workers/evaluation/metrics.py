@@ -5,6 +5,8 @@
   search result; mean over trajectories of questions that have golden chunks.
 - pass@k: share of questions with at least one correct answer among their k samples.
 - searches_per_question: valid searches per trajectory, mean.
+- searches_after_miss: the same, over the trajectories whose first search showed none of
+  the question's golden chunks: whether the agent searches again when it has not found it.
 - retrieved_chunks: distinct chunks shown to the model per trajectory, mean.
 - echo_rate: share of trajectories whose first search is the question itself.
 - answer_tokens: tokens in the answer, mean over trajectories that answered.
@@ -28,6 +30,7 @@ METRIC_KEYS = (
     "golden_recall",
     "pass@k",
     "searches_per_question",
+    "searches_after_miss",
     "retrieved_chunks",
     "echo_rate",
     "answer_tokens",
@@ -65,7 +68,7 @@ def summarize(
     count_tokens: Callable[[str], int],
 ) -> dict[str, float]:
     """Metrics for one policy; `samples[i]` holds the trajectories of `questions[i]`."""
-    scores, recalls, passed, times = [], [], [], []
+    scores, recalls, passed, times, after_miss = [], [], [], [], []
     judge_errors = 0
     for question, trajectories in zip(questions, samples, strict=True):
         golden = set(getattr(question, "golden_chunk_ids", None) or [])
@@ -84,6 +87,9 @@ def summarize(
             t.meta["judge_score"] = scores[-1]
             if golden:
                 recalls.append(len(golden & set(t.retrieved_chunk_ids)) / len(golden))
+                searches = t.valid_searches
+                if searches and not golden & set(searches[0].chunk_ids):
+                    after_miss.append(len(searches))
         passed.append(correct)
         times.append(max((t.wall_s for t in trajectories), default=0.0))
     how = behaviour([t for trajectories in samples for t in trajectories], count_tokens)
@@ -92,6 +98,7 @@ def summarize(
         "golden_recall": _mean(recalls),
         "pass@k": _mean(passed),
         "searches_per_question": how["searches_per_question"],
+        "searches_after_miss": _mean(after_miss),
         "retrieved_chunks": how["retrieved_chunks"],
         "echo_rate": how["echo_rate"],
         "answer_tokens": how["answer_tokens"],

@@ -6,7 +6,14 @@ from __future__ import annotations
 from workers.agent.protocol import SYSTEM_PROMPT
 from workers.agent.settings import PROTOCOL_VERSION
 
-_TABLE_KEYS = ("answer_score", "golden_recall", "pass@k", "searches_per_question", "n")
+_TABLE_KEYS = (
+    "answer_score",
+    "golden_recall",
+    "pass@k",
+    "searches_per_question",
+    "searches_after_miss",
+    "n",
+)
 
 
 def validation_table(eval_report: dict | None) -> str:
