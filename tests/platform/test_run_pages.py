@@ -37,6 +37,7 @@ EVAL_REPORT = {
             "golden_recall": 0.6,
             "pass@k": 0.55,
             "searches_per_question": 2.5,
+            "searches_after_miss": 3.4,
             "retrieved_chunks": 9.0,
             "echo_rate": 0.1,
             "answer_tokens": 9.0,
@@ -278,6 +279,7 @@ def test_the_run_page_shows_status_events_checkpoints_and_the_validation_table(c
     assert "45.0%" in html and "10.0%" in html  # answer score: agent vs one-shot BM25
     assert f"/checkpoints/{run.checkpoints.get().pk}/download/" in html
     assert '75.0% <span class="muted small">pass@4</span>' in html
+    assert "after a miss" in html and "<td>3.4</td>" in html  # searches when the first missed
     assert "Cancel run" in html
 
 
