@@ -24,7 +24,13 @@ from workers.search.index import SearchIndex
 from workers.training.config import LossConfig, TrainConfig
 from workers.training.logprobs import full_logits_logprobs, token_logprobs
 from workers.training.rl import synthetic_curriculum, train
-from workers.training.teacher import ScriptedTeacher, forced_trajectory, scope_drills
+from workers.training.teacher import (
+    ScriptedTeacher,
+    answer_readable,
+    forced_trajectory,
+    scope_drills,
+    teacher_trajectories,
+)
 
 FACTS = {  # entity: (year, metric, value)
     "acme": ("2021", "revenue", "seven"),
@@ -412,6 +418,53 @@ def test_teacher_trajectories_train_only_on_the_teachers_own_tokens():
     assert "acme-1" in trajectory.retrieved_chunk_ids
     assert "<search>" in trained and "<answer>" in trained
     assert "<results>" not in trained and "filing" not in trained  # tool output is context only
+
+
+def test_the_teacher_keeps_no_trajectory_whose_answer_states_a_figure_its_results_hide():
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    read, unread = questions()[:2]
+    unread.answer = "$9 million"  # globex's page says "nine" in words: no figure to copy
+
+    kept = teacher_trajectories(engine, ScriptedTeacher(index), [read, unread])
+
+    assert list(kept) == [read.id]
+
+
+def test_the_cold_start_still_teaches_the_search_when_no_answer_can_be_read(tmp_path):
+    tokenizer = tiny_tokenizer()
+    unreadable = questions()
+    for q in unreadable:
+        q.answer = "$9 million"  # the pages say their figures in words
+    logged = []
+
+    train(
+        config(steps=1, sft_epochs=1, scope_drills=0, save_every=0),
+        model=tiny_model(tokenizer),
+        tokenizer=tokenizer,
+        index=SearchIndex.build(chunks()),
+        train_questions=unreadable,
+        val_questions=unreadable[:1],
+        out_dir=tmp_path / "run",
+        progress=False,
+        log=logged.append,
+    )
+
+    assert "scripted teacher: correct trajectories for 0/4 training questions" in logged
+    assert "scope drills: 4 scoped first searches (most on made-up names)" in logged
+    assert any(line.startswith("cold start SFT loss per epoch") for line in logged)
+
+
+def test_an_answer_is_readable_when_the_results_show_each_of_its_figures():
+    question = Question("q", "What was capex in USD millions?", "$1,577.00", None, [])
+    statement = "In millions 2018 2017\nPurchases of PP&E (1,577) (1,373)"
+    assert answer_readable(question, statement)  # the sign and the scale word may differ
+    assert not answer_readable(question, "Purchases of PP&E (1,373)")
+    both = Question("r", "How did it change?", "From 24.6% to 20.2%", None, [])
+    assert not answer_readable(both, "The rate was 24.6% in 2021.")  # every figure, not one
+    yes = Question("y", "Did it retain card members?", "Yes", None, [])
+    assert answer_readable(yes, "")  # no figure to check
 
 
 def test_head_only_log_probs_match_the_full_softmax_where_the_loss_looks():

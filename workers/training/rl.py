@@ -376,7 +376,10 @@ def train(
 
     engine.check = check_stop
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
-    if not checkpoint and config.sft_epochs > 0 and teacher_for:
+    # The cold start runs on what the teacher has: whole trajectories and first searches (a
+    # corpus whose answers its results never show still teaches the search).
+    cold_start = []
+    if not checkpoint and config.sft_epochs > 0:
         drills = scope_drills(  # the synthetic questions name the training companies too
             engine,
             teacher,
@@ -387,9 +390,11 @@ def train(
         )
         if drills:
             log(f"scope drills: {len(drills)} scoped first searches (most on made-up names)")
+        cold_start = [*teacher_for.values(), *drills]
+    if cold_start:
         losses = sft(
             model,
-            [*teacher_for.values(), *drills],
+            cold_start,
             epochs=config.sft_epochs,
             lr=config.sft_lr,
             max_batch_tokens=config.max_batch_tokens,

@@ -21,6 +21,9 @@ which keeps other companies' filings that share the question's words out of the 
    of it, which it can learn, rather than a heading, which it memorizes.
 Then it answers with the ground truth. A question neither search reaches gets no
 trajectory: only correct ones are kept (`scope_drills` still teaches its first search).
+Nor does one whose answer states a figure the results do not show: the search tool shows
+each hit in part (its share of the result budget), and an answer the student cannot read
+there teaches it to write figures it never saw, not to copy the one it read.
 
 Trajectories are built token by token through the same engine and search tool as
 rollouts, so the student is taught exactly the sequences it will produce and see.
@@ -34,8 +37,9 @@ from dataclasses import dataclass, field
 
 from workers.agent.hf_engine import RolloutEngine
 from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
-from workers.agent.trajectory import MODEL, PROMPT, Trajectory
+from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.documents.questions import Question
+from workers.rewards.quantities import extract_quantities, same_quantity, scale_hint
 from workers.search.index import HEADING_CHARS, SearchIndex, tokenize
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
@@ -220,16 +224,37 @@ def forced_trajectory(
 def teacher_trajectories(
     engine: RolloutEngine, teacher: ScriptedTeacher, questions: Sequence[Question]
 ) -> dict[str, Trajectory]:
-    """One correct teacher trajectory per question it can solve, keyed by question id."""
+    """One correct teacher trajectory per question it can solve, keyed by question id: its
+    searches show a golden chunk, and its results show every figure its answer states."""
     found = {}
     for question in questions:
         segments = teacher.segments(question)
         if segments is None:
             continue
         trajectory = forced_trajectory(engine, question.question, segments)
-        if set(trajectory.retrieved_chunk_ids) & set(question.golden_chunk_ids):
+        found_evidence = set(trajectory.retrieved_chunk_ids) & set(question.golden_chunk_ids)
+        shown = results_text(engine.tokenizer, trajectory)
+        if found_evidence and answer_readable(question, shown):
             found[question.id] = trajectory
     return found
+
+
+def results_text(tokenizer, trajectory: Trajectory) -> str:
+    """What the tool showed the model in a trajectory: its tool tokens, decoded."""
+    ids = [t for t, p in zip(trajectory.token_ids, trajectory.producers, strict=True) if p == TOOL]
+    return tokenizer.decode(ids)
+
+
+def answer_readable(question: Question, shown: str) -> bool:
+    """Whether every figure the answer states is among the figures `shown` ("$1,577 million"
+    and a statement's "(1,577)" under "in millions" are one). An answer without figures (a
+    yes or no, a name) passes: only figures can be checked this simply."""
+    hint = scale_hint(question.question)
+    wanted = extract_quantities(question.answer, hint)
+    if not wanted:
+        return True
+    seen = extract_quantities(shown)
+    return all(any(same_quantity(w, s) for s in seen) for w in wanted)
 
 
 def scope_drills(
