@@ -427,16 +427,18 @@ def test_the_teacher_keeps_no_trajectory_whose_answer_states_a_figure_its_result
     read, unread = questions()[:2]
     unread.answer = "$9 million"  # globex's page says "nine" in words: no figure to copy
 
-    kept = teacher_trajectories(engine, ScriptedTeacher(index), [read, unread])
+    teacher = ScriptedTeacher(index)
 
-    assert list(kept) == [read.id]
+    assert list(teacher_trajectories(engine, teacher, [read, unread], True)) == [read.id]
+    # A customer's own question may be worked out from what was read: it is kept.
+    assert list(teacher_trajectories(engine, teacher, [read, unread])) == [read.id, unread.id]
 
 
-def test_the_cold_start_still_teaches_the_search_when_no_answer_can_be_read(tmp_path):
+def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evidence(tmp_path):
     tokenizer = tiny_tokenizer()
-    unreadable = questions()
-    for q in unreadable:
-        q.answer = "$9 million"  # the pages say their figures in words
+    unreachable = questions()
+    for q in unreachable:
+        q.golden_chunk_ids = [f"{q.entity}-2"]  # the filler page, which no search ranks first
     logged = []
 
     train(
@@ -444,8 +446,8 @@ def test_the_cold_start_still_teaches_the_search_when_no_answer_can_be_read(tmp_
         model=tiny_model(tokenizer),
         tokenizer=tokenizer,
         index=SearchIndex.build(chunks()),
-        train_questions=unreadable,
-        val_questions=unreadable[:1],
+        train_questions=unreachable,
+        val_questions=unreachable[:1],
         out_dir=tmp_path / "run",
         progress=False,
         log=logged.append,

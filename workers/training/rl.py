@@ -209,8 +209,9 @@ def teacher_data(
     )
     by_id = {q.id: q for q in train_questions}
     if synthetic:
-        taught = teacher_trajectories(engine, teacher, synthetic)
-        # Only questions the teacher reaches: near-impossible ones teach shortcuts.
+        taught = teacher_trajectories(engine, teacher, synthetic, readable_answers=True)
+        # Only questions the teacher reaches, and reads the answer of: near-impossible ones
+        # teach shortcuts.
         synthetic = [q for q in synthetic if q.id in taught]
         teacher_for |= taught
         by_id |= {q.id: q for q in synthetic}

@@ -21,9 +21,11 @@ which keeps other companies' filings that share the question's words out of the 
    of it, which it can learn, rather than a heading, which it memorizes.
 Then it answers with the ground truth. A question neither search reaches gets no
 trajectory: only correct ones are kept (`scope_drills` still teaches its first search).
-Nor does one whose answer states a figure the results do not show: the search tool shows
-each hit in part (its share of the result budget), and an answer the student cannot read
-there teaches it to write figures it never saw, not to copy the one it read.
+A lookup synthesized from a table (`readable_answers`) also needs its answer's figure in
+the results: the search tool shows each hit in part (its share of the result budget), and an
+answer the student cannot read there teaches it to write figures it never saw, not to copy
+the one it read. A customer's own question is kept without that check: its answer may be
+worked out from the figures shown (a ratio, a margin), which a larger student can learn.
 
 Trajectories are built token by token through the same engine and search tool as
 rollouts, so the student is taught exactly the sequences it will produce and see.
@@ -222,20 +224,27 @@ def forced_trajectory(
 
 
 def teacher_trajectories(
-    engine: RolloutEngine, teacher: ScriptedTeacher, questions: Sequence[Question]
+    engine: RolloutEngine,
+    teacher: ScriptedTeacher,
+    questions: Sequence[Question],
+    readable_answers: bool = False,
 ) -> dict[str, Trajectory]:
     """One correct teacher trajectory per question it can solve, keyed by question id: its
-    searches show a golden chunk, and its results show every figure its answer states."""
+    searches show a golden chunk, and with `readable_answers` its results also show every
+    figure its answer states."""
     found = {}
     for question in questions:
         segments = teacher.segments(question)
         if segments is None:
             continue
         trajectory = forced_trajectory(engine, question.question, segments)
-        found_evidence = set(trajectory.retrieved_chunk_ids) & set(question.golden_chunk_ids)
-        shown = results_text(engine.tokenizer, trajectory)
-        if found_evidence and answer_readable(question, shown):
-            found[question.id] = trajectory
+        if not set(trajectory.retrieved_chunk_ids) & set(question.golden_chunk_ids):
+            continue
+        if readable_answers and not answer_readable(
+            question, results_text(engine.tokenizer, trajectory)
+        ):
+            continue
+        found[question.id] = trajectory
     return found
 
 
