@@ -378,7 +378,7 @@ def train(
     engine.check = check_stop
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
     # The cold start runs on what the teacher has: whole trajectories and first searches (a
-    # corpus whose answers its results never show still teaches the search).
+    # question set whose evidence its searches never reach still teaches the search).
     cold_start = []
     if not checkpoint and config.sft_epochs > 0:
         drills = scope_drills(  # the synthetic questions name the training companies too
