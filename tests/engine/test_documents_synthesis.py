@@ -187,3 +187,37 @@ def test_offline_questions_count_every_copy_of_the_row_as_golden():
     pool = chunk_sections("ACME_2018_10K", LONG_PAGES, entity="Acme")
     for q in offline_questions(pool, n=10):
         assert len(q.golden_chunk_ids) == 3  # the same table on three pages
+
+
+def test_offline_comparisons_ask_yes_or_no_and_the_answer_follows_the_figures():
+    went = {
+        "net income": "up",
+        "purchases of property, plant and equipment": "down",  # (1,577) after (1,373)
+        "other — net": "up",  # 9 after (6)
+    }
+    answers = set()
+    for seed in range(12):
+        for q in offline_questions(chunks(), n=100, seed=seed, yes_no_share=1.0):
+            (label,) = [label for label in went if label in q.question.lower()]
+            asks_up = any(w in q.question for w in ("increase", "grown", "higher"))
+            assert q.answer == ("Yes" if asks_up == (went[label] == "up") else "No"), q.question
+            assert "Acme" in q.question and "2017" in q.question and "2018" in q.question
+            assert q.meta["source"] == "offline-comparison"
+            answers.add(q.answer)
+            if label == "net income":
+                assert q.meta["reads"] == ["$4,869 million", "$5,363 million"]
+    assert answers == {"Yes", "No"}  # the shape, not the data, decides which is asked
+
+
+def test_offline_question_kinds_follow_the_share_asked_for():
+    rows = "\n".join(f"Line item number {w} {i} {i + 2}" for i, w in enumerate("abcdefghijklmnop"))
+    pool = chunk_sections("ACME_2019_10K", [Section(f"(Millions) 2019 2018\n{rows}", 3)], "Acme")
+    assert not any(q.answer in ("Yes", "No") for q in offline_questions(pool, n=100))
+    mixed = offline_questions(pool, n=100, yes_no_share=0.5)
+    assert 3 <= sum(q.answer in ("Yes", "No") for q in mixed) <= 13
+
+
+def test_a_bracketed_dollar_figure_is_negative():
+    text = "Acme Corp\n(Millions) 2023 2022\nIncrease (decrease) in cash $(952) $(2,420)\n"
+    pool = chunk_sections("ACME_2023_10K", [Section(text, page=1)], entity="Acme")
+    assert ("Increase (decrease) in cash", "2023", "-$952 million") in table_facts(pool[0])

@@ -403,6 +403,21 @@ def test_the_synthetic_curriculum_reads_only_the_training_entities_documents():
     assert {q.entity for q in synthetic} == {"acme"}
     assert all(q.golden_chunk_ids == ["acme-1"] for q in synthetic)
     assert synthetic_curriculum(SearchIndex.build(pages), train_questions, config()) == []
+    assert not any(q.answer in ("Yes", "No") for q in synthetic)  # none asked yes or no
+
+
+def test_the_synthetic_curriculum_asks_yes_or_no_as_often_as_the_customer_does():
+    rows = "\n".join(f"Line item {w} {i} {i + 3}" for i, w in enumerate("abcdefghijklmnopqrst"))
+    pages = [Chunk("acme-1", "acme-10k", 1, "acme", f"(Millions) 2021 2020\n{rows}\n")]
+    asked = [q for q in questions() if q.entity == "acme"] * 2
+    asked[0] = Question("yn", "Did acme grow in 2021?", "Yes, by a third.", "acme", [])
+
+    synthetic = synthetic_curriculum(
+        SearchIndex.build(pages), asked, config(synthetic_questions=20)
+    )
+
+    yes_no = [q for q in synthetic if q.answer in ("Yes", "No")]
+    assert 4 <= len(yes_no) <= 16, len(yes_no)  # about half, as in the customer's two
 
 
 def test_teacher_trajectories_train_only_on_the_teachers_own_tokens():
@@ -467,6 +482,18 @@ def test_an_answer_is_readable_when_the_results_show_each_of_its_figures():
     assert not answer_readable(both, "The rate was 24.6% in 2021.")  # every figure, not one
     yes = Question("y", "Did it retain card members?", "Yes", None, [])
     assert answer_readable(yes, "")  # no figure to check
+    compared = Question("c", "Did capex fall?", "No", None, [])
+    compared.meta["reads"] = ["-1,373 million", "-1,577 million"]
+    assert answer_readable(compared, statement)  # both figures it is worked out from
+    assert not answer_readable(compared, "Purchases of PP&E (1,577)")
+
+
+def test_the_teacher_answers_a_yes_or_no_question_with_its_yes_or_no_alone():
+    index = SearchIndex.build(chunks())
+    question = questions()[0]
+    question.answer = "No, revenue fell by a fifth, to seven in 2021 from nine."
+    teacher = ScriptedTeacher(index, results_per_search=1)
+    assert teacher.segments(question)[-1] == "<answer>No</answer>"
 
 
 def test_head_only_log_probs_match_the_full_softmax_where_the_loss_looks():

@@ -20,6 +20,7 @@ import json
 import random
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from workers.documents.chunking import Chunk
 from workers.documents.questions import Evidence, Question, question_id
@@ -61,10 +62,25 @@ def is_self_contained(question: str, entity: str | None) -> bool:
     )
 
 
-def table_facts(chunk: Chunk, with_raw: bool = False) -> list[tuple]:
-    """(row label, year, value) cells of year-column tables in a chunk; with `with_raw`
-    also the value as the table writes it."""
-    facts = []
+@dataclass(frozen=True)
+class TableRow:
+    """One row of a year-column table: its label, the years of the columns and the values
+    as the table writes them ("(1,577)"), one per year; `unit` is the table's (" million")."""
+
+    label: str
+    years: tuple[str, ...]
+    values: tuple[str, ...]
+    unit: str
+
+    def answer(self, i: int) -> str:
+        """The i-th value as an answer: "-1,577 million"."""
+        return _answer(self.values[i], self.unit)
+
+
+def table_rows(chunk: Chunk) -> list[TableRow]:
+    """The rows of year-column tables in a chunk (a header row of years, then rows of a
+    label and one value per year)."""
+    rows = []
     years: list[str] = []
     unit = _unit(chunk.text)
     for line in chunk.text.splitlines():
@@ -81,11 +97,19 @@ def table_facts(chunk: Chunk, with_raw: bool = False) -> list[tuple]:
         if label[0].islower():
             continue
         per_share = "per share" in label.lower() or "eps" in label.lower().split()
-        row_unit = "" if per_share else unit
-        for year, value in zip(years, values, strict=True):
+        rows.append(TableRow(label, tuple(years), tuple(values), "" if per_share else unit))
+    return rows
+
+
+def table_facts(chunk: Chunk, with_raw: bool = False) -> list[tuple]:
+    """(row label, year, value) cells of year-column tables in a chunk; with `with_raw`
+    also the value as the table writes it."""
+    facts = []
+    for row in table_rows(chunk):
+        for i, (year, value) in enumerate(zip(row.years, row.values, strict=True)):
             if value.strip() in ("—", "-"):
                 continue
-            fact = (label, year, _answer(value, row_unit))
+            fact = (row.label, year, row.answer(i))
             facts.append((*fact, value) if with_raw else fact)
     return facts
 
@@ -126,40 +150,114 @@ def _clean_label(label: str) -> bool:
     return bool(_CLEAN_LABEL.fullmatch(label)) and letters >= _MIN_LABEL_LETTERS
 
 
-def offline_questions(chunks: Iterable[Chunk], n: int = 100, seed: int = 0) -> list[Question]:
-    """Up to n questions, each about one table cell, at most one per chunk row label."""
+# Yes/no shapes of a two-year comparison ({a} the earlier year, {b} the later): each asks
+# whether the row went up, or whether it went down, so that either answer can be true.
+_COMPARISONS = (
+    ("Did {e}'s {l} increase from {a} to {b}?", "up"),
+    ("Was {e}'s {l} lower in {b} than in {a}?", "down"),
+    ("Did {e} report a decline in {l} between FY{a} and FY{b}?", "down"),
+    ("Has {e}'s {l} grown from fiscal {a} to fiscal {b}?", "up"),
+    ("Is the {l} {e} reported for {b} higher than for {a}?", "up"),
+    ("Did {l} fall at {e} from {a} to {b}?", "down"),
+)
+
+
+def offline_questions(
+    chunks: Iterable[Chunk], n: int = 100, seed: int = 0, yes_no_share: float = 0.0
+) -> list[Question]:
+    """Up to n questions, at most one per chunk row label: about `yes_no_share` of them
+    yes/no comparisons of a row's two latest years (answered "Yes" as often as "No"), the
+    rest a lookup of one cell."""
     chunks = list(chunks)
     rng = random.Random(seed)
     candidates = []
     for chunk in chunks:
         seen_labels = set()
-        for label, year, answer, raw in table_facts(chunk, with_raw=True):
-            if label.lower() in seen_labels or not chunk.entity or not _clean_label(label):
+        for row in table_rows(chunk):
+            if row.label.lower() in seen_labels or not chunk.entity:
                 continue
-            seen_labels.add(label.lower())
-            candidates.append((chunk, label, year, answer, raw))
+            if not _clean_label(row.label):
+                continue
+            seen_labels.add(row.label.lower())
+            candidates.append((chunk, row))
     rng.shuffle(candidates)
     by_entity: dict[str, list[Chunk]] = {}
     for chunk in chunks:
         by_entity.setdefault(chunk.entity or "", []).append(chunk)
     questions, asked = [], set()
-    for chunk, label, year, answer, raw in candidates:
-        if (chunk.entity, label.lower(), year) in asked:
+    for chunk, row in candidates:
+        # No draw without comparisons: the lookups of a seed stay those it always gave.
+        compare = yes_no_share > 0 and rng.random() < yes_no_share
+        made = _comparison(row, chunk, rng) if compare else _lookup(row, chunk, rng)
+        if made is None:
             continue
-        text = rng.choice(_SHAPES).format(e=chunk.entity, l=_lower_first(label), y=year)
-        if not is_self_contained(text, chunk.entity):
+        text, answer, read = made
+        key = (chunk.entity, row.label.lower(), tuple(y for y, _ in read))
+        if key in asked or not is_self_contained(text, chunk.entity):
             continue
-        asked.add((chunk.entity, label.lower(), year))
-        row = next(line for line in chunk.text.splitlines() if line.strip().startswith(label[:20]))
-        question = _question(text, answer, chunk, row, "offline-table")
+        asked.add(key)
+        line = next(x for x in chunk.text.splitlines() if x.strip().startswith(row.label[:20]))
+        question = _question(text, answer, chunk, line, "offline-table")
+        if compare:
+            # The figures the answer is worked out from: the student must be shown them.
+            question.meta |= {
+                "source": "offline-comparison",
+                "reads": [row.answer(i) for _, i in read],
+            }
+        raws = [row.values[i] for _, i in read]
         question.golden_chunk_ids = [
-            c.id for c in by_entity[chunk.entity] if label in c.text and raw in c.text
+            c.id
+            for c in by_entity[chunk.entity]
+            if row.label in c.text and all(raw in c.text for raw in raws)
         ] or [chunk.id]
         question.evidence[0].chunk_ids = list(question.golden_chunk_ids)
         questions.append(question)
         if len(questions) >= n:
             break
     return questions
+
+
+def _lookup(row: TableRow, chunk: Chunk, rng: random.Random):
+    """A one-cell question on the row's first year with a value: (text, answer, [(year,
+    column)])."""
+    i = next((i for i, v in enumerate(row.values) if v.strip() not in ("—", "-")), None)
+    if i is None:
+        return None
+    text = rng.choice(_SHAPES).format(e=chunk.entity, l=_lower_first(row.label), y=row.years[i])
+    return text, row.answer(i), [(row.years[i], i)]
+
+
+def _comparison(row: TableRow, chunk: Chunk, rng: random.Random):
+    """A yes/no question on whether the row rose or fell between its two latest years,
+    the shape picked so that "Yes" and "No" are equally likely; None when the two are
+    not distinct figures."""
+    columns = sorted(range(len(row.years)), key=lambda i: row.years[i], reverse=True)[:2]
+    if len(columns) < 2 or row.years[columns[0]] == row.years[columns[1]]:
+        return None
+    later, earlier = columns
+    new, old = _number(row.values[later]), _number(row.values[earlier])
+    if new is None or old is None or new == old:
+        return None
+    went = "up" if new > old else "down"
+    want_yes = rng.random() < 0.5
+    shape = rng.choice([s for s, d in _COMPARISONS if (d == went) == want_yes])
+    text = shape.format(
+        e=chunk.entity, l=_lower_first(row.label), a=row.years[earlier], b=row.years[later]
+    )
+    text = text[0].upper() + text[1:]
+    read = [(row.years[earlier], earlier), (row.years[later], later)]
+    return text, "Yes" if want_yes else "No", read
+
+
+def _number(value: str) -> float | None:
+    """A table value as a number: "(1,577)" is -1577; a dash or debris is None."""
+    bare = value.replace("$", "").replace(",", "").replace("%", "").strip()
+    negative = bare.startswith(("(", "-")) and bare != "-"
+    try:
+        number = float(bare.strip("()-"))
+    except ValueError:
+        return None
+    return -number if negative else number
 
 
 def teacher_questions(
@@ -222,14 +320,16 @@ def _unit(text: str) -> str:
 
 
 def _answer(value: str, unit: str) -> str:
+    """A table value as an answer: "(1,577)" and "$(952)" are negative, "5.2%" keeps no unit."""
     value = value.replace(" ", "")
-    negative = value.startswith("(") and value.endswith(")") or value.startswith("-")
-    number = value.strip("()-")
+    dollar = "$" if "$" in value else ""
+    bare = value.replace("$", "")
+    negative = bare.startswith(("(", "-"))
+    number = bare.replace("(", "").replace(")", "").lstrip("-")
+    sign = "-" if negative else ""
     if number.endswith("%"):
-        return ("-" if negative else "") + number
-    dollar = "$" if "$" in number else ""
-    number = number.replace("$", "").strip("()")
-    return f"{'-' if negative else ''}{dollar}{number}{unit}"
+        return sign + number
+    return f"{sign}{dollar}{number}{unit}"
 
 
 def _lower_first(label: str) -> str:

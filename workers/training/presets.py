@@ -44,10 +44,11 @@ PRESETS: dict[str, dict] = {
             "SmolLM2-135M with the settings of the measured CPU run in the README: a "
             "three-epoch cold start on the scripted teacher's trajectories (the question "
             "scoped to its company and year, then its key terms when that misses; only "
-            "answers whose figures its results show), on table lookups synthesized from your "
-            "documents and on drills that copy made-up company names into the scope, then RL "
-            "with groups of 4 until 35 minutes are spent, then the evaluation against the "
-            "base model and echo."
+            "answers whose figures its results show), on table lookups and yes/no "
+            "comparisons synthesized from your documents (as many yes/no as your own "
+            "questions ask) and on drills that copy made-up company names into the scope, "
+            "then RL with groups of 4 until 35 minutes are spent, then the evaluation "
+            "against the base model and echo."
         ),
         "config": {
             "model": "default",
@@ -55,9 +56,10 @@ PRESETS: dict[str, dict] = {
             "sft_epochs": 3,
             "sft_lr": 3e-4,
             "heading_search": False,
-            # Asked for many: the teacher keeps only the lookups whose figure its results
-            # show (a third of them), about 110-130 on FinanceBench's training companies.
-            "synthetic_questions": 600,
+            # Asked for many: the teacher keeps only the questions whose figures its results
+            # show, about 100 lookups and 20 yes/no comparisons of 800 on FinanceBench's
+            # training companies.
+            "synthetic_questions": 800,
             "scope_drills": 1,
             "steps": 60,
             "questions_per_step": 4,

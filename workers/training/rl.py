@@ -43,6 +43,7 @@ from workers.documents.synthesis import offline_questions
 from workers.evaluation.metrics import behaviour, summarize
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
+from workers.rewards.text import polarity
 from workers.search.index import SearchIndex
 from workers.training.batching import collate_packed, packed_micro_batches
 from workers.training.checkpoint import (
@@ -139,12 +140,20 @@ def synthetic_curriculum(
     index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig
 ) -> list[Question]:
     """`config.synthetic_questions` questions from the tables of the training entities'
-    documents only: a validation entity's documents never feed training."""
+    documents only: a validation entity's documents never feed training. Yes/no
+    comparisons come in the share the customer's own questions answer yes or no: the
+    question kinds the student meets are the customer's."""
     if not config.synthetic_questions:
         return []
     entities = {q.entity for q in train_questions if q.entity}
     chunks = [c for c in index.chunks if c.entity in entities]
-    return offline_questions(chunks, n=config.synthetic_questions, seed=config.seed)
+    yes_no = sum(bool(polarity(q.answer)) for q in train_questions)
+    return offline_questions(
+        chunks,
+        n=config.synthetic_questions,
+        seed=config.seed,
+        yes_no_share=yes_no / len(train_questions) if train_questions else 0.0,
+    )
 
 
 def freeze_below(model, top_layers: int) -> None:
@@ -217,8 +226,9 @@ def teacher_data(
         by_id |= {q.id: q for q in synthetic}
         log(
             f"synthetic curriculum: {len(synthetic)} questions from the training entities' "
-            f"tables, {sum(len(t.valid_searches) > 1 for t in taught.values())} of them "
-            "taught with a second, refined search"
+            f"tables ({sum(bool(polarity(q.answer)) for q in synthetic)} yes/no comparisons), "
+            f"{sum(len(t.valid_searches) > 1 for t in taught.values())} of them taught with "
+            "a second, refined search"
         )
     return teacher, teacher_for, by_id
 

@@ -19,13 +19,14 @@ which keeps other companies' filings that share the question's words out of the 
    Pages of one kind share their headings across entities, so the student can learn
    which kind a question needs: knowledge a search with the question lacks, and one word
    of it, which it can learn, rather than a heading, which it memorizes.
-Then it answers with the ground truth. A question neither search reaches gets no
-trajectory: only correct ones are kept (`scope_drills` still teaches its first search).
-A lookup synthesized from a table (`readable_answers`) also needs its answer's figure in
-the results: the search tool shows each hit in part (its share of the result budget), and an
-answer the student cannot read there teaches it to write figures it never saw, not to copy
-the one it read. A customer's own question is kept without that check: its answer may be
-worked out from the figures shown (a ratio, a margin), which a larger student can learn.
+Then it answers with the ground truth, a yes/no truth with its "Yes" or "No" alone. A
+question neither search reaches gets no trajectory: only correct ones are kept
+(`scope_drills` still teaches its first search). A question synthesized from a table
+(`readable_answers`) also needs in the results the figure it asks for, or the two figures
+it compares: the search tool shows each hit in part (its share of the result budget), and
+an answer the student cannot read there teaches it to write figures it never saw, not to
+copy the one it read. A customer's own question is kept without that check: its answer may
+be worked out from the figures shown (a ratio, a margin), which a larger student can learn.
 
 Trajectories are built token by token through the same engine and search tool as
 rollouts, so the student is taught exactly the sequences it will produce and see.
@@ -42,6 +43,7 @@ from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEAR
 from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.documents.questions import Question
 from workers.rewards.quantities import extract_quantities, same_quantity, scale_hint
+from workers.rewards.text import polarity
 from workers.search.index import HEADING_CHARS, SearchIndex, tokenize
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
@@ -194,8 +196,17 @@ class ScriptedTeacher:
             return None
         return [
             *(f"{SEARCH_OPEN}{q}{SEARCH_CLOSE}" for q in queries),
-            f"{ANSWER_OPEN}{question.answer}{ANSWER_CLOSE}",
+            f"{ANSWER_OPEN}{taught_answer(question.answer)}{ANSWER_CLOSE}",
         ]
+
+
+def taught_answer(truth: str) -> str:
+    """The answer the teacher writes: the truth, or only its "Yes" or "No" when it opens
+    with one. The explanation after a yes or no is the question writer's reasoning, often
+    over figures the results do not show; a student taught to write it learns to write
+    what it never read, where the yes or no alone answers the question asked."""
+    said = polarity(truth)
+    return said.capitalize() if said else truth
 
 
 def forced_trajectory(
@@ -255,11 +266,14 @@ def results_text(tokenizer, trajectory: Trajectory) -> str:
 
 
 def answer_readable(question: Question, shown: str) -> bool:
-    """Whether every figure the answer states is among the figures `shown` ("$1,577 million"
-    and a statement's "(1,577)" under "in millions" are one). An answer without figures (a
+    """Whether every figure the answer states, or is worked out from (a synthesized
+    comparison's `meta["reads"]`), is among the figures `shown` ("$1,577 million" and a
+    statement's "(1,577)" under "in millions" are one). Any other answer without figures (a
     yes or no, a name) passes: only figures can be checked this simply."""
     hint = scale_hint(question.question)
-    wanted = extract_quantities(question.answer, hint)
+    # A yes/no comparison is worked out from figures its answer does not state.
+    stated = " ; ".join([question.answer, *question.meta.get("reads", [])])
+    wanted = extract_quantities(stated, hint)
     if not wanted:
         return True
     seen = extract_quantities(shown)
