@@ -388,6 +388,35 @@ def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms(
     assert index.search(second, k=1)[0].chunk_id == "acme-2"
 
 
+def test_a_drill_whose_first_search_misses_goes_on_to_the_key_terms_and_stops_there():
+    boiler = "report amount fiscal"
+    pages = [
+        Chunk("acme-1", "acme-10k", 1, "acme", f"acme {boiler} {boiler} overview"),
+        Chunk("acme-2", "acme-10k", 2, "acme", "acme backlog was three at year end"),
+        Chunk("acme-3", "acme-10k", 3, "acme", f"acme {boiler} dividends one"),
+    ]
+    index = SearchIndex.build(pages)
+    tokenizer = tiny_tokenizer()
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+
+    def ask(what: str, golden: str) -> Question:
+        text = f"what amount did acme report as {what} for fiscal 2021 ?"
+        return Question(what, text, "x", "acme", [Evidence("x")], [golden])
+
+    missed, found = ask("backlog", "acme-2"), ask("dividends", "acme-3")
+    teacher = ScriptedTeacher(index, results_per_search=1, heading_search=False)
+    teacher.learn_boilerplate([missed, found], share=0.6)
+    drills = scope_drills(engine, teacher, [missed, found], per_question=0)
+
+    assert [d.text.count("<search>") for d in drills] == [2, 1]
+    second = drills[0]
+    assert second.text.endswith("<search>[acme 2021] backlog</search>")  # after a miss
+    assert second.searches[0].chunk_ids == ["acme-1"]  # the real results in between
+    assert len(second.searches) == 1  # nothing follows the last search: no results, no answer
+    trained = [t for t, m in zip(second.token_ids, second.loss_mask, strict=True) if m]
+    assert "<results>" not in tokenizer.decode(trained)
+
+
 def test_the_synthetic_curriculum_reads_only_the_training_entities_documents():
     table = "(Millions) 2021 2020\nBacklog of orders {a} {b}\nResearch spending {b} {a}\n"
     pages = [

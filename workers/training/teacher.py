@@ -21,7 +21,7 @@ which keeps other companies' filings that share the question's words out of the 
    of it, which it can learn, rather than a heading, which it memorizes.
 Then it answers with the ground truth, a yes/no truth with its "Yes" or "No" alone. A
 question neither search reaches gets no trajectory: only correct ones are kept
-(`scope_drills` still teaches its first search). A question synthesized from a table
+(`scope_drills` still teaches its searches). A question synthesized from a table
 (`readable_answers`) also needs in the results the figure it asks for, or the two figures
 it compares: the search tool shows each hit in part (its share of the result budget), and
 an answer the student cannot read there teaches it to write figures it never saw, not to
@@ -189,6 +189,17 @@ class ScriptedTeacher:
                         return [*searches, second]
         return searches if found else None
 
+    def drilled_searches(self, question: Question) -> list[str]:
+        """The searches a student should make for a question whether or not they reach its
+        evidence: the scoped question, then its key terms when that misses the golden
+        chunks (and `refine_search` is on). Searching again is the habit, not the luck."""
+        first = self.scope(question) + question.question
+        golden = set(question.golden_chunk_ids)
+        if not (self.refine_search and golden) or golden & self._shown(first):
+            return [first]
+        terms = self.key_terms(question)
+        return [first, self.scope(question) + terms] if terms else [first]
+
     def segments(self, question: Question) -> list[str] | None:
         """The model-side text of the teacher's trajectory, one string per turn."""
         queries = self.queries(question)
@@ -288,15 +299,18 @@ def scope_drills(
     seed: int = 0,
     taught: frozenset[str] = frozenset(),
 ) -> list[Trajectory]:
-    """Extra cold-start examples of the scoped first search alone: for each question, copies
+    """Extra cold-start examples of the scoped first search: for each question, copies
     whose entity and years are swapped for made-up ones, and the real one unless its id is
-    in `taught` (a whole teacher trajectory already shows it). A training set names few
+    in `taught` (a whole teacher trajectory already shows it); the real one goes on to the
+    key-terms search when its first misses (`drilled_searches`), so that the student learns
+    to search again after a miss from every question, not only from those the second search
+    happens to answer. A training set names few
     companies (16 here), and a student taught only on them writes one of their names into
     the scope of a question about another ("[Pfizer]" for PepsiCo); on names it has never
     seen, it can only learn to copy what it reads. Half the made-up names begin as a
     training company's does ("Pfidger", "Besled"), so that the first letters of a name
-    never decide the rest. Each drill stops at `</search>`: a made-up scope names no
-    document, and a question the teacher could not answer has no true continuation."""
+    never decide the rest. Each drill stops at its last `</search>`: a made-up scope names
+    no document, and a question the teacher could not answer has no true continuation."""
     rng = random.Random(seed)
     known = sorted({m for q in questions if (m := teacher.entity_mention(q))})
     words = _name_words(teacher.index, rng)
@@ -306,7 +320,8 @@ def scope_drills(
         if not scope:
             continue
         if question.id not in taught:
-            drills.append(_search_prefix(engine, question.question, scope + question.question))
+            searches = teacher.drilled_searches(question)
+            drills.append(_search_turns(engine, question.question, searches))
         mention, years = teacher.entity_mention(question), teacher.years(question)
         if mention not in question.question:
             continue  # nothing to swap
@@ -321,7 +336,7 @@ def scope_drills(
                 question.question.replace(mention, name),
             )
             named = " ".join([name, *(new_years[y] for y in years[:1])])
-            drills.append(_search_prefix(engine, text, f"[{named}] {text}"))
+            drills.append(_search_turns(engine, text, [f"[{named}] {text}"]))
     return drills
 
 
@@ -352,14 +367,17 @@ def _made_up_name(rng: random.Random, known: Sequence[str], words: Sequence[str]
     return " ".join(rng.choice(words).capitalize() for _ in range(rng.choice((1, 1, 2))))
 
 
-def _search_prefix(engine: RolloutEngine, question: str, query: str) -> Trajectory:
-    """A trajectory of the prompt and one search turn, nothing after: the turn is the only
-    target."""
-    segment = f"{SEARCH_OPEN}{query}{SEARCH_CLOSE}"
+def _search_turns(engine: RolloutEngine, question: str, queries: Sequence[str]) -> Trajectory:
+    """A trajectory of the prompt and search turns, each but the last followed by its real
+    results, nothing after the last: the turns are the only targets."""
     trajectory = Trajectory(question=question, model_name="teacher")
     trajectory.append(engine.prompt_ids(question), PROMPT)
-    ids = engine.tokenizer.encode(segment, add_special_tokens=False)
-    trajectory.append(ids, MODEL, [0.0] * len(ids))
-    trajectory.text += segment
+    for i, query in enumerate(queries):
+        segment = f"{SEARCH_OPEN}{query}{SEARCH_CLOSE}"
+        ids = engine.tokenizer.encode(segment, add_special_tokens=False)
+        trajectory.append(ids, MODEL, [0.0] * len(ids))
+        trajectory.text += segment
+        if i < len(queries) - 1:
+            engine.run_search(trajectory, query, engine.limits.results_per_search)
     trajectory.meta["teacher"] = "scope drill"
     return trajectory
