@@ -498,7 +498,7 @@ def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evi
     )
 
     assert "scripted teacher: correct trajectories for 0/4 training questions" in logged
-    assert "scope drills: 4 scoped first searches (most on made-up names)" in logged
+    assert any(line.startswith("scope drills: 4 scoped first searches") for line in logged)
     assert any(line.startswith("cold start SFT loss per epoch") for line in logged)
 
 

@@ -400,7 +400,10 @@ def train(
             taught=frozenset(teacher_for),
         )
         if drills:
-            log(f"scope drills: {len(drills)} scoped first searches (most on made-up names)")
+            log(
+                f"scope drills: {len(drills)} scoped first searches (most on made-up names), "
+                f"{sum(bool(d.searches) for d in drills)} going on to the key terms after a miss"
+            )
         cold_start = [*teacher_for.values(), *drills]
     if cold_start:
         losses = sft(
