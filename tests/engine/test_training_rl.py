@@ -363,21 +363,33 @@ def test_page_kinds_are_heading_words_most_entities_share_not_a_companys_name():
     assert not {"acme", "rocket", "works", "risk", "notes"} & set(words)
 
 
-def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms():
-    boiler = "report amount fiscal"
-    pages = [
-        Chunk("acme-1", "acme-10k", 1, "acme", f"acme {boiler} {boiler} overview"),
+BOILER = "report amount fiscal"
+
+
+def boilerplate_pages(*more: Chunk) -> list[Chunk]:
+    """acme's page of boilerplate, which a question's own words rank first, and its backlog
+    page, which only the question's key terms find; then `more`."""
+    return [
+        Chunk("acme-1", "acme-10k", 1, "acme", f"acme {BOILER} {BOILER} overview"),
         Chunk("acme-2", "acme-10k", 2, "acme", "acme backlog was three at year end"),
-        Chunk("globex-1", "globex-10k", 1, "globex", f"globex {boiler} backlog nine"),
+        *more,
     ]
-    index = SearchIndex.build(pages)
 
-    def ask(entity: str, what: str, answer: str, golden: str) -> Question:
-        text = f"what amount did {entity} report as {what} for fiscal 2021 ?"
-        return Question(entity, text, answer, entity, [Evidence(answer)], [golden])
 
-    question = ask("acme", "backlog", "three", "acme-2")
-    pool = [question, ask("globex", "sales", "nine", "globex-1"), ask("acme", "dividends", "1", "")]
+def ask_amount(entity: str, what: str, answer: str, golden: str) -> Question:
+    text = f"what amount did {entity} report as {what} for fiscal 2021 ?"
+    return Question(f"{entity} {what}", text, answer, entity, [Evidence(answer)], [golden])
+
+
+def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms():
+    globex = Chunk("globex-1", "globex-10k", 1, "globex", f"globex {BOILER} backlog nine")
+    index = SearchIndex.build(boilerplate_pages(globex))
+    question = ask_amount("acme", "backlog", "three", "acme-2")
+    pool = [
+        question,
+        ask_amount("globex", "sales", "nine", "globex-1"),
+        ask_amount("acme", "dividends", "1", ""),
+    ]
     teacher = ScriptedTeacher(index, results_per_search=1, heading_search=False)
     teacher.learn_boilerplate(pool, share=0.6)  # words of all three questions
 
@@ -389,23 +401,15 @@ def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms(
 
 
 def test_a_drill_whose_first_search_misses_goes_on_to_the_key_terms_and_stops_there():
-    boiler = "report amount fiscal"
-    pages = [
-        Chunk("acme-1", "acme-10k", 1, "acme", f"acme {boiler} {boiler} overview"),
-        Chunk("acme-2", "acme-10k", 2, "acme", "acme backlog was three at year end"),
-        Chunk("acme-3", "acme-10k", 3, "acme", f"acme {boiler} dividends one"),
-    ]
-    index = SearchIndex.build(pages)
+    dividends = Chunk("acme-3", "acme-10k", 3, "acme", f"acme {BOILER} dividends one")
+    index = SearchIndex.build(boilerplate_pages(dividends))
     tokenizer = tiny_tokenizer()
     engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
-
-    def ask(what: str, golden: str) -> Question:
-        text = f"what amount did acme report as {what} for fiscal 2021 ?"
-        return Question(what, text, "x", "acme", [Evidence("x")], [golden])
-
-    missed, found = ask("backlog", "acme-2"), ask("dividends", "acme-3")
+    missed = ask_amount("acme", "backlog", "three", "acme-2")
+    found = ask_amount("acme", "dividends", "one", "acme-3")
     teacher = ScriptedTeacher(index, results_per_search=1, heading_search=False)
     teacher.learn_boilerplate([missed, found], share=0.6)
+
     drills = scope_drills(engine, teacher, [missed, found], per_question=0)
 
     assert [d.text.count("<search>") for d in drills] == [2, 1]
