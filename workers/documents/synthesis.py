@@ -197,13 +197,11 @@ def offline_questions(
             continue
         asked.add(key)
         line = next(x for x in chunk.text.splitlines() if x.strip().startswith(row.label[:20]))
-        question = _question(text, answer, chunk, line, "offline-table")
+        source = "offline-comparison" if compare else "offline-table"
+        question = _question(text, answer, chunk, line, source)
         if compare:
             # The figures the answer is worked out from: the student must be shown them.
-            question.meta |= {
-                "source": "offline-comparison",
-                "reads": [row.answer(i) for _, i in read],
-            }
+            question.meta["reads"] = [row.answer(i) for _, i in read]
         raws = [row.values[i] for _, i in read]
         question.golden_chunk_ids = [
             c.id
