@@ -133,7 +133,7 @@ def test_upload_search_generate_review_run_playground_correction(
     page.goto(project_url)
     page.get_by_role("link", name="New run").click()
     page.get_by_label("Run name").fill("Walk agent")
-    page.get_by_label("Questions").select_option(label=question_set.name)
+    page.get_by_role("combobox", name="Questions").select_option(label=question_set.name)
     page.get_by_label("Quick CPU demo").check()
     page.get_by_text("Advanced options").click()
     page.get_by_role("spinbutton", name="RL steps").fill("1")

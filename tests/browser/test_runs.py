@@ -107,7 +107,7 @@ def test_a_customer_previews_the_reward_and_starts_a_run(
     page.get_by_role("link", name="New run").click()
     expect(page.get_by_role("heading", name="New run")).to_be_visible()
     page.get_by_label("Run name").fill("Margins")
-    page.get_by_label("Questions").select_option(label="qa.jsonl")
+    page.get_by_role("combobox", name="Questions").select_option(label="qa.jsonl")
     expect(page.get_by_label("Quick CPU demo")).to_be_checked()
     page.get_by_text("Advanced options").click()
     page.get_by_role("spinbutton", name="RL steps").fill("3")

@@ -102,7 +102,9 @@ def test_waitlist_to_a_trained_checkpoint_in_the_browser(
     # She starts a quick run, one RL step to keep it short, after previewing the reward.
     page.get_by_role("link", name="New run").click()
     page.get_by_label("Run name").fill("First agent")
-    page.get_by_label("Questions").select_option(label="financebench-pdf-questions.jsonl")
+    page.get_by_role("combobox", name="Questions").select_option(
+        label="financebench-pdf-questions.jsonl"
+    )
     page.get_by_label("Quick CPU demo").check()
     page.get_by_text("Advanced options").click()
     page.get_by_role("spinbutton", name="RL steps").fill("1")
