@@ -167,19 +167,16 @@ class ScriptedTeacher:
         golden = set(question.golden_chunk_ids)
         if not golden:
             return None
-        scope = self.scope(question)
-        first = scope + question.question
+        first, *refined = self.drilled_searches(question)
         searches, found = [first], golden & self._shown(first)
-        if not found and self.refine_search and (terms := self.key_terms(question)):
-            second = scope + terms
-            if golden & self._shown(second):
-                return [first, second]
+        if refined and golden & self._shown(refined[0]):
+            return [first, *refined]
         if not self.heading_search:
             return searches if found else None
         # The page-kind search comes always when one works, so the student learns one habit:
         # preferably one that adds missing evidence, else one that finds it again.
         missing = [cid for cid in sorted(golden) if cid not in found]
-        names = scope.strip()[1:-1].strip()
+        names = self.scope(question).strip()[1:-1].strip()
         terms = self.key_terms(question) or question.question
         for wanted, candidates in ((golden - found, missing), (golden, sorted(found))):
             for cid in candidates:
