@@ -107,7 +107,7 @@ def table_facts(chunk: Chunk, with_raw: bool = False) -> list[tuple]:
     facts = []
     for row in table_rows(chunk):
         for i, (year, value) in enumerate(zip(row.years, row.values, strict=True)):
-            if value.strip() in ("—", "-"):
+            if _blank(value):
                 continue
             fact = (row.label, year, row.answer(i))
             facts.append((*fact, value) if with_raw else fact)
@@ -218,7 +218,7 @@ def offline_questions(
 def _lookup(row: TableRow, chunk: Chunk, rng: random.Random):
     """A one-cell question on the row's first year with a value: (text, answer, [(year,
     column)])."""
-    i = next((i for i, v in enumerate(row.values) if v.strip() not in ("—", "-")), None)
+    i = next((i for i, v in enumerate(row.values) if not _blank(v)), None)
     if i is None:
         return None
     text = rng.choice(_SHAPES).format(e=chunk.entity, l=_lower_first(row.label), y=row.years[i])
@@ -247,15 +247,19 @@ def _comparison(row: TableRow, chunk: Chunk, rng: random.Random):
     return text, "Yes" if want_yes else "No", read
 
 
+def _blank(value: str) -> bool:
+    """A dash: the table has no figure in this column."""
+    return value.strip() in ("—", "-")
+
+
 def _number(value: str) -> float | None:
-    """A table value as a number: "(1,577)" is -1577; a dash or debris is None."""
-    bare = value.replace("$", "").replace(",", "").replace("%", "").strip()
-    negative = bare.startswith(("(", "-")) and bare != "-"
+    """A table value as a number, read as `_answer` writes it ("(1,577)" is -1577); a dash
+    or debris is None."""
+    written = _answer(value, "").replace("$", "").replace(",", "").rstrip("%")
     try:
-        number = float(bare.strip("()-"))
+        return float(written)
     except ValueError:
         return None
-    return -number if negative else number
 
 
 def teacher_questions(
