@@ -228,6 +228,41 @@ def test_running_out_of_new_tokens_ends_with_max_tokens(engine):
     assert trajectory.model_tokens == 10
 
 
+def _turns_cut_at(engine, max_turn_tokens, **limits):
+    return HFRolloutEngine(
+        engine.model,
+        engine.tokenizer,
+        FakeIndex(),
+        system_prompt=SYSTEM,
+        limits=Limits(max_turn_tokens=max_turn_tokens, results_per_search=2, **limits),
+    )
+
+
+def test_a_query_cut_at_the_turn_limit_is_closed_by_the_engine_and_run(engine):
+    whole = run(engine, "what is alpha")
+    # "<search> alpha beta" is three tokens: the engine writes "</search>" for the model.
+    cut = run(_turns_cut_at(engine, 3), "what is alpha")
+    assert [s.query for s in cut.searches] == ["alpha beta"]
+    assert cut.token_ids == whole.token_ids  # what the model saw is the same...
+    closed = cut.token_ids.index(engine.tokenizer.convert_tokens_to_ids(SEARCH_CLOSE))
+    assert whole.producers[closed] == MODEL and cut.producers[closed] == TOOL  # ...not who wrote it
+    assert cut.loss_mask[closed] == 0
+    # and the answer, "<answer> forty two" cut the same way, is taken as written
+    assert (cut.finish_reason, cut.answer) == ("answer", "forty two")
+    assert cut.model_tokens == 6
+
+
+def test_the_turn_limit_closes_an_answer_the_echo_harness_opened(engine):
+    trajectory = run(_turns_cut_at(engine, 2), ECHO_QUESTION, echo_k=2)
+    assert (trajectory.finish_reason, trajectory.answer) == ("answer", "forty two")
+
+
+def test_a_turn_cut_with_no_tag_open_still_ends_with_max_tokens(engine):
+    trajectory = run(_turns_cut_at(engine, 10, max_new_tokens=40), "ramble")
+    assert trajectory.finish_reason == "max_tokens"
+    assert trajectory.model_tokens == 10
+
+
 def _limited(engine, max_result_tokens):
     return HFRolloutEngine(
         engine.model,

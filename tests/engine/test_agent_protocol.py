@@ -2,6 +2,7 @@
 
 from workers.agent.protocol import (
     ANSWER_STOP_STRINGS,
+    closing_tag,
     normalize_query,
     parse_segment,
     segment_stopped,
@@ -69,3 +70,21 @@ def test_an_answer_opened_by_the_harness_ends_with_its_first_line():
 def test_a_leading_newline_does_not_stop_an_opened_answer():
     assert not segment_stopped("\n", "\n", ANSWER_STOP_STRINGS)
     assert segment_stopped("\n42\n", "\n42\n", ANSWER_STOP_STRINGS)
+
+
+CUT_TURNS = {
+    "<search>[3M 2018] capex Answer in USD millions. Answer in": "</search>",
+    "<answer>$1,577 mill": "</answer>",
+    "Let me look. <search>capex capex": "</search>",
+    "<search>capex <answer>1": "</answer>",
+    "<search>capex</search>": "",
+    "just talking about capex": "",
+}
+
+
+def test_a_cut_turn_is_closed_with_the_tag_it_left_open():
+    for text, close in CUT_TURNS.items():
+        assert closing_tag(text) == close, text
+        if close:
+            kind = parse_segment(text + close, ended_by_eos=False).kind
+            assert kind == close.strip("</>"), text

@@ -171,6 +171,19 @@ def test_cli_generates_a_question_file_that_loads_back(tmp_path, teacher_url, ca
     assert "wrote 1 questions from teacher m" in capsys.readouterr().out
 
 
+def test_cli_writes_yes_no_comparisons_in_the_share_asked(tmp_path, capsys):
+    SearchIndex.build(chunk_sections("ACME_2018_10K", LONG_PAGES, entity="Acme")).save(
+        tmp_path / "idx"
+    )
+    out = tmp_path / "q.jsonl"
+    generate = ["questions", "generate", "--index", str(tmp_path / "idx"), "--out", str(out)]
+    assert main([*generate, "--n", "4", "--yes-no-share", "1"]) == 0
+    questions = load_questions(out)
+    assert questions and {q.answer for q in questions} <= {"Yes", "No"}
+    assert main([*generate, "--yes-no-share", "1.5"]) == 2
+    assert "--yes-no-share must be between 0 and 1" in capsys.readouterr().err
+
+
 def test_offline_questions_vary_their_shape_and_skip_table_debris():
     rows = "\n".join(f"Line item number {w} {i} {i + 1}" for i, w in enumerate("abcdefghijklmnop"))
     debris = "Cash and due from banks $27.2 $27.2 $ — 5 6\nTotal 7 8\n"

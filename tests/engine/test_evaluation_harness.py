@@ -141,6 +141,21 @@ def test_an_api_reply_cut_by_length_ends_with_max_tokens(serve):
     assert agent(server).rollout([QUESTION])[0].finish_reason == "max_tokens"
 
 
+def test_an_api_query_cut_at_the_turn_limit_is_closed_and_run(serve):
+    # The server counts 7 tokens a reply: a budget of 20 leaves room for two turns of 5.
+    server = serve([("<search>3M capex capex capex", "length"), ("<answer>1577", "stop")])
+    trajectory = agent(server, max_new_tokens=20, max_turn_tokens=5).rollout([QUESTION])[0]
+    assert [request["max_tokens"] for request in server.requests] == [5, 5]
+    assert [s.query for s in trajectory.searches] == ["3M capex capex capex"]
+    assert (trajectory.finish_reason, trajectory.answer) == ("answer", "1577")
+
+
+def test_an_open_query_cut_by_the_budget_ends_with_max_tokens(serve):
+    server = serve([("<search>3M capex capex capex", "length")])
+    trajectory = agent(server, max_new_tokens=5, max_turn_tokens=64).rollout([QUESTION])[0]
+    assert (trajectory.finish_reason, trajectory.searches) == ("max_tokens", [])
+
+
 def test_the_harness_reports_every_metric_for_the_api_policy(serve):
     server = serve([("<search>capex", "stop"), ("<answer>$1,577 million", "stop")])
     report = evaluate(

@@ -9,6 +9,7 @@ import pytest
 from test_training_rl import chunks, questions, tiny_model, tiny_tokenizer
 from transformers import AutoModelForCausalLM
 
+from workers.agent.protocol import closing_tag
 from workers.publishing import PublishInfo, make_archive, publish_folder
 from workers.search.index import SearchIndex
 from workers.training.config import TrainConfig
@@ -76,6 +77,18 @@ def test_the_bundled_index_finds_what_the_engine_finds(published):
         [h.chunk_id for h in engine.search(s, k=3)] != [h.chunk_id for h in engine.search(q, k=3)]
         for s, q in zip(scopes, queries, strict=False)
     ), "no scope changed the results: the test would not see a bundle that ignores scopes"
+
+
+def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):
+    from test_agent_protocol import CUT_TURNS
+
+    sys.path.insert(0, str(published / "agent"))
+    try:
+        import run_agent
+    finally:
+        sys.path.pop(0)
+    for text in CUT_TURNS:
+        assert run_agent._closing_tag(text) == closing_tag(text), text
 
 
 def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):

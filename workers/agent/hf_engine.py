@@ -19,6 +19,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
 from workers.agent.protocol import (
+    ANSWER_CLOSE,
     ANSWER_OPEN,
     ANSWER_STOP_STRINGS,
     SEARCH_CLOSE,
@@ -26,6 +27,7 @@ from workers.agent.protocol import (
     STOP_STRINGS,
     SYSTEM_PROMPT,
     build_messages,
+    closing_tag,
     parse_segment,
     segment_stopped,
 )
@@ -145,6 +147,8 @@ class RolloutEngine:
                 trajectories[i].finish_reason = "max_tokens"
         if not live:
             return
+        if turn := self.limits.max_turn_tokens:
+            budgets = [min(b, turn) for b in budgets]
         stops = [
             ANSWER_STOP_STRINGS if trajectories[i].meta.get("answer_opened") else STOP_STRINGS
             for i in live
@@ -170,11 +174,16 @@ class RolloutEngine:
         text = self.tokenizer.decode(ids, skip_special_tokens=True)
         trajectory.append(ids, MODEL, logprobs)
         trajectory.text += text
-        segment = parse_segment(
-            text,
-            ended_by_eos=ended_by_eos,
-            answer_opened=bool(trajectory.meta.get("answer_opened")),
-        )
+        answer_opened = bool(trajectory.meta.get("answer_opened"))
+        segment = parse_segment(text, ended_by_eos=ended_by_eos, answer_opened=answer_opened)
+        turn = self.limits.max_turn_tokens
+        if segment.kind == "unfinished" and turn and len(ids) >= turn:
+            # The turn limit cut it: close the tag it left open, as the model would have.
+            if close := ANSWER_CLOSE if answer_opened else closing_tag(text):
+                self._append_tool(trajectory, close)
+                segment = parse_segment(
+                    text + close, ended_by_eos=False, answer_opened=answer_opened
+                )
         if segment.kind == "answer":
             trajectory.answer = segment.text
             trajectory.finish_reason = "answer"

@@ -12,13 +12,12 @@ import time
 from typing import Any
 
 from workers.agent.protocol import (
-    ANSWER_CLOSE,
-    ANSWER_OPEN,
     SEARCH_CLOSE,
     SEARCH_OPEN,
     STOP_STRINGS,
     SYSTEM_PROMPT,
     build_messages,
+    closing_tag,
     format_results,
     parse_segment,
 )
@@ -61,22 +60,29 @@ class OpenAIAgent:
             if budget <= 0:
                 trajectory.finish_reason = "max_tokens"
                 break
+            turn = self.limits.max_turn_tokens
+            cut_turn = 0 < turn < budget  # a reply cut there is closed, not the end
             response = self.client.chat.completions.create(
                 model=self.model,
                 messages=messages,
                 temperature=sampling.temperature,
                 top_p=sampling.top_p,
                 seed=seed,
-                max_tokens=budget,
+                max_tokens=turn if cut_turn else budget,
                 stop=list(STOP_STRINGS),
             )
             choice = response.choices[0]
-            text = _restore_stop(choice.message.content or "")
+            text = choice.message.content or ""
+            cut = choice.finish_reason == "length"
+            # APIs drop the stop string that ended a reply: put back the tag that was open
+            # (and close the one a cut turn left open).
+            if not text.endswith(STOP_STRINGS) and (not cut or cut_turn):
+                text += closing_tag(text)
             usage = getattr(response, "usage", None)
             trajectory.model_tokens += getattr(usage, "completion_tokens", 0) or 0
             trajectory.text += text
             messages.append({"role": "assistant", "content": text})
-            if choice.finish_reason == "length" and not text.endswith(STOP_STRINGS):
+            if cut and not text.endswith(STOP_STRINGS):
                 trajectory.finish_reason = "max_tokens"
                 break
             ended_by_eos = not text.endswith(STOP_STRINGS)
@@ -112,15 +118,3 @@ class OpenAIAgent:
         body, shown, truncated = fit_hits(hits, room, list)
         trajectory.searches.append(SearchCall(query=query, chunk_ids=shown, truncated=truncated))
         return format_results("".join(body))
-
-
-def _restore_stop(text: str) -> str:
-    """APIs drop the stop string that ended a reply; put back the tag that was open."""
-    if text.endswith(STOP_STRINGS):
-        return text
-    search, answer = text.rfind(SEARCH_OPEN), text.rfind(ANSWER_OPEN)
-    if search > answer and SEARCH_CLOSE not in text[search:]:
-        return text + SEARCH_CLOSE
-    if answer > search and ANSWER_CLOSE not in text[answer:]:
-        return text + ANSWER_CLOSE
-    return text

@@ -69,6 +69,17 @@ def segment_stopped(text: str, tail: str, stops: tuple[str, ...]) -> bool:
     return any(s in tail and (s != "\n" or "\n" in text.lstrip()) for s in stops)
 
 
+def closing_tag(text: str) -> str:
+    """The tag that closes the `<search>` or `<answer>` a segment opened last and left open
+    ("" when none is): what the engine writes for a turn it cut."""
+    search, answer = text.rfind(SEARCH_OPEN), text.rfind(ANSWER_OPEN)
+    if search > answer and SEARCH_CLOSE not in text[search:]:
+        return SEARCH_CLOSE
+    if answer > search and ANSWER_CLOSE not in text[answer:]:
+        return ANSWER_CLOSE
+    return ""
+
+
 def normalize_query(text: str) -> str:
     """Collapse whitespace and case and drop a leading `[scope]`, so query echo is detected
     regardless of spacing or of the documents it was limited to."""

@@ -29,7 +29,11 @@ class SamplingParams:
 @dataclass(frozen=True)
 class Limits:
     """Bounds on one trajectory. Breaking max_turns or max_new_tokens ends it with that
-    reason; results longer than max_result_tokens are cut (and counted)."""
+    reason; results longer than max_result_tokens are cut (and counted). A turn (a query
+    or the answer) that reaches max_turn_tokens is cut and closed by the engine: the query
+    runs as written so far, the answer is taken as written. That keeps a small model's
+    greedy loops ("Answer in USD millions. Answer in USD millions. …") from spending the
+    whole budget inside one query."""
 
     SETTINGS_LABEL: ClassVar[str] = "limits"
 
@@ -37,6 +41,7 @@ class Limits:
     max_new_tokens: int = 512  # model-generated tokens over the whole trajectory
     max_result_tokens: int = 512  # tokens of one <results> block
     results_per_search: int = 3
+    max_turn_tokens: int = 0  # model tokens of one turn; 0: no limit but max_new_tokens
 
 
 @dataclass

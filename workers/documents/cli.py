@@ -22,6 +22,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, metavar="FILE", help="JSONL to write")
     p.add_argument("--n", type=int, default=100, help="how many questions (default 100)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--yes-no-share",
+        type=float,
+        default=0.0,
+        help="offline only: share of yes/no comparisons of a row's two latest years, "
+        "answered Yes as often as No (default 0: lookups only)",
+    )
     p.add_argument("--teacher-base-url", default=os.environ.get("SLEUTH_TEACHER_BASE_URL"))
     p.add_argument("--teacher-model", default=os.environ.get("SLEUTH_TEACHER_MODEL"))
     p.add_argument(
@@ -38,6 +45,9 @@ def cmd_generate(args) -> int:
 
     if args.n < 1:
         print("sleuth: error: --n must be at least 1", file=sys.stderr)
+        return 2
+    if not 0.0 <= args.yes_no_share <= 1.0:
+        print("sleuth: error: --yes-no-share must be between 0 and 1", file=sys.stderr)
         return 2
     if bool(args.teacher_base_url) != bool(args.teacher_model):
         print(
@@ -63,7 +73,9 @@ def cmd_generate(args) -> int:
             return 2
         source = f"teacher {args.teacher_model} ({rejected} replies rejected)"
     else:
-        questions = offline_questions(index.chunks, n=args.n, seed=args.seed)
+        questions = offline_questions(
+            index.chunks, n=args.n, seed=args.seed, yes_no_share=args.yes_no_share
+        )
         source = "table rows (offline)"
     if not questions:
         print(

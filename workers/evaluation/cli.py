@@ -14,6 +14,7 @@ LIMIT_DEFAULTS = {
     "max_new_tokens": 256,
     "max_result_tokens": 512,
     "results_per_search": 3,
+    "max_turn_tokens": 0,
 }
 
 

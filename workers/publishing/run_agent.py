@@ -120,6 +120,16 @@ def fit_hits(hits: list[dict], room: int, encode) -> list[int]:
     return body
 
 
+def _closing_tag(text: str) -> str:
+    """The tag closing the <search> or <answer> that `text` opened last and left open."""
+    search, answer = text.rfind("<search>"), text.rfind("<answer>")
+    if search > answer and "</search>" not in text[search:]:
+        return "</search>"
+    if answer > search and "</answer>" not in text[answer:]:
+        return "</answer>"
+    return ""
+
+
 class _StopAfterTag:
     """Stops generation once the new text holds </search> or </answer> (transformers'
     stop_strings needs a byte-level vocabulary; this works with any tokenizer)."""
@@ -160,6 +170,10 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         budget = limits["max_new_tokens"] - generated
         if budget <= 0:
             break
+        turn = limits.get("max_turn_tokens") or 0  # absent in agents saved before it existed
+        cut_turn = 0 < turn <= budget
+        if cut_turn:
+            budget = turn
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),
@@ -175,6 +189,12 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         ids += new
         text = tokenizer.decode(new)
         transcript += text
+        if cut_turn and len(new) >= turn and (close := _closing_tag(text)):
+            # The turn limit cut it: close the tag it left open, as the engine it was
+            # trained with does.
+            ids += encode(close)
+            text += close
+            transcript += close
         answer = re.search(r"<answer>(.*?)</answer>", text, re.S)
         if answer:
             return {

@@ -40,6 +40,12 @@ FIELD_FLAGS: list[tuple[str, type, str, str]] = [
     ("--max-new-tokens", int, "limits.max_new_tokens", "model tokens per trajectory"),
     ("--results-per-search", int, "limits.results_per_search", "hits per search"),
     ("--max-result-tokens", int, "limits.max_result_tokens", "tokens of one results block"),
+    (
+        "--max-turn-tokens",
+        int,
+        "limits.max_turn_tokens",
+        "model tokens of one turn; a query cut there runs as written (0: no limit)",
+    ),
     ("--eval-every", int, "eval_every", "validate every N steps (0: only at the end)"),
     ("--save-every", int, "save_every", "checkpoint every N steps"),
     ("--keep-checkpoints", int, "keep_checkpoints", "keep the last N checkpoints (0: all)"),

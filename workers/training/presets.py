@@ -72,6 +72,9 @@ PRESETS: dict[str, dict] = {
                 "max_new_tokens": 160,
                 "max_result_tokens": 400,
                 "results_per_search": 2,
+                # A greedy loop inside one query ("Answer in USD millions. Answer in…")
+                # would spend all 160 tokens; a query this long is cut and run.
+                "max_turn_tokens": 64,
             },
             "eval_every": 0,
             "save_every": 2,
