@@ -61,7 +61,7 @@ class OpenAIAgent:
                 trajectory.finish_reason = "max_tokens"
                 break
             turn = self.limits.max_turn_tokens
-            cut_turn = 0 < turn < budget  # a reply cut there is closed, not the end
+            cut_turn = 0 < turn <= budget  # a reply cut there is closed, as the hf engine does
             response = self.client.chat.completions.create(
                 model=self.model,
                 messages=messages,
