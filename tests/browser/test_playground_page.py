@@ -9,6 +9,7 @@ a real inference worker (that module's fixtures; the worker's allowlist holds th
 tiny model, the agent's base)."""
 
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,21 @@ base_model = test_playground.base_model
 inference_worker = test_playground.inference_worker
 
 
+@contextmanager
+def worker_log_on_failure(process):
+    """An answer that never comes fails with what the inference worker did meanwhile."""
+    try:
+        yield
+    except AssertionError as error:
+        log = process.log_path.read_text(errors="replace")[-4000:]
+        raise AssertionError(f"{error}\n--- the inference worker's log ---\n{log}") from None
+
+
+@pytest.fixture
+def inference_worker_process(request):
+    return request.getfixturevalue("inference_worker")
+
+
 @pytest.fixture
 def agent_run(alice, request) -> Run:
     trained = request.getfixturevalue("trained_agent")
@@ -43,7 +59,7 @@ def agent_run(alice, request) -> Run:
 
 
 def test_ask_watch_the_search_and_answer_then_correct_it(
-    page, live_server, log_in, agent_run, screenshot, settings
+    page, live_server, log_in, agent_run, screenshot, settings, inference_worker_process
 ):
     blocked: list[str] = []  # what the Content-Security-Policy stopped
     page.on(
@@ -63,9 +79,10 @@ def test_ask_watch_the_search_and_answer_then_correct_it(
 
     agent = page.locator('.playground-column[data-role="agent"]')
     echo = page.locator('.playground-column[data-role="comparison"]')
-    expect(agent.locator(".playground-query").first).to_contain_text("acme", timeout=120_000)
-    expect(agent.locator(".playground-hit").first).to_contain_text("acme.txt")
-    expect(agent.locator(".playground-answer-text")).to_have_text("seven", timeout=120_000)
+    with worker_log_on_failure(inference_worker_process):
+        expect(agent.locator(".playground-query").first).to_contain_text("acme", timeout=120_000)
+        expect(agent.locator(".playground-hit").first).to_contain_text("acme.txt")
+        expect(agent.locator(".playground-answer-text")).to_have_text("seven", timeout=120_000)
     expect(agent.locator(".playground-usage")).to_contain_text("completion tokens")
     expect(echo.locator(".playground-query")).to_have_text(QUESTION)
     expect(echo.locator(".playground-hit").first).to_contain_text("acme.txt")
@@ -94,7 +111,7 @@ def test_ask_watch_the_search_and_answer_then_correct_it(
 
 
 def test_the_same_question_beside_the_untrained_base_model(
-    page, live_server, log_in, agent_run, base_model, settings
+    page, live_server, log_in, agent_run, base_model, settings, inference_worker_process
 ):
     settings.SLEUTH_ALLOWED_MODELS = ["default", base_model]
     Run.objects.filter(pk=agent_run.pk).update(config={"model": base_model})
@@ -107,7 +124,8 @@ def test_the_same_question_beside_the_untrained_base_model(
 
     agent = page.locator('.playground-column[data-role="agent"]')
     base = page.locator('.playground-column[data-role="comparison"]')
-    expect(agent.locator(".playground-answer-text")).to_have_text("seven", timeout=120_000)
+    with worker_log_on_failure(inference_worker_process):
+        expect(agent.locator(".playground-answer-text")).to_have_text("seven", timeout=120_000)
     expect(base.locator("h3")).to_have_text("base model: tiny-model, untrained")
     expect(base.locator(".playground-usage")).to_contain_text("completion tokens", timeout=120_000)
     expect(base.locator(".playground-answer-text")).not_to_have_text("seven")

@@ -78,6 +78,7 @@ def worker(name: str, queues: str, pool: str, log_path: Path, **env_extra: str):
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        process.log_path = log_path  # for a failing test to show what the worker did
         try:
             deadline = time.monotonic() + 60
             while not app.control.ping(destination=[node], timeout=0.5):
