@@ -176,7 +176,7 @@ def run_train(*, run_id: int) -> Run | None:
     checkpoint on S3."""
 
     def work(run: Run, heartbeat: Heartbeat) -> None:
-        from workers.agent.models import ModelNotFoundError, load_model
+        from workers.agent.models import ModelNotFoundError, load_trainable
         from workers.training.rl import StopRequested, train
 
         config = TrainConfig.from_dict(run.config)
@@ -193,7 +193,7 @@ def run_train(*, run_id: int) -> Run | None:
             train_qs, val_qs = _load_questions(run, out_dir / "questions")
             index = load_index(run.index_prefix)
             try:
-                model, tokenizer = load_model(config.model)
+                model, tokenizer = load_trainable(config.model)
             except ModelNotFoundError as error:
                 logger.warning("run %s: could not load %r: %s", run.pk, config.model, error)
                 raise StageFailed(

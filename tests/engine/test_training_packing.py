@@ -89,3 +89,13 @@ def test_packed_advantages_follow_their_trajectory():
     assert set(packed.advantages[0, :n].tolist()) == {0.5}
     assert set(packed.advantages[0, n:].tolist()) == {-2.0}
     assert packed.position_ids[0, n].item() == 0
+
+
+def test_a_batch_moves_whole_to_the_models_device():
+    a, b = trajectory(1, 5, 3, 2), trajectory(2, 7, 0, 3)
+    batch = collate_packed([[a, b]], [[0.5, -2.0]])
+
+    moved = batch.to("meta")  # a GPU trainer moves each batch to its model's device
+
+    assert {t.device.type for t in vars(moved).values()} == {"meta"}
+    assert collate([a]).to("meta").position_ids is None  # absent stays absent

@@ -154,6 +154,7 @@ def test_a_worker_refuses_a_model_off_the_allowlist_and_loads_nothing(
     touched = []
     for owner, name in [
         (workers.agent.models, "load_model"),
+        (workers.agent.models, "load_trainable"),
         (workers.agent.models, "resolve_model_path"),
         (artifacts, "download_folder"),
         (pipeline, "restore_checkpoint"),

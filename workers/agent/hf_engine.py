@@ -94,6 +94,10 @@ class RolloutEngine:
             text = f"{self.system_prompt}\n\nQuestion: {question}\n\n"
         return self._encode(text)
 
+    def _generator(self, seed: int) -> torch.Generator:
+        """A trajectory's own random stream, on the device its tokens are sampled on."""
+        return torch.Generator().manual_seed(seed)
+
     def rollout(
         self,
         questions: Sequence[str],
@@ -114,7 +118,7 @@ class RolloutEngine:
         generators = []
         for i, trajectory in enumerate(trajectories):
             trajectory.append(self.prompt_ids(trajectory.question), PROMPT)
-            generators.append(torch.Generator().manual_seed(sampling.seed + i))
+            generators.append(self._generator(sampling.seed + i))
             if echo_k is not None:
                 self._echo_search(trajectory, echo_k)
         with self._generating():
@@ -263,9 +267,13 @@ class HFRolloutEngine(RolloutEngine):
         *,
         limits: Limits | None = None,
         system_prompt: str = SYSTEM_PROMPT,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         model_name: str = "",
     ) -> None:
+        if batch_size is None:
+            # A GPU decodes a whole RL step's rows at once for little more than one row
+            # costs; a CPU works best on rows whose caches stay in its caches.
+            batch_size = 256 if model.device.type == "cuda" else 16
         super().__init__(
             tokenizer,
             tool,
@@ -279,6 +287,10 @@ class HFRolloutEngine(RolloutEngine):
         self.model = model
         # id(trajectory.token_ids) -> keys/values of its first tokens, kept between rounds
         self.kept: dict[int, _Kept] = {}
+
+    def _generator(self, seed: int) -> torch.Generator:
+        # On the model's device: tokens are sampled where the logits are (no copy per token).
+        return torch.Generator(device=self.model.device).manual_seed(seed)
 
     def load_state_dict(self, state_dict: dict[str, torch.Tensor]) -> None:
         """Take updated weights from the trainer between steps."""
@@ -331,11 +343,14 @@ class HFRolloutEngine(RolloutEngine):
             if self.check is not None:
                 self.check()
             tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
+            tokens = tokens.to(device)
+            # One copy to the host per step, not one per row and value.
+            sampled, sampled_logprobs = tokens.tolist(), logprobs.tolist()
             keep = []
             for r, seq in enumerate(rows):
                 ids, lps, _ = out[seq]
-                ids.append(int(tokens[r]))
-                lps.append(float(logprobs[r]))
+                ids.append(sampled[r])
+                lps.append(sampled_logprobs[r])
                 if ids[-1] in self.stop_ids:
                     out[seq] = (ids, lps, True)
                     continue
@@ -365,7 +380,7 @@ class HFRolloutEngine(RolloutEngine):
             attention = torch.cat([attention, attention.new_ones((len(rows), 1))], dim=1)
             last_pos = last_pos + 1
             result = self.model(
-                input_ids=tokens[:, None].to(device),
+                input_ids=tokens[:, None],
                 attention_mask=attention,
                 position_ids=last_pos[:, None],
                 past_key_values=cache,
@@ -510,8 +525,9 @@ def _sample(
 
     The log-prob is under the temperature-scaled distribution before top-p truncation
     (what trainers recompute and compare against); greedy (temperature 0) uses raw logits.
+    Sampling runs where the rows' generators live (the model's device).
     """
-    logits = logits.float().cpu()
+    logits = logits.float().to(generators[0].device if generators else "cpu")
     if sampling.temperature <= 0:
         logprobs = torch.log_softmax(logits, dim=-1)
         tokens = logits.argmax(dim=-1)

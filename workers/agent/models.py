@@ -91,6 +91,14 @@ def resolve_model_path(name: str | None) -> str:
     return name
 
 
+def load_trainable(name: str | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """The model a run trains: on the GPU where the worker has one, else the CPU, with
+    float32 master weights either way (the trainer's matmuls run under bfloat16 autocast
+    where the run's precision says so; bfloat16 weights would round away small updates)."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return load_model(name, device=device, dtype=torch.float32)
+
+
 def load_model(
     name: str | None = None, *, device: str | torch.device = "cpu", dtype: torch.dtype | None = None
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:

@@ -24,6 +24,13 @@ class TokenBatch:
     advantages: torch.Tensor  # [B, T], the trajectory's advantage on each of its tokens
     position_ids: torch.Tensor | None = None  # [B, T] when packed: restarts at each trajectory
 
+    def to(self, device) -> "TokenBatch":
+        """The batch on `device` (the model's): batches are built on the CPU."""
+        moved = {
+            name: None if value is None else value.to(device) for name, value in vars(self).items()
+        }
+        return TokenBatch(**moved)
+
     @property
     def model_tokens(self) -> int:
         return int(self.loss_mask.sum())

@@ -80,4 +80,4 @@ def load_trainer_state(checkpoint: Path) -> dict:
     """The trainer's state, read without running code from the file (`weights_only`): a
     checkpoint may come back from S3, where anyone with write access could have put it."""
     with torch.serialization.safe_globals(_OLD_NUMPY_STATE):
-        return torch.load(checkpoint / "trainer_state.pt", weights_only=True)
+        return torch.load(checkpoint / "trainer_state.pt", weights_only=True, map_location="cpu")

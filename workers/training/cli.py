@@ -134,7 +134,7 @@ def config_from_args(args) -> TrainConfig:
 
 
 def cmd_train(args) -> int:
-    from workers.agent.models import ModelNotFoundError, load_model
+    from workers.agent.models import ModelNotFoundError, load_trainable
     from workers.documents.evidence import map_evidence
     from workers.documents.questions import QuestionFileError, load_questions, split_by_entity
     from workers.rewards.judge import CLI_KEY_ENV, build_judge
@@ -182,7 +182,7 @@ def cmd_train(args) -> int:
         file=sys.stderr,
     )
     try:
-        model, tokenizer = load_model(config.model)
+        model, tokenizer = load_trainable(config.model)
     except ModelNotFoundError as exc:
         return _fail(str(exc))
 

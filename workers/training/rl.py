@@ -191,7 +191,9 @@ def policy_model(model, config: TrainConfig, checkpoint: Path | None):
     elif checkpoint:
         from transformers import AutoModelForCausalLM
 
+        device = model.device  # the worker's GPU, if it has one
         model = AutoModelForCausalLM.from_pretrained(checkpoint / "model", dtype=torch.float32)
+        model.to(device)
     if config.train_layers and not config.lora:
         freeze_below(model, config.train_layers)
     return model
@@ -262,7 +264,7 @@ def policy_update(
             [[trajectories[i] for i in row] for row in rows],
             [[advantages[i].item() for i in row] for row in rows],
             pad_id=pad_id,
-        )
+        ).to(model.device)
         # π of the distribution the rollout sampled from (its temperature), as μ is.
         logp, entropy = batch_logprobs(
             model, batch, with_entropy=True, temperature=config.temperature, precision=precision
@@ -291,7 +293,9 @@ def policy_update(
         range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
     ):
         check()
-        batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id)
+        batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id).to(
+            model.device
+        )
         logp, _ = batch_logprobs(model, batch, precision=precision)
         share = sum(len(row) for row in rows) / len(dgpo)
         (config.dgpo_coef * teacher_nll(logp, batch.loss_mask) * share).backward()

@@ -58,7 +58,9 @@ def sft(
             if deadline is not None and time.monotonic() > deadline:
                 break
             check()
-            batch = collate_packed([[trajectories[i] for i in row] for row in rows], pad_id=pad_id)
+            batch = collate_packed(
+                [[trajectories[i] for i in row] for row in rows], pad_id=pad_id
+            ).to(model.device)
             logp, _ = batch_logprobs(model, batch, precision=precision)
             loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
             optimizer.zero_grad(set_to_none=True)

@@ -1,0 +1,83 @@
+"""The trainer on a GPU (skipped where there is none, as on CI): the cold start and RL steps
+with the model on CUDA under bfloat16 autocast, each batch on the model's device, whole
+weights and LoRA, and a run that resumes there from its checkpoint.
+
+On a GPU machine without Django: `python -m pytest -o addopts= --noconftest
+tests/engine/test_training_gpu.py`."""
+
+import pytest
+import torch
+from test_training_rl import (
+    chunks,
+    config,
+    questions,
+    run_training,
+    tiny_model,
+    tiny_model_folder,
+    tiny_tokenizer,
+)
+
+from workers.agent.engines import build_rollout_engine
+from workers.agent.models import load_trainable
+from workers.agent.trajectory import Limits, SamplingParams
+from workers.search.index import SearchIndex
+from workers.training.batching import collate_packed
+from workers.training.config import LossConfig
+from workers.training.logprobs import batch_logprobs
+from workers.training.losses import policy_loss
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+
+
+def on_gpu(model) -> bool:
+    return {p.device.type for p in model.parameters()} == {"cuda"}
+
+
+@pytest.mark.parametrize("lora", [False, True], ids=["whole", "lora"])
+def test_cold_start_and_rl_steps_run_on_the_gpu_and_resume_there(tmp_path, lora):
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(tokenizer).to("cuda")
+    settings = dict(sft_epochs=1, save_every=1, precision="bfloat16", lora=lora, lora_rank=4)
+
+    _, metrics = run_training(tmp_path, config(steps=2, **settings), model=model)
+    _, resumed = run_training(
+        tmp_path, config(steps=3, **settings), resume=True, model=tiny_model(tokenizer).to("cuda")
+    )
+
+    assert [m["step"] for m in metrics] == [1, 2]
+    assert [m["step"] for m in resumed] == [1, 2, 3]
+    assert all(m["grad_norm"] == m["grad_norm"] for m in resumed)  # no NaN on the GPU
+
+
+def test_the_trainer_recomputes_what_the_gpu_sampled_up_to_rounding():
+    tokenizer = tiny_tokenizer()
+    model = tiny_model(tokenizer).to("cuda").eval()
+    engine = build_rollout_engine(
+        "hf",
+        model,
+        tokenizer,
+        SearchIndex.build(chunks()),
+        limits=Limits(max_new_tokens=24),
+        model_name="tiny",
+        precision="bfloat16",
+    )
+    trajectories = engine.rollout(
+        [q.question for q in questions()], SamplingParams(temperature=0.7, seed=3)
+    )
+    batch = collate_packed([[t] for t in trajectories], pad_id=0).to("cuda")
+    with torch.no_grad():
+        logp, _ = batch_logprobs(model, batch, temperature=0.7, precision="bfloat16")
+    _, metrics = policy_loss(
+        logp, batch.rollout_logp, torch.ones_like(logp), batch.loss_mask, LossConfig()
+    )
+
+    assert batch.model_tokens > 20
+    # Rounding, not a device or temperature mix-up: no token leaves DPPO's trust region.
+    assert metrics["mismatch_abs"] < 0.02 and metrics["masked_share"] == 0.0
+
+
+def test_a_run_trains_on_the_gpu_with_float32_master_weights(tmp_path):
+    model, _ = load_trainable(tiny_model_folder(tmp_path))
+
+    assert on_gpu(model)
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
