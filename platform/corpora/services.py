@@ -274,6 +274,8 @@ def _index_builds_holding(document: Document) -> list[str]:
     """The project's index builds ("projects/P/index/F/") holding chunks of `document`. A
     build that cannot be read counts as holding it: when unsure, delete (a build is a cache
     the next run rebuilds)."""
+    from workers.search.store import file_key, read_manifest
+
     client, bucket = s3_client(), settings.S3_ARTIFACTS_BUCKET
     listing = client.get_paginator("list_objects_v2").paginate(
         Bucket=bucket, Prefix=f"projects/{document.project_id}/index/", Delimiter="/"
@@ -282,7 +284,9 @@ def _index_builds_holding(document: Document) -> list[str]:
     holding = []
     for build in builds:
         try:
-            body = client.get_object(Bucket=bucket, Key=f"{build}files/chunks.jsonl")["Body"]
+            prefix = build.rstrip("/")
+            key = file_key(prefix, read_manifest(client, bucket, prefix), "chunks.jsonl")
+            body = client.get_object(Bucket=bucket, Key=key)["Body"]
             held = any(
                 json.loads(line).get("doc") == document.name
                 for line in body.iter_lines()

@@ -69,12 +69,41 @@ def test_cache_downloads_once_and_reuses(saved, tmp_path):
 
 def test_a_corrupt_download_is_refused_and_not_cached(saved, tmp_path):
     s3 = FakeS3()
-    upload_index(s3, "bucket", "idx/1", saved)
-    s3.objects["bucket", "idx/1/files/chunks.jsonl"] += b"tampered"
+    manifest = upload_index(s3, "bucket", "idx/1", saved)
+    s3.objects["bucket", f"idx/1/{manifest['files_dir']}/chunks.jsonl"] += b"tampered"
     cache = IndexCache(s3, "bucket", tmp_path / "cache")
     with pytest.raises(OSError, match="corrupt"):
         cache.get("idx/1")
     assert not any((tmp_path / "cache").iterdir())
+
+
+def test_two_builds_of_one_prefix_at_once_leave_a_whole_one(saved, tmp_path):
+    """A project's index task and a run's preparation may build the same prefix at once, and
+    their files differ in bytes (another process orders the vocabulary otherwise). Whichever
+    manifest lands last, a reader gets the files it lists."""
+    s3 = FakeS3()
+    other = SearchIndex.build(
+        [Chunk(id=f"d:p{i}:c0", doc="d", page=i, entity="Acme", text=f"gadget {i}") for i in (1, 2)]
+    ).save(tmp_path / "other")
+    first = upload_index(s3, "bucket", "idx/1", saved)
+    upload_index(s3, "bucket", "idx/1", other)
+    # The first build's manifest is written after the second build's files and manifest.
+    s3.objects["bucket", "idx/1/manifest.json"] = json.dumps(first).encode()
+
+    index = IndexCache(s3, "bucket", tmp_path / "cache").get("idx/1")
+
+    assert len(index) == 3 and index.search("widget 2", k=1)[0].chunk_id == "d:p2:c0"
+
+
+def test_an_older_build_without_a_files_folder_still_loads(saved, tmp_path):
+    s3 = FakeS3()
+    manifest = upload_index(s3, "bucket", "idx/1", saved)
+    for key in [k for k in s3.objects if k[1].startswith(f"idx/1/{manifest['files_dir']}/")]:
+        s3.objects["bucket", key[1].replace(manifest["files_dir"], "files")] = s3.objects.pop(key)
+    del manifest["files_dir"]
+    s3.objects["bucket", "idx/1/manifest.json"] = json.dumps(manifest).encode()
+
+    assert len(IndexCache(s3, "bucket", tmp_path / "cache").get("idx/1")) == 3
 
 
 def test_the_disk_keeps_the_recently_used_copies_up_to_its_limit(saved, tmp_path):

@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from core.s3 import s3_client
+from corpora.indexing import load_index
 from corpora.models import Document, Project
 from corpora.services import (
     DeletionRefused,
@@ -95,7 +96,7 @@ def published_run(project: Project, name: str = "Quick run") -> Run:
         (model / "model.safetensors").write_bytes(b"weights")
         artifacts.upload_folder(model, f"{prefix}/checkpoints/step-000002/model")
         artifacts.upload_folder(model, f"{prefix}/final")
-        index_dir = artifacts.download_folder(f"{index_prefix}/files", folder / "index")
+        index_dir = load_index(index_prefix).save(folder / "index")
         info = PublishInfo(name=name, base_model="default", config=run.config)
         published = publish_folder(model, index_dir, info, folder / "quick-run")
         artifacts.upload_folder(published, f"{prefix}/published/quick-run")

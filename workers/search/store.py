@@ -2,9 +2,14 @@
 an index once and reuses it.
 
 The boto3 client is injected (the engine never reads Django settings). A prefix holds
-one immutable build: `PREFIX/files/...` and `PREFIX/manifest.json`, which lists every
-file with its size and sha256, the chunk count and the build parameters. The manifest
-is written last, so a reader never sees a manifest whose files are missing.
+one build: `PREFIX/manifest.json`, which lists every file with its size and sha256, the
+chunk count and the build parameters, and names the folder of its files,
+`PREFIX/files/<build id>/...`. The manifest is written last, so a reader never sees a
+manifest whose files are missing; each build writes a folder of its own, so two workers
+building the same prefix at once (a project's index task and a run's preparation) cannot
+mix their files: whichever manifest lands last names a whole build. (Builds of the same
+chunks differ in bytes from one process to another: the vocabulary's order follows
+Python's string hashing.) A manifest without a folder (older builds) names `PREFIX/files/`.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import tempfile
 import threading
@@ -31,16 +37,29 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def read_manifest(client, bucket: str, prefix: str) -> dict:
+    """The manifest of the build at `prefix` (the client's error when it has none yet)."""
+    body = client.get_object(Bucket=bucket, Key=f"{prefix}/{MANIFEST}")["Body"].read()
+    return json.loads(body)
+
+
+def file_key(prefix: str, manifest: dict, path: str) -> str:
+    """Where the build's file `path` (as its manifest lists it) lies."""
+    return f"{prefix}/{manifest.get('files_dir', 'files')}/{path}"
+
+
 def upload_index(client, bucket: str, prefix: str, directory: str | Path) -> dict:
     """Upload an index folder (as saved by SearchIndex.save) and return its manifest."""
     directory = Path(directory)
     meta = json.loads((directory / "index.json").read_text())
+    files_dir = f"files/{secrets.token_hex(8)}"  # this build's own: see the module's doc
     files = []
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         relative = path.relative_to(directory).as_posix()
         files.append({"path": relative, "size": path.stat().st_size, "sha256": _sha256(path)})
-        client.upload_file(str(path), bucket, f"{prefix}/files/{relative}")
+        client.upload_file(str(path), bucket, f"{prefix}/{files_dir}/{relative}")
     manifest = {
+        "files_dir": files_dir,
         "files": files,
         "chunk_count": meta.get("chunk_count"),
         "build_params": {k: v for k, v in meta.items() if k != "chunk_count"},
@@ -96,18 +115,18 @@ class IndexCache:
         if (target / ".complete").is_file():
             os.utime(target / ".complete")  # used now: the last the disk lets go
             return target
-        body = self.client.get_object(Bucket=self.bucket, Key=f"{prefix}/{MANIFEST}")["Body"].read()
-        manifest = json.loads(body)
+        manifest = read_manifest(self.client, self.bucket, prefix)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=self.cache_dir, prefix=".partial-"))
         try:
             for entry in manifest["files"]:
                 path = staging / entry["path"]
                 path.parent.mkdir(parents=True, exist_ok=True)
-                self.client.download_file(self.bucket, f"{prefix}/files/{entry['path']}", str(path))
+                key = file_key(prefix, manifest, entry["path"])
+                self.client.download_file(self.bucket, key, str(path))
                 if path.stat().st_size != entry["size"] or _sha256(path) != entry["sha256"]:
                     raise OSError(
-                        f"s3://{self.bucket}/{prefix}/files/{entry['path']} is corrupt "
+                        f"s3://{self.bucket}/{key} is corrupt "
                         "(size or sha256 differs from the manifest)"
                     )
             (staging / ".complete").write_text(json.dumps(manifest))
