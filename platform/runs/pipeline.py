@@ -310,14 +310,14 @@ def evaluate(final_dir: Path, config: TrainConfig, index, val_questions, judge) 
 
     from functools import cache
 
-    from workers.agent.models import load_model
+    from workers.agent.models import best_device, load_model
     from workers.agent.trajectory import SamplingParams
     from workers.evaluation.harness import evaluate as harness_evaluate
     from workers.evaluation.policies import build_policy
 
     @cache
     def load(name: str | None):
-        return load_model(name)
+        return load_model(name, device=best_device())
 
     policies = {
         name: build_policy(

@@ -91,12 +91,16 @@ def resolve_model_path(name: str | None) -> str:
     return name
 
 
+def best_device() -> str:
+    """Where a worker runs its models: its GPU if it has one, else the CPU."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def load_trainable(name: str | None = None) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """The model a run trains: on the GPU where the worker has one, else the CPU, with
-    float32 master weights either way (the trainer's matmuls run under bfloat16 autocast
-    where the run's precision says so; bfloat16 weights would round away small updates)."""
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    return load_model(name, device=device, dtype=torch.float32)
+    """The model a run trains, on `best_device()`, with float32 master weights either way
+    (the trainer's matmuls run under bfloat16 autocast where the run's precision says so;
+    bfloat16 weights would round away small updates)."""
+    return load_model(name, device=best_device(), dtype=torch.float32)
 
 
 def load_model(

@@ -81,7 +81,7 @@ def register(subparsers) -> None:
     for flag, default in LIMIT_DEFAULTS.items():
         p.add_argument(f"--{flag.replace('_', '-')}", type=int, help=f"default {default}")
     p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--device", default="cpu")
+    p.add_argument("--device", default="auto", help="cuda, cpu, or auto: the GPU if any")
     p.add_argument(
         "--openai-base-url",
         default=None,
@@ -109,7 +109,7 @@ def _fail(message: str) -> int:
 
 
 def cmd_eval(args) -> int:
-    from workers.agent.models import ModelNotFoundError, load_model
+    from workers.agent.models import ModelNotFoundError, best_device, load_model
     from workers.agent.trajectory import SamplingParams
     from workers.documents.evidence import map_evidence
     from workers.documents.questions import QuestionFileError, load_questions, split_by_entity
@@ -141,7 +141,7 @@ def cmd_eval(args) -> int:
 
     @cache
     def load(name: str | None):
-        return load_model(name, device=args.device)
+        return load_model(name, device=best_device() if args.device == "auto" else args.device)
 
     try:
         policies = {
