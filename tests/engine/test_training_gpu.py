@@ -8,23 +8,15 @@ tests/engine/test_training_gpu.py`."""
 import pytest
 import torch
 from test_training_rl import (
-    chunks,
+    bfloat16_rollout_recomputed,
     config,
-    questions,
     run_training,
     tiny_model,
     tiny_model_folder,
     tiny_tokenizer,
 )
 
-from workers.agent.engines import build_rollout_engine
 from workers.agent.models import load_trainable
-from workers.agent.trajectory import Limits, SamplingParams
-from workers.search.index import SearchIndex
-from workers.training.batching import collate_packed
-from workers.training.config import LossConfig
-from workers.training.logprobs import batch_logprobs
-from workers.training.losses import policy_loss
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -50,26 +42,7 @@ def test_cold_start_and_rl_steps_run_on_the_gpu_and_resume_there(tmp_path, lora)
 
 
 def test_the_trainer_recomputes_what_the_gpu_sampled_up_to_rounding():
-    tokenizer = tiny_tokenizer()
-    model = tiny_model(tokenizer).to("cuda").eval()
-    engine = build_rollout_engine(
-        "hf",
-        model,
-        tokenizer,
-        SearchIndex.build(chunks()),
-        limits=Limits(max_new_tokens=24),
-        model_name="tiny",
-        precision="bfloat16",
-    )
-    trajectories = engine.rollout(
-        [q.question for q in questions()], SamplingParams(temperature=0.7, seed=3)
-    )
-    batch = collate_packed([[t] for t in trajectories], pad_id=0).to("cuda")
-    with torch.no_grad():
-        logp, _ = batch_logprobs(model, batch, temperature=0.7, precision="bfloat16")
-    _, metrics = policy_loss(
-        logp, batch.rollout_logp, torch.ones_like(logp), batch.loss_mask, LossConfig()
-    )
+    batch, _, _, metrics = bfloat16_rollout_recomputed("cuda")
 
     assert batch.model_tokens > 20
     # Rounding, not a device or temperature mix-up: no token leaves DPPO's trust region.

@@ -636,14 +636,16 @@ def test_with_unchanged_weights_the_trainer_recomputes_the_rollout_log_probs_at_
     assert (at_one[mask] - batch.rollout_logp[mask]).abs().mean() > 1e-2
 
 
-def test_in_bfloat16_the_trainer_recomputes_the_rollout_log_probs_up_to_rounding():
+def bfloat16_rollout_recomputed(device: str = "cpu"):
+    """The tiny model's bfloat16 rollout on `device`, and the trainer's recomputation of it:
+    (batch, log-probs under bfloat16 autocast, exact float32 log-probs, the loss metrics)."""
     from workers.agent.engines import build_rollout_engine
     from workers.training.batching import collate_packed
     from workers.training.logprobs import batch_logprobs
     from workers.training.losses import policy_loss
 
     tokenizer = tiny_tokenizer()
-    model = tiny_model(tokenizer).eval()
+    model = tiny_model(tokenizer).to(device).eval()
     engine = build_rollout_engine(
         "hf",
         model,
@@ -656,14 +658,19 @@ def test_in_bfloat16_the_trainer_recomputes_the_rollout_log_probs_up_to_rounding
     trajectories = engine.rollout(
         [q.question for q in questions()], SamplingParams(temperature=0.7, seed=3)
     )
-    batch = collate_packed([[t] for t in trajectories], pad_id=0)
+    batch = collate_packed([[t] for t in trajectories], pad_id=0).to(device)
     with torch.no_grad():
         logp, _ = batch_logprobs(model, batch, temperature=0.7, precision="bfloat16")
         exact, _ = batch_logprobs(model, batch, temperature=0.7)
-    mask = batch.loss_mask.bool()
     _, metrics = policy_loss(
         logp, batch.rollout_logp, torch.ones_like(logp), batch.loss_mask, LossConfig()
     )
+    return batch, logp, exact, metrics
+
+
+def test_in_bfloat16_the_trainer_recomputes_the_rollout_log_probs_up_to_rounding():
+    batch, _, exact, metrics = bfloat16_rollout_recomputed()
+    mask = batch.loss_mask.bool()
     # Rounding, not drift: no token leaves DPPO's trust region.
     assert 0 < metrics["mismatch_abs"] < 0.02 and metrics["masked_share"] == 0.0
     assert (exact[mask] - batch.rollout_logp[mask]).abs().max() < 0.1
