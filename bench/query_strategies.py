@@ -18,6 +18,11 @@ that had learnt it perfectly would get, and so what training can hope for.
 - within the statement's pages: the scoped question with that statement's name as the
   search tool's page filter ("[3M 2018 | cash flows] What is…": only pages whose heading
   names it), the same domain rule.
+- scoped question, then within the pages the question names: the `--section-search`
+  teacher's searches: where the question names the part of the document its evidence is on
+  ("… shown in the cash flow statement"), its key terms within the pages whose heading holds
+  those words ("[3M 2018 | flow] capital expenditure"). The teacher picks the words with the
+  golden page's heading; a student copies them from the question.
 - teacher oracle: the scripted teacher's searches, whose page-kind search reads the golden
   page's heading itself (it knows the answer's page): an upper bound no student reaches.
 
@@ -32,6 +37,7 @@ Usage: python bench/query_strategies.py [--index var/fb-index] [--k 1,2,3] [--sp
 """
 
 import argparse
+import dataclasses
 import math
 import re
 import statistics
@@ -170,6 +176,9 @@ def main() -> None:
     def echo_at(chunks: float) -> float:
         return measure(lambda q: [q.question], max(1, round(chunks + 0.499)))[0]
 
+    # The teacher of `--section-search`: its second search copies the words of the question
+    # that name the evidence's page ("cash flow statement" -> "[3M 2018 | flow] …").
+    sectioned = dataclasses.replace(teacher, section_search=True, refine_search=False)
     strategies = {
         "scoped question": lambda q: [teacher.scope(q) + q.question],
         "scoped key terms": lambda q: [teacher.scope(q) + teacher.key_terms(q)],
@@ -184,6 +193,7 @@ def main() -> None:
         "scoped question within the statement's pages": lambda q: [
             within_statement(teacher.scope(q), q.question) + q.question
         ],
+        "scoped question, then within the pages the question names": sectioned.drilled_searches,
         "teacher oracle (reads the golden page)": lambda q: (
             teacher.queries(q) or [teacher.scope(q) + q.question]
         ),

@@ -1,5 +1,6 @@
 """The RL trainer on a toy corpus with a tiny randomly initialized model (seconds, not minutes)."""
 
+import dataclasses
 import json
 import re
 
@@ -337,6 +338,89 @@ def test_when_the_question_misses_the_teacher_searches_within_the_evidences_kind
         refine_search=False,
     )
     assert without.queries(question) is None
+
+
+def statement_pages() -> list[Chunk]:
+    """Three companies' filings, a page per statement, each opening with its name."""
+    return [
+        Chunk(f"{co}-{kind}", f"{co}-10k", page, co, f"{co} {kind} statement . {body}")
+        for co in ("acme", "globex", "initech")
+        for page, (kind, body) in enumerate(
+            [
+                ("cash flows", "purchases of equipment 40"),
+                ("balance sheet", "total assets 90"),
+                (
+                    "income",
+                    "net sales 70 ; capital expenditure plans , capital expenditure guidance",
+                ),
+                ("equity", "retained earnings 20"),
+                ("leases", "right of use 10"),
+            ]
+        )
+    ]
+
+
+def ask_within(entity: str, where: str, golden: str) -> Question:
+    text = f"what was the capital expenditure of {entity} in its {where} ?"
+    return Question(f"{entity} {where}", text, "40", entity, [Evidence("40")], [golden])
+
+
+def test_the_teacher_searches_again_within_the_part_of_the_document_the_question_names():
+    index = SearchIndex.build(statement_pages())
+    teacher = ScriptedTeacher(
+        index,
+        results_per_search=1,
+        min_df=1,
+        max_df_share=1.0,
+        heading_search=False,
+        refine_search=False,
+        section_search=True,
+        kind_page_share=0.5,
+    )
+    question = ask_within("acme", "cash flows statement", "acme-cash flows")
+
+    # The words of the question that the evidence's page heading holds and that name a kind
+    # of page: not "statement" (every page's), not the company's name.
+    assert teacher.section_words(question) == ["cash", "flows"]
+    first, second = teacher.queries(question)
+    assert index.search(first, k=1)[0].chunk_id == "acme-income"  # the words' own page
+    assert second.startswith("[acme | cash flows] ")
+    assert index.search(second, k=1)[0].chunk_id == "acme-cash flows"
+    # Copied from the question, the words carry to a company the teacher never taught.
+    unseen = ask_within("initech", "cash flows statement", "initech-cash flows")
+    assert index.search(teacher.section_query(unseen), k=1)[0].chunk_id == "initech-cash flows"
+    # Where the first search already finds the evidence, the second comes all the same: the
+    # habit is to look where the question says, which the student cannot know it found.
+    found = ask_within("acme", "income statement", "acme-income")
+    assert index.search(teacher.scope(found) + found.question, k=1)[0].chunk_id == "acme-income"
+    again = teacher.queries(found)[1]
+    assert again.startswith("[acme | ") and "income" in teacher.section_words(found)
+    assert index.search(again, k=1)[0].chunk_id == "acme-income"
+    # A question naming no part of the document gets no such search, and without the
+    # option none does.
+    assert teacher.section_words(ask_within("acme", "filing", "acme-cash flows")) == []
+    plain = dataclasses.replace(teacher, section_search=False)
+    assert plain.section_query(question) is None
+    assert plain.queries(question) is None  # its one search misses
+
+
+def test_drills_on_made_up_names_copy_the_part_of_the_document_the_question_names():
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(statement_pages())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    teacher = ScriptedTeacher(
+        index, min_df=1, max_df_share=1.0, section_search=True, kind_page_share=0.5
+    )
+    question = ask_within("acme", "cash flows statement", "acme-cash flows")
+
+    (drill,) = scope_drills(engine, teacher, [question], per_question=1, taught={question.id})
+
+    name = re.fullmatch(r"what was the capital expenditure of (.+) in its .*", drill.question)[1]
+    assert name != "acme"
+    assert drill.text.startswith(f"<search>[{name}] {drill.question}</search>")
+    assert drill.text.endswith(
+        f"<search>[{name} | cash flows] {teacher.key_terms(question)}</search>"
+    )
 
 
 def test_page_kinds_are_heading_words_most_entities_share_not_a_companys_name():

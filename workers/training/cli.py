@@ -66,6 +66,13 @@ SWITCHES: list[tuple[str, str, object, str]] = [
     ("--lora", "lora", True, "train LoRA adapters, not all weights"),
     ("--no-heading-search", "heading_search", False, "no heading search in the teacher"),
     ("--no-refine-search", "refine_search", False, "no key-term second search in the teacher"),
+    (
+        "--section-search",
+        "section_search",
+        True,
+        "the teacher searches again within the part of the document the question names",
+    ),
+    ("--no-section-search", "section_search", False, "no such search in the teacher"),
 ]
 
 

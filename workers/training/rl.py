@@ -210,6 +210,7 @@ def teacher_data(
         results_per_search=config.limits.results_per_search,
         heading_search=config.heading_search,
         refine_search=config.refine_search,
+        section_search=config.section_search,
     )
     synthetic = synthetic_curriculum(index, train_questions, config)
     teacher.learn_boilerplate([*train_questions, *synthetic])
@@ -406,7 +407,8 @@ def train(
         if drills:
             log(
                 f"scope drills: {len(drills)} scoped first searches (most on made-up names), "
-                f"{sum(bool(d.searches) for d in drills)} going on to the key terms after a miss"
+                f"{sum(bool(d.searches) for d in drills)} going on to a second search (the key "
+                "terms after a miss, or the part of the document the question names)"
             )
         cold_start = [*teacher_for.values(), *drills]
     if cold_start:

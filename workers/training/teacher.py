@@ -11,7 +11,12 @@ which keeps other companies' filings that share the question's words out of the 
    ("what", "was", "report": `boilerplate`, counted over the question pool), so the row
    or concept asked about weighs in the ranking. The student learns to search again,
    shorter, when its first results do not hold the answer;
-3. optionally (`heading_search`), the key terms again, within the pages whose heading
+3. with `section_search`, when the question names the part of its document the evidence is
+   on ("… shown in the cash flow statement"), the key terms within the pages whose heading
+   holds those words of the question: "[3M 2018 | flow] capital expenditure". Always,
+   found or not: the habit is "look where the question says", and the words are copied
+   from the question, so they carry to a company the student never saw (`section_words`);
+4. optionally (`heading_search`), the key terms again, within the pages whose heading
    names the evidence's kind of page: "[3M 2018 | cash] capital expenditure" (the search
    tool's page filter). The word is the first in a golden page's heading that names a
    kind of page, not a company: one the headings of most entities hold and few pages do
@@ -48,6 +53,7 @@ from workers.search.index import HEADING_CHARS, SearchIndex, tokenize
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
 _YEAR = re.compile(r"(?:19|20)\d{2}")
+_DIGIT = re.compile(r"\d")
 _POSSESSIVE = re.compile(r"['’]s?$")
 
 
@@ -59,6 +65,8 @@ class ScriptedTeacher:
     # find with the question's words, if it learns which kind a question needs.
     heading_search: bool = True
     refine_search: bool = True
+    # The key terms within the part of the document the question names (3. above).
+    section_search: bool = False
     # Stems that most questions share (question words, templates): not key terms.
     boilerplate: frozenset[str] = frozenset()
     min_df: int = 3  # words in fewer chunks than this are too specific to be learned
@@ -162,15 +170,15 @@ class ScriptedTeacher:
         return f"[{named}] " if named and self.index.documents_named(named) else ""
 
     def queries(self, question: Question) -> list[str] | None:
-        """The scoped question, then (with `heading_search`) a heading search, as far as
-        each retrieves golden chunks; None when neither does."""
+        """The drilled searches (`drilled_searches`), then (with `heading_search`) a heading
+        search, as far as they retrieve golden chunks; None when none does."""
         golden = set(question.golden_chunk_ids)
         if not golden:
             return None
-        first, *refined = self.drilled_searches(question)
+        first, *refined = drilled = self.drilled_searches(question)
         searches, found = [first], golden & self._shown(first)
-        if refined and golden & self._shown(refined[0]):
-            return [first, *refined]
+        if refined and golden & (found | self._shown(refined[0])):
+            return drilled
         if not self.heading_search:
             return searches if found else None
         # The page-kind search comes always when one works, so the student learns one habit:
@@ -186,13 +194,47 @@ class ScriptedTeacher:
                         return [*searches, second]
         return searches if found else None
 
+    def section_words(self, question: Question) -> list[str]:
+        """The words of the question that name the part of the document its evidence is on:
+        those the heading of a golden chunk's page holds and that name a kind of page (a
+        word many entities' headings share, `page_kind`), in the question's order ("flow"
+        of "… shown in the cash flow statement"). Copied, not recalled: a student learns to
+        repeat them, where it could only memorize a heading the question does not name."""
+        skip = set(tokenize(self.entity_mention(question))) | set(tokenize(question.entity or ""))
+        for chunk_id in sorted(question.golden_chunk_ids):
+            kinds = {s for w in self.page_kind(chunk_id) for s in tokenize(w)}
+            words: dict[str, str] = {}  # stem -> the word as the question writes it
+            for word in _WORD.findall(question.question):
+                stems = tokenize(word)
+                if stems and stems[0] in kinds and stems[0] not in skip and not _DIGIT.search(word):
+                    words.setdefault(stems[0], word.lower())
+            if words:
+                return list(words.values())
+        return []
+
+    def section_query(self, question: Question, scope: str | None = None) -> str | None:
+        """`"[3M 2018 | flow] capital expenditure"`: the key terms within the pages the
+        question names (`section_words`), under `scope`'s names (the question's own by
+        default); None when it names none, or no scope."""
+        words = self.section_words(question) if self.section_search else []
+        names = (scope if scope is not None else self.scope(question)).strip()[1:-1].strip()
+        if not (words and names):
+            return None
+        return f"[{names} | {' '.join(words)}] {self.key_terms(question) or question.question}"
+
     def drilled_searches(self, question: Question) -> list[str]:
         """The searches a student should make for a question whether or not they reach its
-        evidence: the scoped question, then its key terms when that misses the golden
-        chunks (and `refine_search` is on). Searching again is the habit, not the luck."""
+        evidence: the scoped question; then, where the question names the part of the
+        document to look in (`section_query`), the key terms there; else its key terms
+        when the first misses the golden chunks (and `refine_search` is on). Searching again
+        is the habit, not the luck."""
         first = self.scope(question) + question.question
         golden = set(question.golden_chunk_ids)
-        if not (self.refine_search and golden) or golden & self._shown(first):
+        if not golden:
+            return [first]
+        if section := self.section_query(question):
+            return [first, section]
+        if not self.refine_search or golden & self._shown(first):
             return [first]
         terms = self.key_terms(question)
         return [first, self.scope(question) + terms] if terms else [first]
@@ -333,7 +375,9 @@ def scope_drills(
                 question.question.replace(mention, name),
             )
             named = " ".join([name, *(new_years[y] for y in years[:1])])
-            drills.append(_search_turns(engine, text, [f"[{named}] {text}"]))
+            section = teacher.section_query(question, f"[{named}] ")  # the words it names
+            searches = [f"[{named}] {text}", *([section] if section else [])]
+            drills.append(_search_turns(engine, text, searches))
     return drills
 
 
