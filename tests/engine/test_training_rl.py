@@ -299,6 +299,15 @@ def statement_pages(income: str = "net sales 70") -> list[Chunk]:
     ]
 
 
+def statement_teacher(index: SearchIndex, **options) -> ScriptedTeacher:
+    """A teacher for `statement_pages`: one result per search, every word learnable, and a
+    page kind a word every company's headings hold ("statement" opens all 15 pages, too
+    many; "acme" one company's), here on at most half the pages."""
+    return ScriptedTeacher(
+        index, results_per_search=1, min_df=1, max_df_share=1.0, kind_page_share=0.5, **options
+    )
+
+
 def test_when_the_question_misses_the_teacher_searches_within_the_evidences_kind_of_page():
     index = SearchIndex.build(statement_pages())
     question = Question(
@@ -309,16 +318,7 @@ def test_when_the_question_misses_the_teacher_searches_within_the_evidences_kind
         evidence=[Evidence("purchases of equipment 40")],
         golden_chunk_ids=["acme-cash flows"],
     )
-    # A page kind: a word every company's headings hold ("statement" opens all 15 pages,
-    # too many; "acme" one company's), here on at most half the pages.
-    teacher = ScriptedTeacher(
-        index,
-        results_per_search=1,
-        min_df=1,
-        max_df_share=1.0,
-        refine_search=False,
-        kind_page_share=0.5,
-    )
+    teacher = statement_teacher(index, refine_search=False)
     queries = teacher.queries(question)
 
     # Nothing of the question is in the evidence but the entity, which finds the wrong page;
@@ -333,14 +333,7 @@ def test_when_the_question_misses_the_teacher_searches_within_the_evidences_kind
         "initech-cash flows"
     )
     # Without that search, a question whose own search misses has no trajectory.
-    without = ScriptedTeacher(
-        index,
-        results_per_search=1,
-        min_df=1,
-        max_df_share=1.0,
-        heading_search=False,
-        refine_search=False,
-    )
+    without = statement_teacher(index, heading_search=False, refine_search=False)
     assert without.queries(question) is None
 
 
@@ -353,15 +346,8 @@ def test_the_teacher_searches_again_within_the_part_of_the_document_the_question
     # The question's own words rank the income page first: it talks of capital expenditure.
     capex_talk = "net sales 70 ; capital expenditure plans , capital expenditure guidance"
     index = SearchIndex.build(statement_pages(income=capex_talk))
-    teacher = ScriptedTeacher(
-        index,
-        results_per_search=1,
-        min_df=1,
-        max_df_share=1.0,
-        heading_search=False,
-        refine_search=False,
-        section_search=True,
-        kind_page_share=0.5,
+    teacher = statement_teacher(
+        index, heading_search=False, refine_search=False, section_search=True
     )
     question = ask_within("acme", "cash flows statement", "acme-cash flows")
 
