@@ -12,10 +12,11 @@ which keeps other companies' filings that share the question's words out of the 
    or concept asked about weighs in the ranking. The student learns to search again,
    shorter, when its first results do not hold the answer;
 3. with `section_search`, when the question names the part of its document the evidence is
-   on ("… shown in the cash flow statement"), the key terms within the pages whose heading
-   holds those words of the question: "[3M 2018 | flow] capital expenditure". Always,
-   found or not: the habit is "look where the question says", and the words are copied
-   from the question, so they carry to a company the student never saw (`section_words`);
+   on ("… shown in the cash flow statement"), instead of 2.: the key terms within the
+   pages whose heading holds those words of the question: "[3M 2018 | flow] capital
+   expenditure". Always, found or not: the habit is "look where the question says", and
+   the words are copied from the question, so they carry to a company the student never
+   saw (`section_words`);
 4. optionally (`heading_search`), the key terms again, within the pages whose heading
    names the evidence's kind of page: "[3M 2018 | cash] capital expenditure" (the search
    tool's page filter). The word is the first in a golden page's heading that names a
