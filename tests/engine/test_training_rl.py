@@ -29,7 +29,9 @@ from workers.training.teacher import (
     ScriptedTeacher,
     answer_readable,
     forced_trajectory,
+    name_sections,
     scope_drills,
+    section_phrases,
     teacher_trajectories,
 )
 
@@ -393,6 +395,94 @@ def test_drills_on_made_up_names_copy_the_part_of_the_document_the_question_name
     assert drill.text.endswith(
         f"<search>[{name} | cash flows] {teacher.key_terms(question)}</search>"
     )
+
+
+def customer_question(entity: str, text: str, golden: str) -> Question:
+    return Question(f"{entity} {text}", text, "40", entity, [Evidence("40")], [golden])
+
+
+def test_the_customers_sentences_naming_a_part_of_the_document_become_phrases_for_any_question():
+    teacher = statement_teacher(SearchIndex.build(statement_pages()), section_search=True)
+    asked = [
+        customer_question(
+            "acme",
+            "What was the capital expenditure of acme in 2021? Answer in millions. "
+            "Base your answer on the cash flows statement.",
+            "acme-cash flows",
+        ),
+        customer_question(
+            "globex",
+            "Using only the balance sheet: what were total assets of globex in 2020?",
+            "globex-balance sheet",
+        ),
+        customer_question(  # names its company or year, or defines: about itself only
+            "initech",
+            "What was the capex of initech? Look in the cash flows statement of initech. "
+            "Use the cash flows statement for 2020. Capex is defined from the cash flows.",
+            "initech-cash flows",
+        ),
+    ]
+
+    phrases = section_phrases(teacher, asked)
+
+    assert {(p.text, p.stems, p.before) for p in phrases} == {
+        ("Base your answer on the cash flows statement.", frozenset({"cash", "flow"}), False),
+        ("Using only the balance sheet:", frozenset({"balanc", "sheet"}), True),
+    }
+
+
+def test_synthetic_questions_on_a_kind_of_page_the_customer_names_carry_the_customers_phrase():
+    index = SearchIndex.build(statement_pages())
+    teacher = statement_teacher(index, refine_search=False, section_search=True)
+    phrases = section_phrases(
+        teacher,
+        [
+            customer_question(
+                "acme",
+                "What was acme's capex in 2021? Base your answer on the cash flows statement.",
+                "acme-cash flows",
+            ),
+            customer_question(
+                "acme",
+                "Using only the balance sheet: what were acme's assets in 2021?",
+                "acme-balance sheet",
+            ),
+        ],
+    )
+    synthetic = [
+        customer_question("globex", "What was globex's capital expenditure in 2022?", golden)
+        for golden in ("globex-cash flows", "globex-balance sheet", "globex-leases")
+    ]
+
+    cash, balance, leases = name_sections(teacher, synthetic, phrases)
+
+    assert cash.question == (
+        "What was globex's capital expenditure in 2022? "
+        "Base your answer on the cash flows statement."
+    )
+    assert balance.question == (
+        "Using only the balance sheet: what was globex's capital expenditure in 2022?"
+    )
+    assert leases == synthetic[2]  # a kind of page no customer question names
+    # The teacher then searches where the phrase says, with what the question asks.
+    section = teacher.drilled_searches(cash)[-1]
+    assert section == "[globex 2022 | cash flows] what capital expenditure"
+    assert index.search(section, k=1)[0].chunk_id == "globex-cash flows"
+
+
+def test_key_terms_leave_out_the_questions_instructions():
+    teacher = statement_teacher(SearchIndex.build(statement_pages()))
+    question = customer_question(
+        "acme",
+        "Assume you are an analyst. What was the backlog of acme in 2021? "
+        "Answer in USD millions. Round to two decimal places.",
+        "acme-income",
+    )
+
+    assert teacher.key_terms(question) == "what backlog"
+    # A question that is all instructions keeps its words.
+    bare = customer_question("acme", "Describe the backlog.", "acme-income")
+    assert teacher.key_terms(bare) == "describe backlog"
 
 
 def test_page_kinds_are_heading_words_most_entities_share_not_a_companys_name():

@@ -73,6 +73,13 @@ SWITCHES: list[tuple[str, str, object, str]] = [
         "the teacher searches again within the part of the document the question names",
     ),
     ("--no-section-search", "section_search", False, "no such search in the teacher"),
+    (
+        "--synthetic-sections",
+        "synthetic_sections",
+        True,
+        "synthetic questions name their statement in the customer's own words",
+    ),
+    ("--no-synthetic-sections", "synthetic_sections", False, "synthetic questions name none"),
 ]
 
 

@@ -55,6 +55,10 @@ class TrainConfig(Settings):
     # plentiful, easier, every one checked reachable by the teacher; they feed the cold
     # start and the RL curriculum. The customer's questions stay the validation set.
     synthetic_questions: int = 0
+    # Synthetic questions whose evidence is on a kind of page the customer's questions name
+    # carry one of the customer's own sentences naming it ("… shown in the balance sheet"),
+    # so the section search is taught on hundreds of questions (teacher.name_sections).
+    synthetic_sections: bool = False
     # RL
     steps: int = 20
     questions_per_step: int = 4

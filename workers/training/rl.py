@@ -57,7 +57,13 @@ from workers.training.config import TrainConfig
 from workers.training.logprobs import batch_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
 from workers.training.sft import sft
-from workers.training.teacher import ScriptedTeacher, scope_drills, teacher_trajectories
+from workers.training.teacher import (
+    ScriptedTeacher,
+    name_sections,
+    scope_drills,
+    section_phrases,
+    teacher_trajectories,
+)
 
 CORRECT = 0.5  # a correctness component at or above this counts as a correct answer
 
@@ -213,6 +219,13 @@ def teacher_data(
         section_search=config.section_search,
     )
     synthetic = synthetic_curriculum(index, train_questions, config)
+    if synthetic and config.synthetic_sections and config.section_search:
+        phrases = section_phrases(teacher, train_questions)
+        synthetic = name_sections(teacher, synthetic, phrases, seed=config.seed)
+        log(
+            f"section phrases: {len(phrases)} from the training questions, given to "
+            f"{sum('section_phrase' in q.meta for q in synthetic)} synthetic questions"
+        )
     teacher.learn_boilerplate([*train_questions, *synthetic])
     teacher_for = teacher_trajectories(engine, teacher, train_questions)
     log(

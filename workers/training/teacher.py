@@ -42,7 +42,7 @@ import random
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from workers.agent.hf_engine import RolloutEngine
 from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
@@ -56,6 +56,7 @@ _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]") 
 _YEAR = re.compile(r"(?:19|20)\d{2}")
 _DIGIT = re.compile(r"\d")
 _POSSESSIVE = re.compile(r"['’]s?$")
+_CLAUSE = re.compile(r"(?<=[.!?:])\s+")  # sentences, and a preamble ending in a colon
 
 
 @dataclass
@@ -134,12 +135,22 @@ class ScriptedTeacher:
         counts = Counter(s for q in questions for s in set(tokenize(q.question)))
         self.boilerplate = frozenset(s for s, n in counts.items() if n >= share * len(questions))
 
+    def asked(self, question: Question) -> str:
+        """The question less its instructions: the sentences that ask nothing of one company
+        or period ("Answer in USD millions.", "Base your judgments on the balance sheet.": no
+        "?", no digit, no word of its entity). What is left names what is asked."""
+        names = set(tokenize(question.entity or "")) | set(tokenize(self.entity_mention(question)))
+        sentences = _CLAUSE.split(question.question.strip())
+        kept = [s for s in sentences if "?" in s or _DIGIT.search(s) or set(tokenize(s)) & names]
+        return " ".join(kept) if kept and len(kept) < len(sentences) else question.question
+
     def key_terms(self, question: Question) -> str:
-        """The question less its entity, years and boilerplate, words in order, once each."""
+        """What the question asks (`asked`) less its entity, years and boilerplate, words in
+        order, once each."""
         skip = set(tokenize(question.entity or "")) | set(tokenize(self.entity_mention(question)))
         skip |= self.boilerplate
         words: list[str] = []
-        for word in _WORD.findall(question.question):
+        for word in _WORD.findall(self.asked(question)):
             stems = tokenize(word)
             if not stems or stems[0] in skip or _YEAR.search(word) or word.lower() in words:
                 continue
@@ -249,6 +260,81 @@ class ScriptedTeacher:
             *(f"{SEARCH_OPEN}{q}{SEARCH_CLOSE}" for q in queries),
             f"{ANSWER_OPEN}{taught_answer(question.answer)}{ANSWER_CLOSE}",
         ]
+
+
+@dataclass(frozen=True)
+class SectionPhrase:
+    """A sentence of a customer's question that names the part of the document to answer
+    from ("Base your answer on the balance sheet."): its text, the stems of the page-kind
+    words it holds (`section_words`) and whether it comes before the question (it ends in
+    a colon) or after it."""
+
+    text: str
+    stems: frozenset[str]
+    before: bool
+
+
+def section_phrases(teacher: ScriptedTeacher, questions: Sequence[Question]) -> list[SectionPhrase]:
+    """The sentences in which `questions` (the customer's) name the part of the document
+    their evidence is on, once each: neither the question proper (no "?") nor about one
+    company or period (no name of its entity, no digit), so any question can carry them."""
+    phrases: dict[str, SectionPhrase] = {}
+    for question in questions:
+        stems = {tokenize(w)[0] for w in teacher.section_words(question)}
+        if not stems:
+            continue
+        names = set(tokenize(teacher.entity_mention(question))) | set(
+            tokenize(question.entity or "")
+        )
+        for sentence in _CLAUSE.split(question.question.strip()):
+            words = set(tokenize(sentence))
+            if not sentence[:1].isupper() or "?" in sentence or _DIGIT.search(sentence):
+                continue  # a clause of another sentence, the question proper, or specific
+            if words & names or "defin" in words:
+                continue  # about its own company, or a definition of what it asks
+            if held := frozenset(stems & words):
+                phrases.setdefault(sentence, SectionPhrase(sentence, held, sentence.endswith(":")))
+    return list(phrases.values())
+
+
+def name_sections(
+    teacher: ScriptedTeacher,
+    questions: Sequence[Question],
+    phrases: Sequence[SectionPhrase],
+    seed: int = 0,
+) -> list[Question]:
+    """`questions` (synthesized), each whose evidence is on a kind of page that a customer's
+    phrase names given that phrase, before or after it as the customer wrote it ("Using
+    the cash flow statement, …"): the student then meets the section words it must copy
+    after the bar in hundreds of questions, not in the customer's few dozen, and learns to
+    copy them rather than recall the common ones. The rest are returned as they were."""
+    rng = random.Random(seed)
+    named = []
+    for question in questions:
+        kinds = {
+            stem
+            for chunk_id in question.golden_chunk_ids
+            for word in teacher.page_kind(chunk_id)
+            for stem in tokenize(word)
+        }
+        fitting = [p for p in phrases if p.stems <= kinds]
+        if not fitting:
+            named.append(question)
+            continue
+        phrase = rng.choice(fitting)
+        text = question.question
+        if phrase.before:
+            first, _, rest = text.partition(" ")
+            # "What was …" reads on after a colon as "what was …"; a name stays as written.
+            entity_words = {w.lower() for w in re.findall(r"\w+", question.entity or "")}
+            if first.isalpha() and first[1:].islower() and first.lower() not in entity_words:
+                first = first.lower()
+            text = f"{phrase.text} {first} {rest}".strip()
+        else:
+            text = f"{text} {phrase.text}"
+        meta = {**question.meta, "section_phrase": phrase.text}
+        named.append(replace(question, question=text, meta=meta))
+    return named
 
 
 def taught_answer(truth: str) -> str:
