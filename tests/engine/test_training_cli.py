@@ -87,6 +87,10 @@ def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, 
     assert report["questions"] == 1 and len(FACTS) == 4  # one of four entities held out
     for metrics in report["policies"].values():
         assert {"answer_score", "golden_recall", "retrieved_chunks", "n"} <= set(metrics)
+    # What the trained agent wrote on the held-out question, beside its scores.
+    (written,) = [json.loads(line) for line in (out / "eval_trajectories.jsonl").open()]
+    assert written["policy"] == "trained"
+    assert {"question_id", "question", "searches", "answer", "text"} <= set(written)
 
 
 def test_sleuth_train_explains_a_bad_question_file(tmp_path, capsys):

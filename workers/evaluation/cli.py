@@ -113,7 +113,7 @@ def cmd_eval(args) -> int:
     from workers.agent.trajectory import SamplingParams
     from workers.documents.evidence import map_evidence
     from workers.documents.questions import QuestionFileError, load_questions, split_by_entity
-    from workers.evaluation.harness import evaluate, format_table
+    from workers.evaluation.harness import evaluate, format_table, write_trajectories
     from workers.evaluation.policies import PolicySpecError, build_policy
     from workers.rewards.judge import CLI_KEY_ENV, JudgeConfig, build_judge
     from workers.search.index import SearchIndex
@@ -181,12 +181,7 @@ def cmd_eval(args) -> int:
     trajectories = report.pop("trajectories")
     report["limits"] = {spec: asdict(limits[spec]) for spec in specs}
     if args.trajectories:
-        with open(args.trajectories, "w", encoding="utf-8") as out:
-            for name, runs in trajectories.items():
-                for question, samples in zip(questions, runs, strict=True):
-                    for t in samples:
-                        record = {"policy": name, "question_id": question.id, **t.to_dict()}
-                        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        write_trajectories(args.trajectories, questions, trajectories)
     if args.json:
         print(json.dumps(report, indent=2))
     else:

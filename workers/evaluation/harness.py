@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -64,6 +66,18 @@ def evaluate(
         report["policies"][name] = summarize(questions, runs, judge, count_tokens)
         kept[name] = runs
     return report | {"trajectories": kept}
+
+
+def write_trajectories(
+    path, questions: Sequence[Any], trajectories: dict[str, list[list[Trajectory]]]
+) -> None:
+    """Every policy's trajectories as JSON lines: the policy, the question's id, the rest."""
+    with open(path, "w", encoding="utf-8") as out:
+        for name, runs in trajectories.items():
+            for question, samples in zip(questions, runs, strict=True):
+                for trajectory in samples:
+                    record = {"policy": name, "question_id": question.id, **trajectory.to_dict()}
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
 
 
 def format_table(report: dict[str, Any]) -> str:

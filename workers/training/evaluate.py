@@ -7,6 +7,7 @@ Same held-out questions, same search tool, same judge, in the `sleuth eval --jso
   mean number of distinct retrieved chunks rounded up (echo never sees fewer chunks than
   the agent) — so more searches alone cannot explain a gain;
 - "echo": the same with the agent's usual number of results per search.
+The trained agent's trajectories go to eval_trajectories.jsonl in the run folder.
 """
 
 import math
@@ -16,10 +17,12 @@ from pathlib import Path
 
 from workers.agent.models import load_model
 from workers.agent.trajectory import SamplingParams
-from workers.evaluation.harness import evaluate
+from workers.evaluation.harness import evaluate, write_trajectories
 from workers.evaluation.policies import build_policy
 from workers.rewards.judge import build_judge
 from workers.training.config import TrainConfig
+
+EVAL_TRAJECTORIES = "eval_trajectories.jsonl"  # the trained agent's, beside eval.json
 
 
 def evaluate_run(
@@ -48,17 +51,20 @@ def evaluate_run(
             samples=samples,
             sampling=sampling,
             show_progress=show_progress,
-        )["policies"]
+        )
 
     def policy(spec: str):
         return build_policy(
             spec, tool=index, limits=config.limits, load_model=load, base_model=config.model
         )
 
-    report = run({"trained": policy(str(Path(out_dir) / "final"))})
+    trained = run({"trained": policy(str(Path(out_dir) / "final"))})
+    # What the agent wrote on each held-out question, to read beside the scores.
+    write_trajectories(Path(out_dir) / EVAL_TRAJECTORIES, val_questions, trained["trajectories"])
+    report = trained["policies"]
     k = max(1, math.ceil(round(report["trained"]["retrieved_chunks"], 2)))
     baselines = {"base": policy("base"), f"echo@{k}": policy(f"echo@{k}")}
     if k != config.limits.results_per_search:
         baselines["echo"] = policy("echo")
-    report |= run(baselines)
+    report |= run(baselines)["policies"]
     return {"policies": report, "echo_k": k, "questions": len(val_questions)}
