@@ -8,15 +8,18 @@ which keeps other companies' filings that share the question's words out of the 
 1. the question, as written;
 2. when that misses and `refine_search` is on, the question's key terms alone (the scope
    kept): its words less the entity, the years and the words most questions share
-   ("what", "was", "report": `boilerplate`, counted over the question pool), so the row
-   or concept asked about weighs in the ranking. The student learns to search again,
-   shorter, when its first results do not hold the answer;
+   ("what", "was", "report": `boilerplate`, counted over the question pool) and its
+   instructions ("Answer in USD millions.": `asked`), so the row or concept asked about
+   weighs in the ranking. The student learns to search again, shorter, when its first
+   results do not hold the answer;
 3. with `section_search`, when the question names the part of its document the evidence is
    on ("… shown in the cash flow statement"), instead of 2.: the key terms within the
    pages whose heading holds those words of the question: "[3M 2018 | flow] capital
    expenditure". Always, found or not: the habit is "look where the question says", and
    the words are copied from the question, so they carry to a company the student never
-   saw (`section_words`);
+   saw (`section_words`). With few customer questions naming a part, `name_sections` gives
+   synthetic questions on such pages one of the customer's own sentences that name it
+   ("Base your judgments on the balance sheet."), so the copying is taught more often;
 4. optionally (`heading_search`), the key terms again, within the pages whose heading
    names the evidence's kind of page: "[3M 2018 | cash] capital expenditure" (the search
    tool's page filter). The word is the first in a golden page's heading that names a
