@@ -48,7 +48,8 @@ PRESETS: dict[str, dict] = {
             "answers whose figures its results show), on table lookups and yes/no "
             "comparisons synthesized from your documents (as many yes/no as your own "
             "questions ask, naming their statement in your questions' own words) and on "
-            "drills that copy made-up company names into the scope, then RL with groups of 4 until 35 minutes are spent, then the evaluation "
+            "drills that copy made-up company names into the scope, then RL with groups of "
+            "4 until 35 minutes are spent, then the evaluation "
             "against the base model and echo."
         ),
         "config": {
