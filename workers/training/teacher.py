@@ -138,20 +138,32 @@ class ScriptedTeacher:
         counts = Counter(s for q in questions for s in set(tokenize(q.question)))
         self.boilerplate = frozenset(s for s, n in counts.items() if n >= share * len(questions))
 
+    def names(self, question: Question) -> set[str]:
+        """The stems of the question's entity, as the data names it and as the question does."""
+        return set(tokenize(question.entity or "")) | set(tokenize(self.entity_mention(question)))
+
+    def instructions(self, question: Question) -> list[str]:
+        """The sentences of the question that ask nothing of one company or period ("Answer
+        in USD millions.", "Base your judgments on the balance sheet.": no "?", no digit, no
+        word of its entity)."""
+        names = self.names(question)
+        return [
+            s
+            for s in _CLAUSE.split(question.question.strip())
+            if not ("?" in s or _DIGIT.search(s) or set(tokenize(s)) & names)
+        ]
+
     def asked(self, question: Question) -> str:
-        """The question less its instructions: the sentences that ask nothing of one company
-        or period ("Answer in USD millions.", "Base your judgments on the balance sheet.": no
-        "?", no digit, no word of its entity). What is left names what is asked."""
-        names = set(tokenize(question.entity or "")) | set(tokenize(self.entity_mention(question)))
-        sentences = _CLAUSE.split(question.question.strip())
-        kept = [s for s in sentences if "?" in s or _DIGIT.search(s) or set(tokenize(s)) & names]
-        return " ".join(kept) if kept and len(kept) < len(sentences) else question.question
+        """The question less its `instructions`: what is left names what is asked (the whole
+        question when every sentence of it is one)."""
+        told = set(self.instructions(question))
+        kept = [s for s in _CLAUSE.split(question.question.strip()) if s not in told]
+        return " ".join(kept) if kept and told else question.question
 
     def key_terms(self, question: Question) -> str:
         """What the question asks (`asked`) less its entity, years and boilerplate, words in
         order, once each."""
-        skip = set(tokenize(question.entity or "")) | set(tokenize(self.entity_mention(question)))
-        skip |= self.boilerplate
+        skip = self.names(question) | self.boilerplate
         words: list[str] = []
         for word in _WORD.findall(self.asked(question)):
             stems = tokenize(word)
@@ -215,7 +227,7 @@ class ScriptedTeacher:
         word many entities' headings share, `page_kind`), in the question's order ("flow"
         of "… shown in the cash flow statement"). Copied, not recalled: a student learns to
         repeat them, where it could only memorize a heading the question does not name."""
-        skip = set(tokenize(self.entity_mention(question))) | set(tokenize(question.entity or ""))
+        skip = self.names(question)
         for chunk_id in sorted(question.golden_chunk_ids):
             kinds = {s for w in self.page_kind(chunk_id) for s in tokenize(w)}
             words: dict[str, str] = {}  # stem -> the word as the question writes it
@@ -279,22 +291,17 @@ class SectionPhrase:
 
 def section_phrases(teacher: ScriptedTeacher, questions: Sequence[Question]) -> list[SectionPhrase]:
     """The sentences in which `questions` (the customer's) name the part of the document
-    their evidence is on, once each: neither the question proper (no "?") nor about one
-    company or period (no name of its entity, no digit), so any question can carry them."""
+    their evidence is on, once each: among their `instructions`, so about no one company or
+    period, and any question can carry them."""
     phrases: dict[str, SectionPhrase] = {}
     for question in questions:
         stems = {tokenize(w)[0] for w in teacher.section_words(question)}
         if not stems:
             continue
-        names = set(tokenize(teacher.entity_mention(question))) | set(
-            tokenize(question.entity or "")
-        )
-        for sentence in _CLAUSE.split(question.question.strip()):
+        for sentence in teacher.instructions(question):
             words = set(tokenize(sentence))
-            if not sentence[:1].isupper() or "?" in sentence or _DIGIT.search(sentence):
-                continue  # a clause of another sentence, the question proper, or specific
-            if words & names or "defin" in words:
-                continue  # about its own company, or a definition of what it asks
+            if not sentence[:1].isupper() or "defin" in words:
+                continue  # a clause of another sentence, or a definition of what it asks
             if held := frozenset(stems & words):
                 phrases.setdefault(sentence, SectionPhrase(sentence, held, sentence.endswith(":")))
     return list(phrases.values())
