@@ -20,7 +20,7 @@ from rank_bm25 import BM25Okapi
 
 from workers.documents.corpus import build_corpus
 from workers.documents.questions import load_questions
-from workers.search.index import SearchIndex, indexed_text, tokenize
+from workers.search.index import SearchIndex, indexed_text, page_headings, page_of, tokenize
 from workers.search.tool import format_hits_for_model
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench-dev"
@@ -50,7 +50,8 @@ def main() -> int:
     index = SearchIndex.build(chunks)
     ours_build = time.perf_counter() - started
     started = time.perf_counter()
-    baseline = BM25Okapi([tokenize(indexed_text(c)) for c in index.chunks])
+    headings = page_headings(index.chunks)
+    baseline = BM25Okapi([tokenize(indexed_text(c, headings[page_of(c)])) for c in index.chunks])
     base_build = time.perf_counter() - started
 
     def baseline_search(query: str, k: int = 10) -> list[int]:

@@ -1,10 +1,10 @@
 """A project's BM25 search index, built as soon as its documents are parsed.
 
 A build is immutable and named by the documents it holds (`projects/P/index/<fingerprint>`:
-their ids, contents and entities), so an unchanged project reuses it and a new upload, a
-deletion or an entity edit gets a new one. `Project.index_prefix` names the newest build
-whose documents are still the project's: the search page searches it, a run builds (or
-reuses) its own at the start.
+their ids, contents and entities, and the index format), so an unchanged project reuses it
+and a new upload, a deletion or an entity edit gets a new one. `Project.index_prefix` names
+the newest build whose documents are still the project's: the search page searches it, a run
+builds (or reuses) its own at the start.
 
 Builds are queued coalesced: a parse that succeeds, an entity edit or a deletion asks for a
 build, and only one build per project waits in the queue at a time (`project_index_enqueue`).
@@ -66,10 +66,12 @@ def readable_documents(project: Project):
 
 
 def index_prefix_of(project: Project, documents) -> str:
-    """Where the build of exactly these documents lives (or would)."""
-    fingerprint = hashlib.sha256(
-        "\n".join(f"{d.pk}:{d.sha256}:{d.entity}" for d in documents).encode()
-    ).hexdigest()[:16]
+    """Where the build of exactly these documents lives (or would), in the index format of
+    this release: a build of an older format is not reused, it is built again."""
+    from workers.search.index import FORMAT_VERSION
+
+    keys = [f"format {FORMAT_VERSION}", *(f"{d.pk}:{d.sha256}:{d.entity}" for d in documents)]
+    fingerprint = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
     return f"projects/{project.pk}/index/{fingerprint}"
 
 

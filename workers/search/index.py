@@ -23,6 +23,14 @@ them. A page filter that no page in scope passes is dropped, as a scope that nam
 is. It is what a search for a statement's name cannot do: the prose pages that mention "the
 consolidated statements of cash flows" outrank the statement itself, mostly numbers, while
 the statement's heading names it and the prose's does not.
+
+Every chunk is indexed with its page's heading (`HEADING_WEIGHT` times), so the words that
+name a page find all of it, not only its first chunk: a question about "the cash flow
+statement" reaches the statement's later rows, and within one company's filing (where the
+scope leaves a few hundred pages alike) the heading is the best sign of what a page is.
+Figures ("5,363", "27.2") are not words: split into "5" and "363" they matched nothing a
+question asks and made a statement's pages, rows of them, long to BM25 and so rank low.
+Whole numbers ("2018", "404") stay words.
 """
 
 from __future__ import annotations
@@ -41,13 +49,16 @@ from bm25s.stopwords import STOPWORDS_EN
 
 from workers.documents.chunking import Chunk
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: page headings indexed with every chunk, figures not words
 HEADING_CHARS = 120  # a filing page's heading: its company, statement and period lines
+HEADING_WEIGHT = 3  # a heading's words count as often in each chunk of its page
 FILTER_FIELDS = ("doc", "entity", "page")
 
 # Words are runs of letters/digits; "_" and punctuation separate them, so a file name
 # like "3M_2018_10K" yields the words a question uses ("3m", "2018", "10k").
 _WORD = re.compile(r"[^\W_]+")
+# A figure: digits grouped by commas, or with a decimal part.
+_FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 _stemmer = Stemmer.Stemmer("english")
@@ -59,8 +70,9 @@ def _stem(word: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """The words BM25 sees: lowercased, stopwords dropped, Snowball-stemmed."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOPWORDS]
+    """The words BM25 sees: lowercased, figures and stopwords dropped, Snowball-stemmed."""
+    words = _WORD.findall(_FIGURE.sub(" ", text.lower()))
+    return [_stem(w) for w in words if w not in _STOPWORDS]
 
 
 def split_scope(query: str) -> tuple[str, str]:
@@ -77,10 +89,27 @@ def split_where(scope: str) -> tuple[str, str]:
     return names.strip(), heading.strip()
 
 
-def indexed_text(chunk: Chunk) -> str:
+def page_of(chunk: Chunk) -> tuple:
+    """The page (or section) a chunk is on: its chunk id less the position
+    ("3M_2018_10K:p47")."""
+    return (chunk.doc, chunk.page, chunk.id.rpartition(":")[0])
+
+
+def page_headings(chunks: list[Chunk]) -> dict[tuple, str]:
+    """Each page's heading: its section's title and its first chunk's `HEADING_CHARS`
+    characters, where a filing page names its company, statement and period. `chunks` are
+    in id order, so a page's first chunk comes first."""
+    headings: dict[tuple, str] = {}
+    for c in chunks:
+        headings.setdefault(page_of(c), f"{c.section or ''} {c.text[:HEADING_CHARS]}")
+    return headings
+
+
+def indexed_text(chunk: Chunk, heading: str = "") -> str:
     """What BM25 matches against: the chunk plus the names that locate it (entity and
-    document), which questions mention but pages often do not."""
-    return f"{chunk.entity or ''} {chunk.doc}\n{chunk.text}"
+    document), which questions mention but pages often do not, and its page's heading."""
+    headed = f"{heading}\n" * HEADING_WEIGHT if heading.strip() else ""
+    return f"{chunk.entity or ''} {chunk.doc}\n{headed}{chunk.text}"
 
 
 @dataclass(frozen=True)
@@ -121,7 +150,9 @@ class SearchIndex:
             if a.id == b_.id:
                 raise ValueError(f"duplicate chunk id {a.id!r}")
         retriever = bm25s.BM25(k1=k1, b=b, method="lucene")  # scores_within assumes it
-        retriever.index([tokenize(indexed_text(c)) for c in ordered], show_progress=False)
+        headings = page_headings(ordered)
+        texts = [indexed_text(c, headings[page_of(c)]) for c in ordered]
+        retriever.index([tokenize(text) for text in texts], show_progress=False)
         params = {"format_version": FORMAT_VERSION, "k1": k1, "b": b, "stemmer": "english"}
         return cls(ordered, retriever, params)
 
@@ -207,16 +238,11 @@ class SearchIndex:
         return mask
 
     def _heading_postings(self) -> dict[str, np.ndarray]:
-        """Stem -> the chunks whose page heading holds it. A page (or section) is its
-        chunks' id less their position ("3M_2018_10K:p47"); chunks are in id order, so its
-        first chunk comes first."""
-        heading_of: dict[tuple, set[str]] = {}
+        """Stem -> the chunks whose page heading holds it."""
+        heading_of = {page: set(tokenize(h)) for page, h in page_headings(self._chunks).items()}
         postings: dict[str, list[int]] = {}
         for i, c in enumerate(self._chunks):
-            page = (c.doc, c.page, c.id.rpartition(":")[0])
-            if page not in heading_of:
-                heading_of[page] = set(tokenize(f"{c.section or ''} {c.text[:HEADING_CHARS]}"))
-            for stem in heading_of[page]:
+            for stem in heading_of[page_of(c)]:
                 postings.setdefault(stem, []).append(i)
         return {stem: np.array(ids) for stem, ids in postings.items()}
 
