@@ -30,6 +30,32 @@ def test_tokenize_stems_and_drops_stopwords():
     assert tokenize("The purchases of equipment") == ["purchas", "equip"]
 
 
+def test_figures_are_not_words_but_whole_numbers_are():
+    # "5,363" split into "5" and "363" matched nothing a question asks and lengthened the
+    # pages made of figures; a year or a code is a word a question does ask.
+    assert tokenize("Revenue 5,363 and 27.2 in 2018, error 404") == [
+        "revenu",
+        "2018",
+        "error",
+        "404",
+    ]
+
+
+def test_a_page_heading_finds_every_chunk_of_its_page():
+    statement = "CONSOLIDATED STATEMENTS OF CASH FLOWS\nNet income 1,200 1,100"
+    pages = [
+        chunk("d1:p2:c0", statement, page=2),
+        chunk("d1:p2:c1", "Purchases of property and equipment (1,577) (1,373)", page=2),
+        chunk("d1:p9:c0", "Purchases of property are described in Note 4.", page=9),
+    ]
+    index = SearchIndex.build(pages)
+    found = [h.chunk_id for h in index.search("cash flows purchases of property", k=3)]
+    # The statement's second chunk names no cash flow itself: its page's heading does, so it
+    # outranks the note that only shares its row's words.
+    assert found[0] == "d1:p2:c1"
+    assert set(found) == {"d1:p2:c1", "d1:p2:c0", "d1:p9:c0"}
+
+
 def test_best_matching_chunk_comes_first(index):
     hits = index.search("purchasing equipment", k=3)
     assert hits[0].chunk_id == "d1:p2:c0"

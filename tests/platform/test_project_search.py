@@ -5,6 +5,7 @@ Celery worker where a test says so)."""
 
 import json
 import time
+from types import SimpleNamespace
 
 import pytest
 from django.conf import settings
@@ -26,6 +27,7 @@ from runs.models import Run
 from runs.pipeline import StageFailed
 from runs.pipeline import project_index_build as run_index_build
 from runs.presets import preset_config
+from workers.search import index as search_index
 
 ZANZIBAR = [
     "Zanzibar Shipping cover page. Annual report for fiscal 2023.",
@@ -390,3 +392,15 @@ def test_a_new_index_measures_the_echo_recall_again(filings, sent):
     indexing.question_sets_echo_recall(project_id=filings.pk)
     again = QuestionSet.objects.get(pk=question_set.pk).echo_recall
     assert (first["index_prefix"], again["index_prefix"]) == (filings.index_prefix, prefix)
+
+
+def test_a_build_of_an_older_index_format_is_not_reused(monkeypatch):
+    # A release that changes what the index holds must build again, not load (and fail on)
+    # the older format's build of the same documents.
+    project = SimpleNamespace(pk=7)
+    documents = [SimpleNamespace(pk=1, sha256="ab" * 32, entity="Zanzibar")]
+    now = indexing.index_prefix_of(project, documents)
+    assert now == indexing.index_prefix_of(project, documents)
+    monkeypatch.setattr(search_index, "FORMAT_VERSION", search_index.FORMAT_VERSION - 1)
+    older = indexing.index_prefix_of(project, documents)
+    assert older != now and older.startswith("projects/7/index/")
