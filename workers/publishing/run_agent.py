@@ -4,7 +4,8 @@
 
 Standalone: it needs transformers, torch, bm25s and PyStemmer, not Sleuth. The model
 writes <search>query</search> (or <search>[3M 2018] query</search>, searching only the
-documents whose names have words starting with those); this script runs the query on the
+documents whose names have words starting with those, or <search>[3M 2018 | cash] query</search>,
+only their pages whose heading holds "cash"); this script runs the query on the
 bundled BM25 index and appends the hits between <results> and </results>, until the model writes
 <answer>…</answer> or a limit is reached. Prints the answer (or the whole transcript with
 --verbose). This file is copied into every published folder as agent/run_agent.py.
@@ -22,6 +23,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 _WORD = re.compile(r"[^\W_]+")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
+_FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
+HEADING_CHARS = 120
 
 
 class Index:
@@ -42,10 +45,28 @@ class Index:
         }
         self.chunk_docs = [c["doc"] for c in self.chunks]
         self.stemmer = Stemmer.Stemmer("english")
+        self.headings: list[set[str]] | None = None
 
     def tokenize(self, text: str) -> list[str]:
-        words = [w for w in _WORD.findall(text.lower()) if w not in self.stopwords]
-        return [self.stemmer.stemWord(w) for w in words]
+        """Lowercased words, figures ("5,363", "27.2") and stopwords dropped, stemmed."""
+        words = _WORD.findall(_FIGURE.sub(" ", text.lower()))
+        return [self.stemmer.stemWord(w) for w in words if w not in self.stopwords]
+
+    def pages_headed(self, stems: list[str]):
+        """A mask of the chunks on pages whose heading (section title and the first
+        HEADING_CHARS characters of the page's first chunk) holds every one of `stems`."""
+        import numpy as np
+
+        if self.headings is None:
+            first: dict[tuple, set[str]] = {}
+            self.headings = []
+            for c in self.chunks:
+                page = (c["doc"], c.get("page"), c["id"].rpartition(":")[0])
+                if page not in first:
+                    heading = f"{c.get('section') or ''} {c['text'][:HEADING_CHARS]}"
+                    first[page] = set(self.tokenize(heading))
+                self.headings.append(first[page])
+        return np.array([set(stems) <= heading for heading in self.headings])
 
     def documents_named(self, scope: str) -> set[str]:
         """Documents whose name or entity has a word starting with each scope word, else
@@ -80,22 +101,32 @@ class Index:
         return scores
 
     def search(self, query: str, k: int) -> list[dict]:
-        """A leading "[3M 2018]" limits the search to the documents it names, if any."""
+        """A leading "[3M 2018]" limits the search to the documents it names, if any;
+        "[3M 2018 | cash flows]" to their pages whose heading holds those words, if any."""
         import numpy as np
 
         scope = _SCOPE.match(query)
+        names, _, heading = (scope.group(1) if scope else "").partition("|")
         if scope:
             query = query[scope.end() :]
         vocab = self.retriever.vocab_dict
         ids = [vocab[t] for t in self.tokenize(query) if t in vocab]
-        if not ids:
+        docs = self.documents_named(names) if names.strip() else set()
+        within = np.array([doc in docs for doc in self.chunk_docs]) if docs else None
+        paged = False  # a page filter that some page (in scope) passes
+        if stems := self.tokenize(heading):
+            pages = self.pages_headed(stems)
+            pages = pages & within if within is not None else pages
+            if paged := bool(pages.any()):
+                within = pages
+        if k <= 0 or not (ids or paged):
             return []
-        docs = self.documents_named(scope.group(1)) if scope else set()
-        if docs:
-            scores = self.scores_within(ids, np.array([doc in docs for doc in self.chunk_docs]))
+        if within is not None:
+            scores = self.scores_within(ids, within)
         else:
             scores = self.retriever.get_scores_from_ids(ids)
-        found = np.flatnonzero(scores > 0)
+        # The pages a filter picked are what was asked for; the words only rank them.
+        found = np.flatnonzero(within) if paged else np.flatnonzero(scores > 0)
         order = np.lexsort((found, -scores[found]))[:k]
         return [self.chunks[int(i)] for i in found[order]]
 
