@@ -11,7 +11,7 @@ from transformers import AutoModelForCausalLM
 
 from workers.agent.protocol import closing_tag
 from workers.publishing import PublishInfo, make_archive, publish_folder
-from workers.search.index import SearchIndex
+from workers.search.index import SearchHit, SearchIndex
 from workers.training.config import TrainConfig
 
 REPORT = {
@@ -81,6 +81,38 @@ def test_the_bundled_index_finds_what_the_engine_finds(published):
         [h.chunk_id for h in engine.search(s, k=3)] != [h.chunk_id for h in engine.search(q, k=3)]
         for s, q in zip(scopes, queries, strict=False)
     ), "no scope changed the results: the test would not see a bundle that ignores scopes"
+
+
+def test_the_bundled_script_shows_results_as_the_engine_does(published):
+    from workers.agent.tool import fit_hits
+
+    sys.path.insert(0, str(published / "agent"))
+    try:
+        import run_agent
+    finally:
+        sys.path.pop(0)
+    bundled = run_agent.Index(published / "agent" / "index")
+    engine = SearchIndex.load(published / "agent" / "index")
+    tokenizer = tiny_tokenizer()
+
+    def encode(text):
+        return tokenizer.encode(text, add_special_tokens=False)
+
+    long_page = "\n".join(["Acme annual filing", *(f"row {i} of figures" for i in range(40))])
+    long_page += "\nrevenue was seven"
+    hit = {"id": "acme-9", "doc": "acme-10k", "page": 9, "text": long_page}
+    engine_hit = SearchHit("acme-9", 1.0, "acme-10k", 9, "acme", long_page)
+    for room in (12, 30, 60, 400):
+        for query in ("[acme] revenue", "figures row 3", ""):
+            hits = engine.search(query or "revenue", k=2)
+            expected = fit_hits([*hits, engine_hit], room, encode, query)[0]
+            as_dicts = [
+                {"id": h.chunk_id, "doc": h.doc, "page": h.page, "text": h.text} for h in hits
+            ]
+            got = run_agent.fit_hits([*as_dicts, hit], room, encode, query, bundled.tokenize)
+            assert got == expected, (room, query)
+    shown = tokenizer.decode(fit_hits([engine_hit], 30, encode, "[acme] revenue")[0])
+    assert "revenue was seven" in shown, "the test would not see a bundle that shows the top"
 
 
 def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):

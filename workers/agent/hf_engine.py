@@ -214,7 +214,7 @@ class RolloutEngine:
         head, tail = self._encode("\n<results>\n"), self._encode("\n</results>\n")
         room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)
         # Only chunks whose id survived the cut count as shown to the model.
-        body, shown, truncated = fit_hits(hits, room, self._encode)
+        body, shown, truncated = fit_hits(hits, room, self._encode, query)
         trajectory.searches.append(SearchCall(query=query, chunk_ids=shown, truncated=truncated))
         self._append_tool(trajectory, None, head + body + tail)
 

@@ -115,6 +115,6 @@ class OpenAIAgent:
         room = self.limits.max_result_tokens * _CHARS_PER_TOKEN
         # Characters stand in for tokens (no tokenizer here); as in the hf engine, every
         # hit gets an equal share of the room.
-        body, shown, truncated = fit_hits(hits, room, list)
+        body, shown, truncated = fit_hits(hits, room, list, query)
         trajectory.searches.append(SearchCall(query=query, chunk_ids=shown, truncated=truncated))
         return format_results("".join(body))

@@ -23,7 +23,8 @@ AGENT_SETTINGS_FILE = "agent.json"
 ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged model
 # Bumped when the tags, the results format or the prompt's meaning change.
 # 2: a page filter after a bar in the brackets ("[3M 2018 | cash] capex").
-PROTOCOL_VERSION = 2
+# 3: a hit too long for its share of the results shows the lines holding the query's words.
+PROTOCOL_VERSION = 3
 
 
 @dataclass(frozen=True)

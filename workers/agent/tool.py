@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from workers.search.tool import HIT_SEPARATOR, NO_RESULTS, format_hit
+from workers.search.tool import HIT_SEPARATOR, NO_RESULTS, excerpt, format_hit
 
 
 class Hit(Protocol):
@@ -21,11 +21,12 @@ class SearchTool(Protocol):
 
 
 def fit_hits(
-    hits: Sequence[Hit], room: int, encode: Callable[[str], list[int]]
+    hits: Sequence[Hit], room: int, encode: Callable[[str], list[int]], query: str = ""
 ) -> tuple[list[int], list[str], bool]:
     """The `<results>` body as tokens within `room`: every hit gets an equal share, so a
-    long first hit cannot push the others out (each is shown in part instead). Returns the
-    tokens, the ids of the hits whose header survived, and whether anything was cut."""
+    long first hit cannot push the others out (each is shown in part instead: its lines
+    that hold the `query`'s words, `workers.search.tool.excerpt`). Returns the tokens, the
+    ids of the hits whose header survived, and whether anything was cut."""
     if not hits:
         return encode(NO_RESULTS)[:room], [], False
     separator = encode(HIT_SEPARATOR)
@@ -37,7 +38,12 @@ def fit_hits(
         ids = encode(format_hit(hit))
         header = encode(f"[{hit.chunk_id}]")
         if len(ids) > share:
-            ids, truncated = ids[:share], True
+
+            def fits(text: str, hit: Hit = hit) -> bool:
+                return len(encode(format_hit(hit, text=text))) <= share
+
+            ids = encode(format_hit(hit, text=excerpt(hit.text, query, fits)))[:share]
+            truncated = True
         if len(ids) >= len(header):
             shown.append(hit.chunk_id)
         body += (separator if i else []) + ids

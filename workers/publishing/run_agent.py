@@ -135,9 +135,10 @@ def _idf(df: int, n: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def fit_hits(hits: list[dict], room: int, encode) -> list[int]:
+def fit_hits(hits: list[dict], room: int, encode, query: str = "", tokenize=None) -> list[int]:
     """The results as the agent saw them in training: every hit gets an equal share of
-    the token budget (a long first hit cannot push the others out)."""
+    the token budget (a long first hit cannot push the others out), and a hit longer than
+    its share shows its lines that hold the most of the query's words (`excerpt`)."""
     if not hits:
         return encode("No results. Try other words: the documents may name it differently.")
     separator = encode("\n\n")
@@ -145,10 +146,38 @@ def fit_hits(hits: list[dict], room: int, encode) -> list[int]:
     body = []
     for i, hit in enumerate(hits):
         page = f" | page {hit['page']}" if hit.get("page") is not None else ""
-        body += (separator if i else []) + encode(
-            f"[{hit['id']}] {hit['doc']}{page}\n{hit['text']}"
-        )[:share]
+        header = f"[{hit['id']}] {hit['doc']}{page}\n"
+        ids = encode(header + hit["text"])
+        if len(ids) > share:
+            fits = lambda text, header=header: len(encode(header + text)) <= share  # noqa: E731
+            ids = encode(header + excerpt(hit["text"], query, fits, tokenize or str.split))
+        body += (separator if i else []) + ids[:share]
     return body
+
+
+def excerpt(text: str, query: str, fits, tokenize) -> str:
+    """The hit's first line, then its lines by how many of the query's words (after any
+    "[scope]") they hold, then the rest, as many as fit, in the page's order, "…" for gaps."""
+    lines = text.split("\n")
+    scope = _SCOPE.match(query)
+    wanted = set(tokenize(query[scope.end() :] if scope else query))
+    held = [len(wanted.intersection(tokenize(line))) for line in lines]
+    chosen: list[int] = []
+    for i in sorted(range(len(lines)), key=lambda i: (i > 0, -held[i], i)):
+        if fits(_joined(lines, sorted([*chosen, i]))):
+            chosen = sorted([*chosen, i])
+    return _joined(lines, chosen) if chosen else text
+
+
+def _joined(lines: list[str], chosen: list[int]) -> str:
+    parts = []
+    for before, i in zip([-1, *chosen], chosen, strict=False):
+        if i != before + 1:
+            parts.append("…")
+        parts.append(lines[i])
+    if chosen and chosen[-1] != len(lines) - 1:
+        parts.append("…")
+    return "\n".join(parts)
 
 
 def _closing_tag(text: str) -> str:
@@ -239,7 +268,8 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         searches.append(query.group(1).strip())
         head, tail = encode("\n<results>\n"), encode("\n</results>\n")
         hits = index.search(searches[-1], limits["results_per_search"])
-        body = fit_hits(hits, max(limits["max_result_tokens"] - len(head) - len(tail), 0), encode)
+        room = max(limits["max_result_tokens"] - len(head) - len(tail), 0)
+        body = fit_hits(hits, room, encode, searches[-1], index.tokenize)
         ids += head + body + tail
         transcript += tokenizer.decode(head + body + tail)
     return {"answer": None, "searches": searches, "transcript": transcript}
