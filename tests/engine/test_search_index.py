@@ -1,5 +1,7 @@
 """The BM25 index: ranking, determinism, filters, persistence, and the tool text."""
 
+import json
+
 import pytest
 
 from workers.documents.chunking import Chunk
@@ -174,6 +176,22 @@ def test_saved_index_loads_and_searches_the_same(index, tmp_path):
     assert len(loaded) == len(index) == 4
     assert loaded.search("widget revenue", k=4) == index.search("widget revenue", k=4)
     assert loaded.chunk("d2:p2:c0") == CHUNKS[3]
+
+
+def test_an_index_of_an_older_format_still_loads_and_one_of_an_unknown_format_does_not(
+    index, tmp_path
+):
+    # Agents published on a format-1 build keep working; a format this release does not know
+    # is refused with what to do.
+    folder = index.save(tmp_path / "older")
+    meta = json.loads((folder / "index.json").read_text())
+    (folder / "index.json").write_text(json.dumps(meta | {"format_version": 1}))
+    assert [h.chunk_id for h in SearchIndex.load(folder).search("widget revenue", k=2)] == [
+        h.chunk_id for h in index.search("widget revenue", k=2)
+    ]
+    (folder / "index.json").write_text(json.dumps(meta | {"format_version": 99}))
+    with pytest.raises(ValueError, match="rebuild it"):
+        SearchIndex.load(folder)
 
 
 def test_tool_text_shows_chunk_id_document_page_and_text(index):

@@ -50,6 +50,9 @@ from bm25s.stopwords import STOPWORDS_EN
 from workers.documents.chunking import Chunk
 
 FORMAT_VERSION = 2  # 2: page headings indexed with every chunk, figures not words
+# Format 1 differs only in what was indexed, so its builds still load and search (ranked as
+# they were built): the agents published on them keep working.
+READABLE_FORMATS = (1, 2)
 HEADING_CHARS = 120  # a filing page's heading: its company, statement and period lines
 HEADING_WEIGHT = 3  # a heading's words count as often in each chunk of its page
 FILTER_FIELDS = ("doc", "entity", "page")
@@ -283,10 +286,11 @@ class SearchIndex:
         if not meta_path.is_file():
             raise FileNotFoundError(f"{directory} is not a search index (no index.json)")
         params = json.loads(meta_path.read_text())
-        if params.get("format_version") != FORMAT_VERSION:
+        if params.get("format_version") not in READABLE_FORMATS:
             raise ValueError(
-                f"{directory}: index format {params.get('format_version')} is "
-                f"not {FORMAT_VERSION}; rebuild it with `sleuth index`"
+                f"{directory}: index format {params.get('format_version')} is not one this "
+                f"release reads ({', '.join(map(str, READABLE_FORMATS))}); rebuild it with "
+                "`sleuth index`"
             )
         with open(directory / "chunks.jsonl", encoding="utf-8") as f:
             chunks = [Chunk(**json.loads(line)) for line in f]
