@@ -40,6 +40,16 @@ def published(tmp_path_factory):
     return publish_folder(root / "model", root / "index", info, root / "acme-agent")
 
 
+def bundled_script(published):
+    """The published folder's `agent/run_agent.py`, imported as a module."""
+    sys.path.insert(0, str(published / "agent"))
+    try:
+        import run_agent
+    finally:
+        sys.path.pop(0)
+    return run_agent
+
+
 def test_the_folder_holds_hugging_face_files_that_load(published):
     for name in ("model.safetensors", "config.json", "generation_config.json"):
         assert (published / name).is_file()
@@ -61,11 +71,7 @@ def test_the_model_card_names_the_base_data_baselines_protocol_and_a_snippet(pub
 
 
 def test_the_bundled_index_finds_what_the_engine_finds(published):
-    sys.path.insert(0, str(published / "agent"))
-    try:
-        import run_agent
-    finally:
-        sys.path.pop(0)
+    run_agent = bundled_script(published)
     bundled = run_agent.Index(published / "agent" / "index")
     engine = SearchIndex.load(published / "agent" / "index")
     queries = [q.question for q in questions()]
@@ -86,11 +92,7 @@ def test_the_bundled_index_finds_what_the_engine_finds(published):
 def test_the_bundled_script_shows_results_as_the_engine_does(published):
     from workers.agent.tool import fit_hits
 
-    sys.path.insert(0, str(published / "agent"))
-    try:
-        import run_agent
-    finally:
-        sys.path.pop(0)
+    run_agent = bundled_script(published)
     bundled = run_agent.Index(published / "agent" / "index")
     engine = SearchIndex.load(published / "agent" / "index")
     tokenizer = tiny_tokenizer()
@@ -118,11 +120,7 @@ def test_the_bundled_script_shows_results_as_the_engine_does(published):
 def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):
     from test_agent_protocol import CUT_TURNS
 
-    sys.path.insert(0, str(published / "agent"))
-    try:
-        import run_agent
-    finally:
-        sys.path.pop(0)
+    run_agent = bundled_script(published)
     for text in CUT_TURNS:
         assert run_agent._closing_tag(text) == closing_tag(text), text
 
