@@ -149,7 +149,10 @@ def fit_hits(hits: list[dict], room: int, encode, query: str = "", tokenize=None
         header = f"[{hit['id']}] {hit['doc']}{page}\n"
         ids = encode(header + hit["text"])
         if len(ids) > share:
-            fits = lambda text, header=header: len(encode(header + text)) <= share  # noqa: E731
+
+            def fits(text: str, header: str = header) -> bool:
+                return len(encode(header + text)) <= share
+
             ids = encode(header + excerpt(hit["text"], query, fits, tokenize or str.split))
         body += (separator if i else []) + ids[:share]
     return body
