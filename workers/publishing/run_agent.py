@@ -24,6 +24,7 @@ HERE = Path(__file__).resolve().parent
 _WORD = re.compile(r"[^\W_]+")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
+_LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 HEADING_CHARS = 120
 
 
@@ -39,18 +40,26 @@ class Index:
         with open(folder / "chunks.jsonl", encoding="utf-8") as f:
             self.chunks = [json.loads(line) for line in f]
         self.stopwords = frozenset(STOPWORDS_EN)
+        meta = folder / "index.json"
+        self.format = json.loads(meta.read_text()).get("format_version", 1) if meta.is_file() else 1
         self.doc_names = {
             c["doc"]: _WORD.findall(f"{c.get('entity') or ''} {c['doc']}".lower())
             for c in self.chunks
+        }
+        self.entity_words = {
+            c["doc"]: _WORD.findall((c.get("entity") or "").lower()) for c in self.chunks
         }
         self.chunk_docs = [c["doc"] for c in self.chunks]
         self.stemmer = Stemmer.Stemmer("english")
         self.headings: list[set[str]] | None = None
 
     def tokenize(self, text: str) -> list[str]:
-        """Lowercased words, figures ("5,363", "27.2") and stopwords dropped, stemmed."""
-        words = _WORD.findall(_FIGURE.sub(" ", text.lower()))
-        return [self.stemmer.stemWord(w) for w in words if w not in self.stopwords]
+        """Lowercased words, figures ("5,363", "27.2") and stopwords dropped, runs of letters
+        and of digits apart ("FY2019": "fy 2019", from index format 3 on), stemmed."""
+        text = _FIGURE.sub(" ", text.lower())
+        if self.format >= 3:
+            text = _LETTERS_DIGITS.sub(" ", text)
+        return [self.stemmer.stemWord(w) for w in _WORD.findall(text) if w not in self.stopwords]
 
     def pages_headed(self, stems: list[str]):
         """A mask of the chunks on pages whose heading (section title and the first
@@ -70,16 +79,18 @@ class Index:
 
     def documents_named(self, scope: str) -> set[str]:
         """Documents whose name or entity has a word starting with each scope word, else
-        with each word of the scope's longest leading part that names any."""
+        named loosely by each (an abbreviation, "amex", or one typo, "ultra"), else by each
+        word of the scope's longest leading part that names any."""
         words = _WORD.findall(scope.lower())
         for n in range(len(words), 0, -1):
-            named = {
-                doc
-                for doc, names in self.doc_names.items()
-                if all(any(name.startswith(w) for name in names) for w in words[:n])
-            }
-            if named:
-                return named
+            for exact in (True, False):
+                named = {
+                    doc
+                    for doc, names in self.doc_names.items()
+                    if all(_names_word(w, names, self.entity_words[doc], exact) for w in words[:n])
+                }
+                if named:
+                    return named
         return set()
 
     def scores_within(self, ids: list[int], scope):
@@ -129,6 +140,45 @@ class Index:
         found = np.flatnonzero(within) if paged else np.flatnonzero(scores > 0)
         order = np.lexsort((found, -scores[found]))[:k]
         return [self.chunks[int(i)] for i in found[order]]
+
+
+def _names_word(word: str, names: list[str], entity: list[str], exact: bool) -> bool:
+    """A scope word names a document if it starts one of its name words; else, unless
+    `exact`, if it has four letters or more and abbreviates the entity by the starts of two
+    or more consecutive words, or is one typo from a name word of four letters or more."""
+    if any(name.startswith(word) for name in names):
+        return True
+    if exact or len(word) < 4 or not word.isalpha():
+        return False
+    return _abbreviates(word, entity) or any(
+        len(name) >= 4 and _one_edit_apart(word, name) for name in names
+    )
+
+
+def _abbreviates(word: str, entity: list[str]) -> bool:
+    def from_word(rest: str, i: int, used: int) -> bool:
+        if not rest:
+            return used >= 2
+        if i == len(entity):
+            return False
+        return any(
+            entity[i].startswith(rest[:j]) and from_word(rest[j:], i + 1, used + 1)
+            for j in range(1, min(len(rest), len(entity[i])) + 1)
+        )
+
+    return any(from_word(word, i, 0) for i in range(len(entity)))
+
+
+def _one_edit_apart(a: str, b: str) -> bool:
+    if a == b or abs(len(a) - len(b)) > 1:
+        return a == b
+    if len(a) > len(b):
+        a, b = b, a
+    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    if len(a) < len(b):
+        return a[i:] == b[i + 1 :]
+    swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i]
+    return a[i + 1 :] == b[i + 1 :] or (swapped and a[i + 2 :] == b[i + 2 :])
 
 
 def _idf(df: int, n: int) -> float:

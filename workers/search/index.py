@@ -30,7 +30,15 @@ statement" reaches the statement's later rows, and within one company's filing (
 scope leaves a few hundred pages alike) the heading is the best sign of what a page is.
 Figures ("5,363", "27.2") are not words: split into "5" and "363" they matched nothing a
 question asks and made a statement's pages, rows of them, long to BM25 and so rank low.
-Whole numbers ("2018", "404") stay words.
+Whole numbers ("2018", "404") stay words, and since format 3 a word of letters and digits
+is read as its runs ("FY2019" as "fy 2019", "Q2" as "q 2"): questions write periods that way,
+filings and document names ("3M_2018_10K") write the year alone.
+
+Scope words are read as a person writes a company's name: each must start a word of the
+document's name or entity ("jpm" for JPMorgan); failing that, a word of four letters or more
+may abbreviate the entity by the starts of its words ("amex": American Express), or be one
+typo away from a name word ("ultra": Ulta). A student model misspells a name it copies, and a
+scope that names nothing searches everything; numbers are always read exactly.
 """
 
 from __future__ import annotations
@@ -49,10 +57,10 @@ from bm25s.stopwords import STOPWORDS_EN
 
 from workers.documents.chunking import Chunk
 
-FORMAT_VERSION = 2  # 2: page headings indexed with every chunk, figures not words
-# Format 1 differs only in what was indexed, so its builds still load and search (ranked as
-# they were built): the agents published on them keep working.
-READABLE_FORMATS = (1, 2)
+FORMAT_VERSION = 3  # 2: page headings with every chunk, figures not words; 3: "FY2019" as "fy 2019"
+# Older formats differ only in what was indexed and how words are read, so their builds still
+# load and search, queries read as they were built: the agents published on them keep working.
+READABLE_FORMATS = (1, 2, 3)
 HEADING_CHARS = 120  # a filing page's heading: its company, statement and period lines
 HEADING_WEIGHT = 3  # a heading's words count as often in each chunk of its page
 FILTER_FIELDS = ("doc", "entity", "page")
@@ -62,6 +70,8 @@ FILTER_FIELDS = ("doc", "entity", "page")
 _WORD = re.compile(r"[^\W_]+")
 # A figure: digits grouped by commas, or with a decimal part.
 _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
+# Where letters meet digits inside a word ("fy|2019", "q|2", "10|k").
+_LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 _stemmer = Stemmer.Stemmer("english")
@@ -72,10 +82,58 @@ def _stem(word: str) -> str:
     return _stemmer.stemWord(word)
 
 
-def tokenize(text: str) -> list[str]:
-    """The words BM25 sees: lowercased, figures and stopwords dropped, Snowball-stemmed."""
-    words = _WORD.findall(_FIGURE.sub(" ", text.lower()))
-    return [_stem(w) for w in words if w not in _STOPWORDS]
+def tokenize(text: str, format_version: int = FORMAT_VERSION) -> list[str]:
+    """The words BM25 sees: lowercased, figures and stopwords dropped, runs of letters and of
+    digits apart (format 3 on), Snowball-stemmed. `format_version` reads words as an
+    index of that format was built."""
+    text = _FIGURE.sub(" ", text.lower())
+    if format_version >= 3:
+        text = _LETTERS_DIGITS.sub(" ", text)
+    return [_stem(w) for w in _WORD.findall(text) if w not in _STOPWORDS]
+
+
+def names_word(word: str, names: list[str], entity: list[str], exact: bool = True) -> bool:
+    """Whether a scope word names a document, whose name and entity have the words `names`
+    (`entity`: the entity's words, in order): it starts one of them; else, unless `exact`,
+    a word of four letters or more abbreviates the entity ("amex") or is one typo away from
+    a name word ("ultra" for "ulta")."""
+    if any(name.startswith(word) for name in names):
+        return True
+    if exact or len(word) < 4 or not word.isalpha():
+        return False
+    return abbreviates(word, entity) or any(
+        len(name) >= 4 and one_edit_apart(word, name) for name in names
+    )
+
+
+def abbreviates(word: str, entity: list[str]) -> bool:
+    """Whether `word` is the starts of two or more consecutive words of `entity`, in order
+    ("amex": "am" + "ex" of "american express")."""
+
+    def from_word(rest: str, i: int, used: int) -> bool:
+        if not rest:
+            return used >= 2
+        if i == len(entity):
+            return False
+        return any(
+            entity[i].startswith(rest[:j]) and from_word(rest[j:], i + 1, used + 1)
+            for j in range(1, min(len(rest), len(entity[i])) + 1)
+        )
+
+    return any(from_word(word, i, 0) for i in range(len(entity)))
+
+
+def one_edit_apart(a: str, b: str) -> bool:
+    """Whether one letter inserted, deleted, replaced or two swapped turns `a` into `b`."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return a == b
+    if len(a) > len(b):
+        a, b = b, a
+    i = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), len(a))
+    if len(a) < len(b):
+        return a[i:] == b[i + 1 :]
+    swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i]
+    return a[i + 1 :] == b[i + 1 :] or (swapped and a[i + 2 :] == b[i + 2 :])
 
 
 def split_scope(query: str) -> tuple[str, str]:
@@ -139,10 +197,13 @@ class SearchIndex:
         self._mask_cache: dict[tuple, np.ndarray] = {}
         self._doc_freq: np.ndarray | None = None
         self._headed: dict[str, np.ndarray] | None = None
-        self._doc_words: dict[str, set[str]] = {}
+        self._format = params.get("format_version", 1)
+        self._doc_words: dict[str, list[str]] = {}
+        self._entity_words: dict[str, list[str]] = {}
         for c in chunks:
             if c.doc not in self._doc_words:
-                self._doc_words[c.doc] = set(_WORD.findall(f"{c.entity or ''} {c.doc}".lower()))
+                self._doc_words[c.doc] = _WORD.findall(f"{c.entity or ''} {c.doc}".lower())
+                self._entity_words[c.doc] = _WORD.findall((c.entity or "").lower())
 
     @classmethod
     def build(cls, chunks: list[Chunk], k1: float = 1.5, b: float = 0.75) -> SearchIndex:
@@ -177,19 +238,25 @@ class SearchIndex:
         token = self._vocab.get(stem)
         return 0 if token is None else int(self._doc_freq[token])
 
+    def tokenize(self, text: str) -> list[str]:
+        """`text`'s words as this index was built to read them."""
+        return tokenize(text, self._format)
+
     def documents_named(self, scope: str) -> list[str]:
         """The documents a scope names: each scope word starts a word of the document's
-        name or entity ("jpm 2021" names "JPMORGAN_2021Q1_10Q"); else those its longest
-        leading part names ("jpm 2019" names JPMorgan's); else none."""
+        name or entity ("jpm 2021" names "JPMORGAN_2021Q1_10Q"), else names it loosely
+        (`names_word`: "amex 2022", "ultra beauty"); else those its longest leading part
+        names ("jpm 2019" names JPMorgan's); else none."""
         words = _WORD.findall(scope.lower())
         for n in range(len(words), 0, -1):
-            named = sorted(
-                doc
-                for doc, names in self._doc_words.items()
-                if all(any(name.startswith(w) for name in names) for w in words[:n])
-            )
-            if named:
-                return named
+            for exact in (True, False):
+                named = sorted(
+                    doc
+                    for doc, names in self._doc_words.items()
+                    if all(names_word(w, names, self._entity_words[doc], exact) for w in words[:n])
+                )
+                if named:
+                    return named
         return []
 
     def search(self, query: str, k: int = 5, filters: dict | None = None) -> list[SearchHit]:
@@ -198,11 +265,11 @@ class SearchIndex:
         word with the query never appear."""
         scope, query = split_scope(query)
         names, heading = split_where(scope)
-        ids = [self._vocab[t] for t in tokenize(query) if t in self._vocab]
+        ids = [self._vocab[t] for t in self.tokenize(query) if t in self._vocab]
         docs = self.documents_named(names) if names else []
         within = self._mask({"doc": docs}) if docs else None
         paged = False  # a page filter that some page passes
-        if heading_stems := tokenize(heading):
+        if heading_stems := self.tokenize(heading):
             pages = self._pages_headed(heading_stems)
             pages = pages & within if within is not None else pages
             if paged := bool(pages.any()):
@@ -242,7 +309,9 @@ class SearchIndex:
 
     def _heading_postings(self) -> dict[str, np.ndarray]:
         """Stem -> the chunks whose page heading holds it."""
-        heading_of = {page: set(tokenize(h)) for page, h in page_headings(self._chunks).items()}
+        heading_of = {
+            page: set(self.tokenize(h)) for page, h in page_headings(self._chunks).items()
+        }
         postings: dict[str, list[int]] = {}
         for i, c in enumerate(self._chunks):
             for stem in heading_of[page_of(c)]:
