@@ -80,6 +80,13 @@ def test_the_bundled_index_finds_what_the_engine_finds(published):
     # page passes, and figures, which the index does not hold as words.
     pages = [f"[{q.entity} | {q.question.split()[3]}] results" for q in questions()]
     others = ["[| dividend] period", "[acme | nothing] filing", "revenue 1,200.5 in 2021"]
+    # Names read loosely (one typo) and periods written "FY2020", as the index reads them.
+    loose = {  # query: the same without what it tests
+        "[globx] annual filing": "annual filing",
+        "[umbrela 2023] company reported": "company reported",
+        "FY2020 annual filing": "annual filing",
+    }
+    others += list(loose)
     for query in [*queries, *scopes, *pages, *others, "[no such document] revenue"]:
         expected = [h.chunk_id for h in engine.search(query, k=3)]
         assert [h["id"] for h in bundled.search(query, k=3)] == expected
@@ -87,6 +94,10 @@ def test_the_bundled_index_finds_what_the_engine_finds(published):
         [h.chunk_id for h in engine.search(s, k=3)] != [h.chunk_id for h in engine.search(q, k=3)]
         for s, q in zip(scopes, queries, strict=False)
     ), "no scope changed the results: the test would not see a bundle that ignores scopes"
+    assert all(
+        [h.chunk_id for h in engine.search(q, k=3)] != [h.chunk_id for h in engine.search(p, k=3)]
+        for q, p in loose.items()
+    ), "a loose name or an FY year that changed nothing would not test the bundle's reading"
 
 
 def test_the_bundled_script_shows_results_as_the_engine_does(published):

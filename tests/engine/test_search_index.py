@@ -43,6 +43,32 @@ def test_figures_are_not_words_but_whole_numbers_are():
     ]
 
 
+def test_a_period_written_fy2019_is_read_as_its_letters_and_its_year():
+    # Questions write "FY2019" and "Q2"; filings and document names write the year alone.
+    assert tokenize("FY2019 capex in Q2, 10-K 3M") == [
+        "fy",
+        "2019",
+        "capex",
+        "q",
+        "2",
+        "10",
+        "k",
+        "3",
+        "m",
+    ]
+    # An index of an older format reads words as it was built.
+    assert tokenize("FY2019 capex", format_version=2) == ["fy2019", "capex"]
+
+
+def test_a_question_s_fy_year_finds_the_filing_of_that_year():
+    docs = [
+        chunk("a18", "revenue by segment", doc="ACME_2018_10K"),
+        chunk("a19", "revenue by segment", doc="ACME_2019_10K"),
+    ]
+    index = SearchIndex.build(docs)
+    assert [h.chunk_id for h in index.search("FY2019 revenue by segment", k=1)] == ["a19"]
+
+
 def test_a_page_heading_finds_every_chunk_of_its_page():
     statement = "CONSOLIDATED STATEMENTS OF CASH FLOWS\nNet income 1,200 1,100"
     pages = [
@@ -105,6 +131,36 @@ def test_a_bracketed_scope_searches_only_the_documents_it_names():
     # A scope that names no document searches everything; the scope's words are not searched.
     assert found("[Initech 2018] capital expenditure") == found("capital expenditure")
     assert found("[3M 2018]") == []
+
+
+def test_a_scope_names_a_company_through_an_abbreviation_or_one_typo():
+    docs = [
+        chunk("ax", "card member loans", doc="AMERICANEXPRESS_2022_10K", entity="American Express"),
+        chunk(
+            "aw",
+            "card member loans",
+            doc="AMERICANWATERWORKS_2022_10K",
+            entity="American Water Works",
+        ),
+        chunk("ul", "card member loans", doc="ULTABEAUTY_2023Q4_EARNINGS", entity="Ulta Beauty"),
+        chunk("pe", "card member loans", doc="PEPSICO_2022_10K", entity="PepsiCo"),
+    ]
+    index = SearchIndex.build(docs)
+    named = index.documents_named
+    assert named("AMEX 2022") == ["AMERICANEXPRESS_2022_10K"]  # "am" + "ex"
+    assert named("Ultra Beauty 2023") == ["ULTABEAUTY_2023Q4_EARNINGS"]  # one letter more
+    assert named("Pespico 2022") == ["PEPSICO_2022_10K"]  # two letters swapped
+    # A name that starts a word is read exactly, before any loose reading ("ameri" would be
+    # one typo from nothing here, but starts both Americans).
+    assert named("Ameri 2022") == ["AMERICANEXPRESS_2022_10K", "AMERICANWATERWORKS_2022_10K"]
+    # Short words and numbers are read exactly: "Bep" and "Pep" are one letter apart, and a
+    # year one digit off is another year.
+    assert named("Bep 2022") == []
+    assert named("Ulta 2024") == ["ULTABEAUTY_2023Q4_EARNINGS"]  # the leading part, as before
+    assert named("Initech 2022") == []
+    assert [h.chunk_id for h in index.search("[Ultra Beauty 2023] card member loans", k=4)] == [
+        "ul"
+    ]
 
 
 def test_words_after_a_bar_keep_the_pages_whose_heading_holds_them():
@@ -181,14 +237,22 @@ def test_saved_index_loads_and_searches_the_same(index, tmp_path):
 def test_an_index_of_an_older_format_still_loads_and_one_of_an_unknown_format_does_not(
     index, tmp_path
 ):
-    # Agents published on a format-1 build keep working; a format this release does not know
-    # is refused with what to do.
+    # Agents published on a format-1 or -2 build keep working, their queries read as the
+    # build was ("FY2020" one word); a format this release does not know is refused with what
+    # to do.
     folder = index.save(tmp_path / "older")
     meta = json.loads((folder / "index.json").read_text())
     (folder / "index.json").write_text(json.dumps(meta | {"format_version": 1}))
     assert [h.chunk_id for h in SearchIndex.load(folder).search("widget revenue", k=2)] == [
         h.chunk_id for h in index.search("widget revenue", k=2)
     ]
+    older = SearchIndex.build([chunk("f", "FY2020 widget revenue")])
+    folder = older.save(tmp_path / "fy")
+    meta = json.loads((folder / "index.json").read_text())
+    (folder / "index.json").write_text(json.dumps(meta | {"format_version": 2}))
+    # Built as format 3 ("fy", "2020"), read as format 2: "fy2020" is no word it holds.
+    assert SearchIndex.load(folder).search("FY2020", k=1) == []
+    assert [h.chunk_id for h in older.search("FY2020", k=1)] == ["f"]
     (folder / "index.json").write_text(json.dumps(meta | {"format_version": 99}))
     with pytest.raises(ValueError, match="rebuild it"):
         SearchIndex.load(folder)
