@@ -12,6 +12,8 @@ from workers.cli import main
 from workers.documents.chunking import Section, chunk_sections
 from workers.documents.questions import load_questions
 from workers.documents.synthesis import (
+    asks_cause,
+    cause_questions,
     is_self_contained,
     offline_questions,
     table_facts,
@@ -234,3 +236,50 @@ def test_a_bracketed_dollar_figure_is_negative():
     text = "Acme Corp\n(Millions) 2023 2022\nIncrease (decrease) in cash $(952) $(2,420)\n"
     pool = chunk_sections("ACME_2023_10K", [Section(text, page=1)], entity="Acme")
     assert ("Increase (decrease) in cash", "2023", "-$952 million") in table_facts(pool[0])
+
+
+MD_AND_A = """Results of operations
+Marketing expense increased 8 percent, primarily due to business investments to drive
+growth momentum. It increased primarily due to timing. table of Contents EXPENSES Total
+expenses increased due to higher rewards costs. Interest income rose, driven by higher
+average loan balances and interest rates, partially offset by lower yields. Revenue was
+$5,000 million in 2022.
+"""
+
+
+def test_cause_questions_ask_what_drove_a_change_and_answer_with_the_filing_s_reason():
+    pool = chunk_sections("AMEX_2022_10K", [Section(MD_AND_A, page=40)], entity="Amex")
+    questions = {q.answer: q for q in cause_questions(pool, n=10)}
+    # The measure and its reason as the filing writes them; "It" and page debris are no
+    # measure a question can name; a reason ends where the filing offsets it.
+    assert set(questions) == {
+        "Business investments to drive growth momentum",
+        "Higher average loan balances and interest rates",
+    }
+    marketing = questions["Business investments to drive growth momentum"]
+    assert "marketing expense" in marketing.question and "Amex" in marketing.question
+    assert "2022" in marketing.question and marketing.question.endswith("?")
+    assert marketing.golden_chunk_ids == ["AMEX_2022_10K:p40:c0"]
+    assert marketing.meta["source"] == "offline-cause"
+    shapes = {q.question.split("Amex")[0] for s in range(8) for q in cause_questions(pool, 10, s)}
+    assert len(shapes) >= 2, shapes  # not one template
+
+
+def test_a_question_asks_a_cause_when_it_asks_what_drove_or_why_something_changed():
+    assert asks_cause("What drove gross margin change as of FY2022 for American Express?")
+    assert asks_cause("As of FY2023Q1, why did Pepsico raise full year guidance?")
+    # "Explain why" in a question's instructions does not make it one.
+    assert not asks_cause(
+        "Does AMEX have an improving operating margin? If not, state that and explain why."
+    )
+
+
+def test_offline_questions_mix_in_causes_in_the_share_asked_for():
+    rows = "\n".join(f"Line item number {w} {i} {i + 2}" for i, w in enumerate("abcdefghijklmnop"))
+    tables = chunk_sections("AMEX_2022_10K", [Section(f"(Millions) 2022 2021\n{rows}", 3)], "Amex")
+    prose = chunk_sections("AMEX_2022_10K", [Section(MD_AND_A, page=40)], entity="Amex")
+    pool = [*tables, *prose]
+    assert not any(q.meta["source"] == "offline-cause" for q in offline_questions(pool, n=10))
+    mixed = offline_questions(pool, n=10, cause_share=0.2)
+    assert sum(q.meta["source"] == "offline-cause" for q in mixed) == 2
+    assert len(mixed) == 10

@@ -3,6 +3,7 @@
 import dataclasses
 import json
 import re
+import time
 
 import pytest
 import torch
@@ -614,6 +615,31 @@ def test_teacher_trajectories_train_only_on_the_teachers_own_tokens():
     assert "<results>" not in trained and "filing" not in trained  # tool output is context only
 
 
+def test_the_synthetic_curriculum_asks_what_drove_a_change_as_often_as_the_customer_does():
+    rows = "\n".join(f"Line item {w} {i} {i + 3}" for i, w in enumerate("abcdefghijklmnopqrst"))
+    reasons = "\n".join(
+        f"Line item {w} increased, primarily due to higher {w} volumes in the year."
+        for w in "abcdefghij"
+    )
+    pages = [
+        Chunk("acme-1", "acme-2021-10k", 1, "acme", f"(Millions) 2021 2020\n{rows}\n"),
+        Chunk("acme-2", "acme-2021-10k", 2, "acme", reasons),
+    ]
+    asked = [q for q in questions() if q.entity == "acme"] * 4
+    index = SearchIndex.build(pages)
+
+    assert not any(
+        q.meta["source"] == "offline-cause"
+        for q in synthetic_curriculum(index, asked, config(synthetic_questions=20))
+    )
+    asked[0] = Question("why", "What drove acme's backlog up in 2021?", "Orders.", "acme", [])
+    synthetic = synthetic_curriculum(index, asked, config(synthetic_questions=20))
+
+    causes = [q for q in synthetic if q.meta["source"] == "offline-cause"]
+    assert len(causes) == 5, len(causes)  # a quarter, as in the customer's four
+    assert all(q.answer.startswith("Higher ") and "2021" in q.question for q in causes)
+
+
 def test_the_teacher_keeps_no_trajectory_whose_answer_states_a_figure_its_results_hide():
     tokenizer = tiny_tokenizer()
     index = SearchIndex.build(chunks())
@@ -626,6 +652,35 @@ def test_the_teacher_keeps_no_trajectory_whose_answer_states_a_figure_its_result
     assert list(teacher_trajectories(engine, teacher, [read, unread], True)) == [read.id]
     # A customer's own question may be worked out from what was read: it is kept.
     assert list(teacher_trajectories(engine, teacher, [read, unread])) == [read.id, unread.id]
+
+
+def test_the_cold_start_takes_at_most_its_share_of_a_timed_run(tmp_path, monkeypatch):
+    from workers.training import rl
+
+    deadlines = []
+
+    def recorded_sft(*args, deadline=None, **kwargs):
+        deadlines.append(deadline - time.monotonic())
+        return [0.0]
+
+    monkeypatch.setattr(rl, "sft", recorded_sft)
+    tokenizer = tiny_tokenizer()
+    for share in (0.5, 0.8):
+        rl.train(
+            config(steps=1, sft_epochs=1, save_every=0, max_minutes=40, sft_share=share),
+            model=tiny_model(tokenizer),
+            tokenizer=tokenizer,
+            index=SearchIndex.build(chunks()),
+            train_questions=questions(),
+            val_questions=questions()[:1],
+            out_dir=tmp_path / f"run-{share}",
+            progress=False,
+            log=lambda line: None,
+        )
+    # 40 minutes leave 30 to train (the evaluation gets the rest): 15 or 24 to the cold start.
+    assert [round(d / 60) for d in deadlines] == [15, 24]
+    with pytest.raises(ValueError, match="sft_share"):
+        config(sft_share=0)
 
 
 def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evidence(tmp_path):
@@ -665,6 +720,10 @@ def test_an_answer_is_readable_when_the_results_show_each_of_its_figures():
     compared.meta["reads"] = ["-1,373 million", "-1,577 million"]
     assert answer_readable(compared, statement)  # both figures it is worked out from
     assert not answer_readable(compared, "Purchases of PP&E (1,577)")
+    why = Question("w", "What drove marketing up?", "Business investments in growth", None, [])
+    why.meta["source"] = "offline-cause"  # a reason read off the filing: its words are shown
+    assert answer_readable(why, "Marketing expense increased due to business investments in growth")
+    assert not answer_readable(why, "Marketing expense increased 8 percent, primarily due")
 
 
 def test_the_teacher_answers_a_yes_or_no_question_with_its_yes_or_no_alone():

@@ -29,6 +29,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="offline only: share of yes/no comparisons of a row's two latest years, "
         "answered Yes as often as No (default 0: lookups only)",
     )
+    p.add_argument(
+        "--cause-share",
+        type=float,
+        default=0.0,
+        help="offline only: share of 'what drove' questions, where a filing says why a figure "
+        "changed ('… increased, primarily due to …'), answered by the reason (default 0)",
+    )
     p.add_argument("--teacher-base-url", default=os.environ.get("SLEUTH_TEACHER_BASE_URL"))
     p.add_argument("--teacher-model", default=os.environ.get("SLEUTH_TEACHER_MODEL"))
     p.add_argument(
@@ -46,9 +53,11 @@ def cmd_generate(args) -> int:
     if args.n < 1:
         print("sleuth: error: --n must be at least 1", file=sys.stderr)
         return 2
-    if not 0.0 <= args.yes_no_share <= 1.0:
-        print("sleuth: error: --yes-no-share must be between 0 and 1", file=sys.stderr)
-        return 2
+    for name in ("yes_no_share", "cause_share"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            flag = "--" + name.replace("_", "-")
+            print(f"sleuth: error: {flag} must be between 0 and 1", file=sys.stderr)
+            return 2
     if bool(args.teacher_base_url) != bool(args.teacher_model):
         print(
             "sleuth: error: a teacher needs both --teacher-base-url and --teacher-model",
@@ -74,9 +83,13 @@ def cmd_generate(args) -> int:
         source = f"teacher {args.teacher_model} ({rejected} replies rejected)"
     else:
         questions = offline_questions(
-            index.chunks, n=args.n, seed=args.seed, yes_no_share=args.yes_no_share
+            index.chunks,
+            n=args.n,
+            seed=args.seed,
+            yes_no_share=args.yes_no_share,
+            cause_share=args.cause_share,
         )
-        source = "table rows (offline)"
+        source = "table rows and filings' reasons (offline)"
     if not questions:
         print(
             "sleuth: error: no self-contained questions could be made from these chunks",

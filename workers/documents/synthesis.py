@@ -7,7 +7,11 @@ Two generators, one filter:
   the entity and the year, in one of several sentence shapes (a student trained on one
   template learns the template, not the task). Every chunk of the entity that holds the
   same row and value is golden evidence: a filing repeats its tables, and a search that
-  finds any copy has found the answer. Labels with table debris are skipped.
+  finds any copy has found the answer. Labels with table debris are skipped. With
+  `cause_share`, that share are "what drove" questions read off a filing's own account of a
+  change ("Marketing expense increased, primarily due to business investments…" asks what
+  drove the increase in marketing expense, answered by the reason as the filing words it):
+  the answer is words to copy from the results, not a figure.
 - `teacher_questions` asks a teacher model on any OpenAI-compatible endpoint to write a
   question and answer from a chunk.
 - `is_self_contained` drops questions that are ambiguous without the chunk: a question
@@ -163,12 +167,22 @@ _COMPARISONS = (
 
 
 def offline_questions(
-    chunks: Iterable[Chunk], n: int = 100, seed: int = 0, yes_no_share: float = 0.0
+    chunks: Iterable[Chunk],
+    n: int = 100,
+    seed: int = 0,
+    yes_no_share: float = 0.0,
+    cause_share: float = 0.0,
 ) -> list[Question]:
     """Up to n questions, at most one per chunk row label: about `yes_no_share` of them
-    yes/no comparisons of a row's two latest years (answered "Yes" as often as "No"), the
+    yes/no comparisons of a row's two latest years (answered "Yes" as often as "No"), up to
+    `cause_share` of them what drove a change a filing explains (`cause_questions`), the
     rest a lookup of one cell."""
     chunks = list(chunks)
+    causes = cause_questions(chunks, round(n * cause_share), seed) if cause_share > 0 else []
+    return [*causes, *_table_questions(chunks, n - len(causes), seed, yes_no_share)]
+
+
+def _table_questions(chunks: list[Chunk], n: int, seed: int, yes_no_share: float) -> list[Question]:
     rng = random.Random(seed)
     candidates = []
     for chunk in chunks:
@@ -213,6 +227,114 @@ def offline_questions(
         if len(questions) >= n:
             break
     return questions
+
+
+# A filing's account of a change: "<what> increased <by how much>, primarily due to <why>."
+_CAUSE = re.compile(
+    r"(?:^|(?<=[.;:]\s)|(?<=\n))(?P<what>[A-Z][A-Za-z&'/, -]{3,70}?)\s+"
+    r"(?P<went>increased|decreased|declined|grew|rose|fell|improved)\b"
+    r"(?P<how>[^.;:\n]{0,80}?),?\s+(?:primarily |mainly |largely |principally )?"
+    r"(?:due to|driven by|as a result of|reflecting|attributable to)\s+"
+    r"(?P<why>[^.;\n]{8,160}?)(?=[.;]|, partially offset|, offset|\n\n|$)",
+)
+_UP = {"increased", "grew", "rose", "improved"}
+_DOC_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# Subjects that are no measure a question can name on its own.
+_VAGUE_SUBJECT = re.compile(
+    r"^(?:it|this|these|that|which|we|our|the increase|the decrease)\b", re.I
+)
+# Page debris run into a subject: "table of Contents EXPENSES Total expenses".
+_SUBJECT_DEBRIS = re.compile(r".\b(?:The|Total|Table|Contents)\b|\b[A-Z]{5,}\b|[Cc]ontents")
+# A subject ending in one of these is a clause cut short ("primary factors that").
+_DANGLING = frozenset("that which of the and or in for to by as its their".split())
+# A question that asks why something changed, as the customer's own may.
+_ASKS_CAUSE = re.compile(
+    r"\bwhat drove\b|\bwhy (?:did|do|does|has|have|is|are|was|were)\b"
+    r"|\bwhat (?:was|were) the (?:main )?(?:reason|driver)",
+    re.I,
+)
+
+
+def asks_cause(question: str) -> bool:
+    """Whether a question asks what drove a change, or why ("What drove gross margin…")."""
+    return bool(_ASKS_CAUSE.search(question))
+
+
+# Sentence shapes of a "what drove" question ({e} entity, {w} what changed, {c} "increase"
+# or "decrease", {v} the verb as the filing writes it, {y} year).
+_CAUSE_SHAPES = (
+    "What drove the {c} in {e}'s {w} in {y}?",
+    "Why did {e}'s {w} {v} in FY{y}?",
+    "What was the main reason for the {c} in {w} at {e} in fiscal {y}?",
+    "In {y}, what drove {e}'s {w} to {v}?",
+)
+_BASE_VERB = {
+    "increased": "increase",
+    "decreased": "decrease",
+    "declined": "decline",
+    "grew": "grow",
+    "rose": "rise",
+    "fell": "fall",
+    "improved": "improve",
+}
+
+
+def cause_questions(chunks: Iterable[Chunk], n: int, seed: int = 0) -> list[Question]:
+    """Up to n "what drove" questions, one per measure and document: where a filing says
+    why something changed ("Processed revenue increased 28 percent, primarily driven by an
+    increase in processed volumes"), the question asks what drove it in the filing's year
+    and the answer is the reason as written ("An increase in processed volumes"), golden
+    on the chunk that says it."""
+    candidates = []
+    for chunk in chunks:
+        year = _DOC_YEAR.search(chunk.doc or "")  # "AMERICANEXPRESS_2022_10K": a filing's year
+        if not chunk.entity or not year:
+            continue
+        # A sentence wrapped across lines goes on in lower case; a line that starts in upper
+        # case starts anew (after a heading, "Results of operations").
+        text = re.sub(r"[ \t]*\n\s*(?=[a-z(])", " ", chunk.text)
+        for m in _CAUSE.finditer(text):
+            what = m.group("what").strip(" ,")
+            if _VAGUE_SUBJECT.match(what) or _SUBJECT_DEBRIS.search(what):
+                continue
+            if len(what.split()) > 8 or "," in what or what.split()[-1].lower() in _DANGLING:
+                continue
+            candidates.append((chunk, year.group(0), m))
+    rng = random.Random(seed)
+    rng.shuffle(candidates)
+    questions, asked = [], set()
+    for chunk, year, m in candidates:
+        what, went = _sentence_subject(m.group("what").strip(" ,")), m.group("went")
+        key = (chunk.doc, what.lower())
+        if key in asked:
+            continue
+        asked.add(key)
+        text = rng.choice(_CAUSE_SHAPES).format(
+            e=chunk.entity,
+            w=what,
+            c="increase" if went in _UP else "decrease",
+            v=_BASE_VERB[went],
+            y=year,
+        )
+        why = m.group("why").strip(" ,")
+        if re.search(r"\b[A-Z]$", why):  # cut at an abbreviation's point ("from U.S.")
+            continue
+        answer = why[0].upper() + why[1:]
+        question = _question(text, answer, chunk, m.group(0), "offline-cause")
+        if is_self_contained(text, chunk.entity):
+            questions.append(question)
+        if len(questions) >= n:
+            break
+    return questions
+
+
+def _sentence_subject(what: str) -> str:
+    """A sentence's subject as a question writes it mid-sentence: the first word in lower
+    case, unless the next is capitalised too, a name ("Intelligent Cloud revenue")."""
+    words = what.split()
+    if len(words) > 1 and words[1][:1].isupper():
+        return what
+    return _lower_first(what)
 
 
 def _lookup(row: TableRow, chunk: Chunk, rng: random.Random):

@@ -28,6 +28,7 @@ FIELD_FLAGS: list[tuple[str, type, str, str]] = [
     ("--train-layers", int, "train_layers", "train only the top N decoder layers"),
     ("--sft-epochs", int, "sft_epochs", "cold-start SFT epochs"),
     ("--sft-lr", float, "sft_lr", "cold-start SFT learning rate"),
+    ("--sft-share", float, "sft_share", "most of the training time the cold start may take"),
     ("--scope-drills", int, "scope_drills", "per question, scoped searches on made-up names"),
     (
         "--synthetic-questions",

@@ -44,6 +44,8 @@ class TrainConfig(Settings):
     # cold start
     sft_epochs: int = 3
     sft_lr: float = 1e-4
+    # The most of a timed run's training budget the cold start may take; RL gets the rest.
+    sft_share: float = 0.5
     # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
     scope_drills: int = 2
     heading_search: bool = True  # the scripted teacher's heading search (teacher.py)
@@ -96,6 +98,8 @@ class TrainConfig(Settings):
             raise ValueError(
                 f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}"
             )
+        if not 0 < self.sft_share <= 1:
+            raise ValueError(f"sft_share must be above 0 and at most 1, not {self.sft_share}")
 
     def entity_split_seed(self) -> int:
         return self.seed if self.split_seed is None else self.split_seed

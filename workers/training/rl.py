@@ -39,7 +39,7 @@ from workers.agent.precision import resolve_precision
 from workers.agent.settings import ADAPTER_DIR, write_agent_settings
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
-from workers.documents.synthesis import offline_questions
+from workers.documents.synthesis import asks_cause, offline_questions
 from workers.evaluation.metrics import behaviour, summarize
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
@@ -147,18 +147,20 @@ def synthetic_curriculum(
 ) -> list[Question]:
     """`config.synthetic_questions` questions from the tables of the training entities'
     documents only: a validation entity's documents never feed training. Yes/no
-    comparisons come in the share the customer's own questions answer yes or no: the
-    question kinds the student meets are the customer's."""
+    comparisons come in the share the customer's own questions answer yes or no, "what
+    drove" questions in the share that ask why: the question kinds the student meets are
+    the customer's."""
     if not config.synthetic_questions:
         return []
     entities = {q.entity for q in train_questions if q.entity}
     chunks = [c for c in index.chunks if c.entity in entities]
-    yes_no = sum(bool(polarity(q.answer)) for q in train_questions)
+    asked = max(len(train_questions), 1)
     return offline_questions(
         chunks,
         n=config.synthetic_questions,
         seed=config.seed,
-        yes_no_share=yes_no / len(train_questions) if train_questions else 0.0,
+        yes_no_share=sum(bool(polarity(q.answer)) for q in train_questions) / asked,
+        cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
     )
 
 
@@ -242,7 +244,9 @@ def teacher_data(
         by_id |= {q.id: q for q in synthetic}
         log(
             f"synthetic curriculum: {len(synthetic)} questions from the training entities' "
-            f"tables ({sum(bool(polarity(q.answer)) for q in synthetic)} yes/no comparisons), "
+            f"tables ({sum(bool(polarity(q.answer)) for q in synthetic)} yes/no comparisons) "
+            f"and filings' reasons ({sum(q.meta['source'] == 'offline-cause' for q in synthetic)}"
+            " what-drove questions), "
             f"{sum(len(t.valid_searches) > 1 for t in taught.values())} of them taught with "
             "a second, refined search"
         )
@@ -434,8 +438,8 @@ def train(
             pad_id=pad_id,
             seed=config.seed,
             progress=progress,
-            # The cold start may use at most half the training budget: RL needs the rest.
-            deadline=started + budget / 2 if budget else None,
+            # The cold start may use at most its share of the training budget: RL the rest.
+            deadline=started + budget * config.sft_share if budget else None,
             precision=precision,
             check=check_stop,
         )

@@ -52,7 +52,7 @@ from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEAR
 from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.documents.questions import Question
 from workers.rewards.quantities import extract_quantities, same_quantity, scale_hint
-from workers.rewards.text import polarity
+from workers.rewards.text import content_terms, polarity
 from workers.search.index import HEADING_CHARS, SearchIndex, tokenize
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
@@ -60,6 +60,9 @@ _YEAR = re.compile(r"(?:19|20)\d{2}")
 _DIGIT = re.compile(r"\d")
 _POSSESSIVE = re.compile(r"['’]s?$")
 _CLAUSE = re.compile(r"(?<=[.!?:])\s+")  # sentences, and a preamble ending in a colon
+# A synthesized reason is taught when this share of its words is shown: the judge credits
+# an answer holding 60 % of the truth's words, and the student copies what it reads.
+CAUSE_SHOWN = 0.8
 
 
 @dataclass
@@ -415,8 +418,13 @@ def results_text(tokenizer, trajectory: Trajectory) -> str:
 def answer_readable(question: Question, shown: str) -> bool:
     """Whether every figure the answer states, or is worked out from (a synthesized
     comparison's `meta["reads"]`), is among the figures `shown` ("$1,577 million" and a
-    statement's "(1,577)" under "in millions" are one). Any other answer without figures (a
-    yes or no, a name) passes: only figures can be checked this simply."""
+    statement's "(1,577)" under "in millions" are one), and a synthesized reason ("what
+    drove…") is shown in its words. Any other answer without figures (a yes or no, a name)
+    passes: only figures and copied words can be checked this simply."""
+    if question.meta.get("source") == "offline-cause":
+        said = content_terms(question.answer, keep_numbers=True)
+        if len(said & content_terms(shown, keep_numbers=True)) < CAUSE_SHOWN * len(said):
+            return False
     hint = scale_hint(question.question)
     # A yes/no comparison is worked out from figures its answer does not state.
     stated = " ; ".join([question.answer, *question.meta.get("reads", [])])
