@@ -301,6 +301,20 @@ def test_a_hit_whose_header_was_cut_does_not_count_as_shown(engine):
     assert trajectory.searches[0].chunk_ids == []
 
 
+def test_a_search_shows_only_hits_the_trajectory_has_not_shown_yet(engine):
+    trajectory = Trajectory(question="what is alpha")
+    for _ in range(3):
+        engine.run_search(trajectory, "alpha again", 2)
+    # The same query again shows the next results, not the same ones (protocol 4).
+    assert [s.chunk_ids for s in trajectory.searches] == [
+        ["alpha-0", "alpha-1"],
+        ["alpha-2", "alpha-3"],
+        ["alpha-4", "alpha-5"],
+    ]
+    engine.run_search(trajectory, "beta", 2)
+    assert trajectory.searches[-1].chunk_ids == ["beta-0", "beta-1"]
+
+
 def test_a_malformed_call_is_reported_to_the_model_which_goes_on(engine):
     trajectory = run(engine, "bad call")
     assert trajectory.malformed_calls == 1

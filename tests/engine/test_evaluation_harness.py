@@ -129,6 +129,15 @@ def test_the_api_model_gets_the_stop_tags_and_sees_the_results(serve):
     assert "[3m-0]" in second["messages"][-1]["content"]
 
 
+def test_an_api_model_searching_again_is_shown_the_next_results(serve):
+    server = serve(
+        [("<search>3M capex", "stop"), ("<search>3M capex", "stop"), ("<answer>1", "stop")]
+    )
+    trajectory = agent(server).rollout([QUESTION])[0]
+    assert [s.chunk_ids for s in trajectory.searches] == [["3m-0", "3m-1"], ["3m-2", "3m-3"]]
+    assert "[3m-2]" in server.requests[2]["messages"][-1]["content"]
+
+
 def test_an_api_model_that_keeps_searching_stops_at_max_turns(serve):
     server = serve([("<search>a", "stop"), ("<search>b", "stop"), ("<search>c", "stop")])
     trajectory = agent(server, max_turns=2).rollout([QUESTION])[0]

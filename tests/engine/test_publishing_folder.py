@@ -118,14 +118,30 @@ def test_the_bundled_script_shows_results_as_the_engine_does(published):
     for room in (12, 30, 60, 400):
         for query in ("[acme] revenue", "figures row 3", ""):
             hits = engine.search(query or "revenue", k=2)
-            expected = fit_hits([*hits, engine_hit], room, encode, query)[0]
+            expected = fit_hits([*hits, engine_hit], room, encode, query)[:2]
             as_dicts = [
                 {"id": h.chunk_id, "doc": h.doc, "page": h.page, "text": h.text} for h in hits
             ]
             got = run_agent.fit_hits([*as_dicts, hit], room, encode, query, bundled.tokenize)
-            assert got == expected, (room, query)
+            assert got == expected, (room, query)  # the tokens, and the ids shown
     shown = tokenizer.decode(fit_hits([engine_hit], 30, encode, "[acme] revenue")[0])
     assert "revenue was seven" in shown, "the test would not see a bundle that shows the top"
+
+
+def test_the_bundled_script_shows_only_new_hits_as_the_engine_does(published):
+    from workers.agent.tool import new_hits
+
+    run_agent = bundled_script(published)
+    bundled = run_agent.Index(published / "agent" / "index")
+    engine = SearchIndex.load(published / "agent" / "index")
+    seen_engine, seen_bundle = [], set()
+    for query in ("annual filing", "annual filing", "[acme] annual filing", "annual filing"):
+        expected = [h.chunk_id for h in new_hits(engine, query, 2, set(seen_engine))]
+        got = [h["id"] for h in run_agent.new_hits(bundled, query, 2, seen_bundle)]
+        assert got == expected, query
+        seen_engine += expected
+        seen_bundle.update(got)
+    assert len(set(seen_engine)) == len(seen_engine) == 7, "a hit shown twice, or too few"
 
 
 def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):

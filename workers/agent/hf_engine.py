@@ -31,7 +31,7 @@ from workers.agent.protocol import (
     parse_segment,
     segment_stopped,
 )
-from workers.agent.tool import SearchTool, fit_hits
+from workers.agent.tool import SearchTool, fit_hits, new_hits
 from workers.agent.trajectory import (
     MODEL,
     PROMPT,
@@ -209,8 +209,9 @@ class RolloutEngine:
             )
 
     def run_search(self, trajectory: Trajectory, query: str, k: int) -> None:
-        """Run `query` and append its results as tool tokens (limited, and recorded)."""
-        hits = list(self.tool.search(query, k=k))
+        """Run `query` and append its results, those not shown before in the trajectory, as
+        tool tokens (limited, and recorded)."""
+        hits = new_hits(self.tool, query, k, set(trajectory.retrieved_chunk_ids))
         head, tail = self._encode("\n<results>\n"), self._encode("\n</results>\n")
         room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)
         # Only chunks whose id survived the cut count as shown to the model.

@@ -21,7 +21,7 @@ from workers.agent.protocol import (
     format_results,
     parse_segment,
 )
-from workers.agent.tool import SearchTool, fit_hits
+from workers.agent.tool import SearchTool, fit_hits, new_hits
 from workers.agent.trajectory import Limits, SamplingParams, SearchCall, Trajectory
 
 _CHARS_PER_TOKEN = 4
@@ -111,7 +111,8 @@ class OpenAIAgent:
         return trajectory
 
     def _search(self, trajectory: Trajectory, query: str) -> str:
-        hits = list(self.tool.search(query, k=self.limits.results_per_search))
+        shown = set(trajectory.retrieved_chunk_ids)
+        hits = new_hits(self.tool, query, self.limits.results_per_search, shown)
         room = self.limits.max_result_tokens * _CHARS_PER_TOKEN
         # Characters stand in for tokens (no tokenizer here); as in the hf engine, every
         # hit gets an equal share of the room.

@@ -24,7 +24,8 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 # Bumped when the tags, the results format or the prompt's meaning change.
 # 2: a page filter after a bar in the brackets ("[3M 2018 | cash] capex").
 # 3: a hit too long for its share of the results shows the lines holding the query's words.
-PROTOCOL_VERSION = 3
+# 4: a search shows only hits the conversation has not shown yet.
+PROTOCOL_VERSION = 4
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ shaped like `workers.search.index.SearchHit` (a `SearchIndex` fits; tests pass f
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 from workers.search.tool import HIT_SEPARATOR, NO_RESULTS, excerpt, format_hit
@@ -18,6 +18,14 @@ class Hit(Protocol):
 
 class SearchTool(Protocol):
     def search(self, query: str, k: int = 5) -> Sequence[Hit]: ...
+
+
+def new_hits(tool: SearchTool, query: str, k: int, shown: Collection[str]) -> list[Hit]:
+    """The top k hits of `query` that the conversation has not `shown` yet (protocol 4): a
+    second search close to the first, which a small model writes often, shows the next
+    results instead of the same ones again."""
+    hits = tool.search(query, k=k + len(shown))
+    return [hit for hit in hits if hit.chunk_id not in shown][:k]
 
 
 def fit_hits(

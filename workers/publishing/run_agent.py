@@ -185,15 +185,23 @@ def _idf(df: int, n: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
-def fit_hits(hits: list[dict], room: int, encode, query: str = "", tokenize=None) -> list[int]:
-    """The results as the agent saw them in training: every hit gets an equal share of
-    the token budget (a long first hit cannot push the others out), and a hit longer than
-    its share shows its lines that hold the most of the query's words (`excerpt`)."""
+def new_hits(index: Index, query: str, k: int, shown: set[str]) -> list[dict]:
+    """The top k hits of `query` not shown before in this conversation, as the engine the
+    agent was trained with gives them (a second search shows the next results)."""
+    return [hit for hit in index.search(query, k + len(shown)) if hit["id"] not in shown][:k]
+
+
+def fit_hits(hits: list[dict], room: int, encode, query: str = "", tokenize=None):
+    """The results as the agent saw them in training, and the ids of the hits whose id was
+    shown: every hit gets an equal share of the token budget (a long first hit cannot push
+    the others out), and a hit longer than its share shows its lines that hold the most of
+    the query's words (`excerpt`)."""
     if not hits:
-        return encode("No results. Try other words: the documents may name it differently.")
+        text = "No results. Try other words: the documents may name it differently."
+        return encode(text)[:room], []
     separator = encode("\n\n")
     share = max((room - len(separator) * (len(hits) - 1)) // len(hits), 0)
-    body = []
+    body, shown = [], []
     for i, hit in enumerate(hits):
         page = f" | page {hit['page']}" if hit.get("page") is not None else ""
         header = f"[{hit['id']}] {hit['doc']}{page}\n"
@@ -204,8 +212,10 @@ def fit_hits(hits: list[dict], room: int, encode, query: str = "", tokenize=None
                 return len(encode(header + text)) <= share
 
             ids = encode(header + excerpt(hit["text"], query, fits, tokenize or str.split))
+        if len(ids[:share]) >= len(encode(f"[{hit['id']}]")):
+            shown.append(hit["id"])
         body += (separator if i else []) + ids[:share]
-    return body
+    return body, shown
 
 
 def excerpt(text: str, query: str, fits, tokenize) -> str:
@@ -279,6 +289,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         prompt = f"{system}\n\nQuestion: {question}\n\n"
     ids = encode(prompt)
     transcript, searches, generated = "", [], 0
+    shown: set[str] = set()  # the chunk ids the results have shown so far
     for _turn in range(limits["max_turns"] + 1):
         budget = limits["max_new_tokens"] - generated
         if budget <= 0:
@@ -320,9 +331,10 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
             break
         searches.append(query.group(1).strip())
         head, tail = encode("\n<results>\n"), encode("\n</results>\n")
-        hits = index.search(searches[-1], limits["results_per_search"])
+        hits = new_hits(index, searches[-1], limits["results_per_search"], shown)
         room = max(limits["max_result_tokens"] - len(head) - len(tail), 0)
-        body = fit_hits(hits, room, encode, searches[-1], index.tokenize)
+        body, ids_shown = fit_hits(hits, room, encode, searches[-1], index.tokenize)
+        shown.update(ids_shown)
         ids += head + body + tail
         transcript += tokenizer.decode(head + body + tail)
     return {"answer": None, "searches": searches, "transcript": transcript}
