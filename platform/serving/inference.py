@@ -333,14 +333,14 @@ def agent_cache() -> AgentCache:
 SNIPPET = 300  # characters of each found chunk reported with a search
 
 
-class _ReportingTool:
-    """The index, telling `on_search` about each search as the agent makes it."""
+class _SearchReporter:
+    """Told by the engine of each search as the agent makes it (the hits it was shown),
+    it keeps them and tells `on_search`."""
 
-    def __init__(self, index, on_search: Callable[[dict], None] | None):
-        self.index, self.on_search, self.searches = index, on_search, []
+    def __init__(self, on_search: Callable[[dict], None] | None):
+        self.on_search, self.searches = on_search, []
 
-    def search(self, query: str, k: int = 5):
-        hits = self.index.search(query, k=k)
+    def __call__(self, query: str, hits: list) -> None:
         self.searches.append(
             {
                 "query": query,
@@ -352,7 +352,6 @@ class _ReportingTool:
         )
         if self.on_search is not None:
             self.on_search(list(self.searches))
-        return hits
 
 
 def agent_answer(
@@ -377,25 +376,25 @@ def agent_answer(
         limits = loaded.limits
         if max_tokens is not None:
             limits = replace(limits, max_new_tokens=max(1, min(max_tokens, limits.max_new_tokens)))
-        tool = _ReportingTool(loaded.index, on_search)
+        reporter = _SearchReporter(on_search)
         with loaded.lock:
             if not loaded.activate():
                 continue
             engine = loaded.engine
-            engine.tool, engine.limits = tool, limits
+            engine.on_results, engine.limits = reporter, limits
             try:
                 (trajectory,) = engine.rollout(
                     [question], SamplingParams(temperature=temperature, seed=seed)
                 )
             finally:
-                engine.tool = loaded.index
+                engine.on_results = None
             break
     else:
         raise RuntimeError("the agent was evicted from the inference cache three times running")
     return {
         "answer": trajectory.answer,
         "finish_reason": trajectory.finish_reason,
-        "searches": tool.searches,
+        "searches": reporter.searches,
         "prompt_tokens": trajectory.prompt_length,
         "completion_tokens": trajectory.model_tokens,
         "cache": "miss" if was_loaded else "hit",

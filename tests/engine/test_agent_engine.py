@@ -311,8 +311,14 @@ def test_a_search_shows_only_hits_the_trajectory_has_not_shown_yet(engine):
         ["alpha-2", "alpha-3"],
         ["alpha-4", "alpha-5"],
     ]
-    engine.run_search(trajectory, "beta", 2)
+    told = []
+    engine.on_results = lambda query, hits: told.append((query, [h.chunk_id for h in hits]))
+    try:
+        engine.run_search(trajectory, "beta", 2)
+    finally:
+        engine.on_results = None
     assert trajectory.searches[-1].chunk_ids == ["beta-0", "beta-1"]
+    assert told == [("beta", ["beta-0", "beta-1"])]  # what a live view shows: the hits shown
 
 
 def test_a_malformed_call_is_reported_to_the_model_which_goes_on(engine):

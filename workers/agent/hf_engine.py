@@ -51,9 +51,11 @@ class RolloutEngine:
     limits and finish reasons. Subclasses implement `_generate` (one segment per row).
 
     `check`, when its driver sets one (the trainer's cancel check), runs between rounds
-    and between decoded tokens; it may raise to abandon the rollout."""
+    and between decoded tokens; it may raise to abandon the rollout. `on_results`, when set
+    (a live view of a served agent), is told each search's query and the hits it showed."""
 
     check: Callable[[], None] | None = None
+    on_results: Callable[[str, list], None] | None = None
 
     def __init__(
         self,
@@ -218,6 +220,8 @@ class RolloutEngine:
         body, shown, truncated = fit_hits(hits, room, self._encode, query)
         trajectory.searches.append(SearchCall(query=query, chunk_ids=shown, truncated=truncated))
         self._append_tool(trajectory, None, head + body + tail)
+        if self.on_results is not None:
+            self.on_results(query, [hit for hit in hits if hit.chunk_id in shown])
 
     def _echo_search(self, trajectory: Trajectory, k: int) -> None:
         self._append_tool(trajectory, f"{SEARCH_OPEN}{trajectory.question}{SEARCH_CLOSE}")
