@@ -229,12 +229,14 @@ def _table_questions(chunks: list[Chunk], n: int, seed: int, yes_no_share: float
     return questions
 
 
+_WENT = ("increased", "decreased", "declined", "grew", "rose", "fell", "improved")
+_BECAUSE = ("due to", "driven by", "as a result of", "reflecting", "attributable to")
 # A filing's account of a change: "<what> increased <by how much>, primarily due to <why>."
 _CAUSE = re.compile(
     r"(?:^|(?<=[.;:]\s)|(?<=\n))(?P<what>[A-Z][A-Za-z&'/, -]{3,70}?)\s+"
-    r"(?P<went>increased|decreased|declined|grew|rose|fell|improved)\b"
+    r"(?P<went>" + "|".join(_WENT) + r")\b"
     r"(?P<how>[^.;:\n]{0,80}?),?\s+(?:primarily |mainly |largely |principally )?"
-    r"(?:due to|driven by|as a result of|reflecting|attributable to)\s+"
+    r"(?:" + "|".join(_BECAUSE) + r")\s+"
     r"(?P<why>[^.;\n]{8,160}?)(?=[.;]|, partially offset|, offset|\n\n|$)",
 )
 _UP = {"increased", "grew", "rose", "improved"}
@@ -284,11 +286,13 @@ def cause_questions(chunks: Iterable[Chunk], n: int, seed: int = 0) -> list[Ques
     why something changed ("Processed revenue increased 28 percent, primarily driven by an
     increase in processed volumes"), the question asks what drove it in the filing's year
     and the answer is the reason as written ("An increase in processed volumes"), golden
-    on the chunk that says it."""
+    on every chunk of the document that says it (chunks overlap)."""
+    by_doc: dict[str, list[Chunk]] = {}
     candidates = []
     for chunk in chunks:
+        by_doc.setdefault(chunk.doc, []).append(chunk)
         year = _DOC_YEAR.search(chunk.doc or "")  # "AMERICANEXPRESS_2022_10K": a filing's year
-        if not chunk.entity or not year:
+        if not chunk.entity or not year or not _may_tell_a_cause(chunk.text):
             continue
         # A sentence wrapped across lines goes on in lower case; a line that starts in upper
         # case starts anew (after a heading, "Results of operations").
@@ -303,6 +307,7 @@ def cause_questions(chunks: Iterable[Chunk], n: int, seed: int = 0) -> list[Ques
     rng = random.Random(seed)
     rng.shuffle(candidates)
     questions, asked = [], set()
+    flat: dict[str, list[tuple[str, str]]] = {}  # a document's chunks, one space between words
     for chunk, year, m in candidates:
         what, went = _sentence_subject(m.group("what").strip(" ,")), m.group("went")
         key = (chunk.doc, what.lower())
@@ -321,11 +326,22 @@ def cause_questions(chunks: Iterable[Chunk], n: int, seed: int = 0) -> list[Ques
             continue
         answer = why[0].upper() + why[1:]
         question = _question(text, answer, chunk, m.group(0), "offline-cause")
-        if is_self_contained(text, chunk.entity):
-            questions.append(question)
+        if not is_self_contained(text, chunk.entity):
+            continue
+        said = " ".join(m.group(0).split())
+        if chunk.doc not in flat:
+            flat[chunk.doc] = [(c.id, " ".join(c.text.split())) for c in by_doc[chunk.doc]]
+        question.golden_chunk_ids = [i for i, t in flat[chunk.doc] if said in t] or [chunk.id]
+        question.evidence[0].chunk_ids = list(question.golden_chunk_ids)
+        questions.append(question)
         if len(questions) >= n:
             break
     return questions
+
+
+def _may_tell_a_cause(text: str) -> bool:
+    """A plain search before the sentence pattern, which is slow on every chunk."""
+    return any(w in text for w in _BECAUSE) and any(w in text for w in _WENT)
 
 
 def _sentence_subject(what: str) -> str:
