@@ -21,8 +21,8 @@ that had learnt it perfectly would get, and so what training can hope for.
 - scoped question, then within the pages the question names: the `--section-search`
   teacher's searches: where the question names the part of the document its evidence is on
   ("… shown in the cash flow statement"), its key terms within the pages whose heading holds
-  those words ("[3M 2018 | flow] capital expenditure"). The teacher picks the words with the
-  golden page's heading; a student copies them from the question.
+  that phrase ("[3M 2018 | cash flow statement] capital expenditure"). The teacher picks the
+  phrase with the golden page's heading; a student copies it from the question.
 - teacher oracle: the scripted teacher's searches, whose page-kind search reads the golden
   page's heading itself (it knows the answer's page): an upper bound no student reaches.
 

@@ -340,6 +340,34 @@ def test_when_the_question_misses_the_teacher_searches_within_the_evidences_kind
     assert without.queries(question) is None
 
 
+def test_the_section_words_are_the_questions_own_phrase_word_for_word():
+    index = SearchIndex.build(statement_pages())
+    teacher = statement_teacher(index, section_search=True)
+
+    def words(text: str, golden: str) -> list[str]:
+        return teacher.section_words(Question("q", text, "40", "acme", [], [golden]))
+
+    # As the question writes it, short words inside kept, the one a golden page is on.
+    assert words("acme capex, from the statement of cash flows.", "acme-cash flows") == [
+        "statement",
+        "of",
+        "cash",
+        "flows",
+    ]
+    both = "what was the capex? use the balance sheet and the cash flows statement."
+    assert words(both, "acme-balance sheet") == ["balance", "sheet"]
+    assert words(both, "acme-cash flows") == ["cash", "flows", "statement"]
+    # Punctuation ends a phrase; words the heading holds but no kind of page among them
+    # ("statement" alone), names and figures are no phrase.
+    assert words("the cash flows: statement", "acme-cash flows") == ["cash", "flows"]
+    assert words("per the statement of acme", "acme-cash flows") == []
+    # The phrase searches the page for a company the teacher never taught.
+    unseen = ask_within("initech", "statement of cash flows", "initech-cash flows")
+    query = teacher.section_query(unseen)
+    assert query.startswith("[initech | statement of cash flows] ")
+    assert index.search(query, k=1)[0].chunk_id == "initech-cash flows"
+
+
 def ask_within(entity: str, where: str, golden: str) -> Question:
     text = f"what was the capital expenditure of {entity} in its {where} ?"
     return Question(f"{entity} {where}", text, "40", entity, [Evidence("40")], [golden])
@@ -354,12 +382,12 @@ def test_the_teacher_searches_again_within_the_part_of_the_document_the_question
     )
     question = ask_within("acme", "cash flows statement", "acme-cash flows")
 
-    # The words of the question that the evidence's page heading holds and that name a kind
-    # of page: not "statement" (every page's), not the company's name.
-    assert teacher.section_words(question) == ["cash", "flows"]
+    # The phrase of the question that the evidence's page heading holds, word for word, one
+    # of its words naming a kind of page ("statement" is every page's: not one alone).
+    assert teacher.section_words(question) == ["cash", "flows", "statement"]
     first, second = teacher.queries(question)
     assert index.search(first, k=1)[0].chunk_id == "acme-income"  # the words' own page
-    assert second.startswith("[acme | cash flows] ")
+    assert second.startswith("[acme | cash flows statement] ")
     assert index.search(second, k=1)[0].chunk_id == "acme-cash flows"
     # Copied from the question, the words carry to a company the teacher never taught.
     unseen = ask_within("initech", "cash flows statement", "initech-cash flows")
@@ -369,7 +397,7 @@ def test_the_teacher_searches_again_within_the_part_of_the_document_the_question
     found = ask_within("acme", "income statement", "acme-income")
     assert index.search(teacher.scope(found) + found.question, k=1)[0].chunk_id == "acme-income"
     again = teacher.queries(found)[1]
-    assert again.startswith("[acme | ") and "income" in teacher.section_words(found)
+    assert again.startswith("[acme | ") and " ".join(teacher.section_words(found)) in found.question
     assert index.search(again, k=1)[0].chunk_id == "acme-income"
     # A question naming no part of the document gets no such search, and without the
     # option none does.
@@ -394,7 +422,7 @@ def test_drills_on_made_up_names_copy_the_part_of_the_document_the_question_name
     assert name != "acme"
     assert drill.text.startswith(f"<search>[{name}] {drill.question}</search>")
     assert drill.text.endswith(
-        f"<search>[{name} | cash flows] {teacher.key_terms(question)}</search>"
+        f"<search>[{name} | cash flows statement] {teacher.key_terms(question)}</search>"
     )
 
 
@@ -467,7 +495,7 @@ def test_synthetic_questions_on_a_kind_of_page_the_customer_names_carry_the_cust
     assert leases == synthetic[2]  # a kind of page no customer question names
     # The teacher then searches where the phrase says, with what the question asks.
     section = teacher.drilled_searches(cash)[-1]
-    assert section == "[globex 2022 | cash flows] what capital expenditure"
+    assert section == "[globex 2022 | cash flows statement] what capital expenditure"
     assert index.search(section, k=1)[0].chunk_id == "globex-cash flows"
 
 

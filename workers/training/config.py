@@ -51,7 +51,8 @@ class TrainConfig(Settings):
     heading_search: bool = True  # the scripted teacher's heading search (teacher.py)
     refine_search: bool = True  # the teacher searches the key terms when the question misses
     # The teacher searches the key terms within the part of the document the question names
-    # ("[3M 2018 | flow] capital expenditure" for "… shown in the cash flow statement").
+    # ("[3M 2018 | cash flow statement] capital expenditure" for "… shown in the cash flow
+    # statement").
     section_search: bool = False
     # Questions synthesized from the training entities' own tables (documents.synthesis):
     # plentiful, easier, every one checked reachable by the teacher; they feed the cold

@@ -14,8 +14,8 @@ which keeps other companies' filings that share the question's words out of the 
    results do not hold the answer;
 3. with `section_search`, when the question names the part of its document the evidence is
    on ("… shown in the cash flow statement"), instead of 2.: the key terms within the
-   pages whose heading holds those words of the question: "[3M 2018 | flow] capital
-   expenditure". Always, found or not: the habit is "look where the question says", and
+   pages whose heading holds that phrase of the question: "[3M 2018 | cash flow statement]
+   capital expenditure". Always, found or not: the habit is "look where the question says", and
    the words are copied from the question, so they carry to a company the student never
    saw (`section_words`). With few customer questions naming a part, `name_sections` gives
    synthetic questions on such pages one of the customer's own sentences that name it
@@ -63,6 +63,9 @@ _CLAUSE = re.compile(r"(?<=[.!?:])\s+")  # sentences, and a preamble ending in a
 # A synthesized reason is taught when this share of its words is shown: the judge credits
 # an answer holding 60 % of the truth's words, and the student copies what it reads.
 CAUSE_SHOWN = 0.8
+# The longest phrase of a question taken as naming a part of the document ("statement of
+# cash flows" is four words): longer runs are sentences that happen to share a heading's words.
+SECTION_WORDS = 4
 
 
 @dataclass
@@ -175,15 +178,22 @@ class ScriptedTeacher:
             words.append(word.lower())
         return " ".join(words)
 
-    def page_kind(self, chunk_id: str) -> list[str]:
-        """The words of a chunk's page heading that name a kind of page, once each, those
-        more entities' headings hold first."""
+    def page_heading(self, chunk_id: str) -> str:
+        """The heading of a chunk's page: its section's title and its page's first lines."""
         self._read_pages()
         chunk = self.index.chunk(chunk_id)
         heading = self._pages[(chunk.doc, chunk.page)][0] if chunk.page is not None else ""
-        heading = f"{chunk.section or ''} {heading[:HEADING_CHARS]}"
+        return f"{chunk.section or ''} {heading[:HEADING_CHARS]}"
+
+    def is_page_kind(self, stem: str) -> bool:
+        self._read_pages()
+        return stem in self._page_kinds
+
+    def page_kind(self, chunk_id: str) -> list[str]:
+        """The words of a chunk's page heading that name a kind of page, once each, those
+        more entities' headings hold first."""
         shared: dict[str, int] = {}
-        for word in _WORD.findall(heading):
+        for word in _WORD.findall(self.page_heading(chunk_id)):
             stems = tokenize(word)
             if stems and stems[0] in self._page_kinds:
                 shared.setdefault(word.lower(), self._page_kinds[stems[0]])
@@ -225,27 +235,52 @@ class ScriptedTeacher:
         return searches if found else None
 
     def section_words(self, question: Question) -> list[str]:
-        """The words of the question that name the part of the document its evidence is on:
-        those the heading of a golden chunk's page holds and that name a kind of page (a
-        word many entities' headings share, `page_kind`), in the question's order ("flow"
-        of "… shown in the cash flow statement"). Copied, not recalled: a student learns to
-        repeat them, where it could only memorize a heading the question does not name."""
+        """The phrase of the question that names the part of the document its evidence is
+        on, word for word: "cash flow statement", "statement of cash flows", "balance
+        sheet". The first run of the question's words (no punctuation between them, short
+        words inside kept) that the heading of a golden chunk's page holds, one of them
+        naming a kind of page (`page_kind`: a word many entities' headings share), none a
+        name or a figure. Copied, not recalled: a student learns to repeat the phrase it
+        reads, where it could only memorize a heading the question does not name, and a
+        whole phrase is copied sooner than one word of it chosen ("flow"), which a small
+        student learns as the commonest one whatever the question says."""
         skip = self.names(question)
+        text = question.question
         for chunk_id in sorted(question.golden_chunk_ids):
-            kinds = {s for w in self.page_kind(chunk_id) for s in tokenize(w)}
-            words: dict[str, str] = {}  # stem -> the word as the question writes it
-            for word in _WORD.findall(question.question):
-                stems = tokenize(word)
-                if stems and stems[0] in kinds and stems[0] not in skip and not _DIGIT.search(word):
-                    words.setdefault(stems[0], word.lower())
-            if words:
-                return list(words.values())
+            held = set(tokenize(self.page_heading(chunk_id)))
+            run: list[str] = []
+            end = 0
+            for match in _WORD.finditer(text):
+                word, stems = match.group(), tokenize(match.group())
+                if run and text[end : match.start()].strip():  # punctuation ends a phrase
+                    if phrase := self._phrase_or_nothing(run):
+                        return phrase
+                    run = []
+                end = match.end()
+                if not stems:  # a short word ("of"): kept inside a phrase
+                    run += [word.lower()] if run else []
+                elif set(stems) <= held and not set(stems) & skip and not _DIGIT.search(word):
+                    run.append(word.lower())
+                else:
+                    if phrase := self._phrase_or_nothing(run):
+                        return phrase
+                    run = []
+            if phrase := self._phrase_or_nothing(run):
+                return phrase
         return []
 
+    def _phrase_or_nothing(self, run: list[str]) -> list[str]:
+        """`run` less its trailing short words, when one of its words names a kind of page
+        and it is no longer than `SECTION_WORDS`; else nothing."""
+        while run and not tokenize(run[-1]):
+            run = run[:-1]
+        kind = any(self.is_page_kind(s) for w in run for s in tokenize(w))
+        return run if kind and len(run) <= SECTION_WORDS else []
+
     def section_query(self, question: Question, scope: str | None = None) -> str | None:
-        """`"[3M 2018 | flow] capital expenditure"`: the key terms within the pages the
-        question names (`section_words`), under `scope`'s names (the question's own by
-        default); None when it names none, or no scope."""
+        """`"[3M 2018 | cash flow statement] capital expenditure"`: the key terms within the
+        pages the question names (`section_words`), under `scope`'s names (the question's own
+        by default); None when it names none, or no scope."""
         words = self.section_words(question) if self.section_search else []
         names = (scope if scope is not None else self.scope(question)).strip()[1:-1].strip()
         if not (words and names):
@@ -298,7 +333,8 @@ def section_phrases(teacher: ScriptedTeacher, questions: Sequence[Question]) -> 
     period, and any question can carry them."""
     phrases: dict[str, SectionPhrase] = {}
     for question in questions:
-        stems = {tokenize(w)[0] for w in teacher.section_words(question)}
+        words = teacher.section_words(question)
+        stems = {s for w in words for s in tokenize(w) if teacher.is_page_kind(s)}
         if not stems:
             continue
         for sentence in teacher.instructions(question):
