@@ -10,6 +10,7 @@ from test_training_rl import chunks, questions, tiny_model, tiny_tokenizer
 from transformers import AutoModelForCausalLM
 
 from workers.agent.protocol import closing_tag
+from workers.documents.chunking import Chunk
 from workers.publishing import PublishInfo, make_archive, publish_folder
 from workers.search.index import SearchHit, SearchIndex
 from workers.training.config import TrainConfig
@@ -98,6 +99,22 @@ def test_the_bundled_index_finds_what_the_engine_finds(published):
         [h.chunk_id for h in engine.search(q, k=3)] != [h.chunk_id for h in engine.search(p, k=3)]
         for q, p in loose.items()
     ), "a loose name or an FY year that changed nothing would not test the bundle's reading"
+
+
+def test_the_bundled_index_reads_a_scope_year_beside_the_querys_as_the_engine(published, tmp_path):
+    docs = [
+        Chunk(f"{doc}:p1:c0", doc, 1, "PepsiCo", "revolving credit agreement")
+        for doc in ("PEPSICO_2021_10K", "PEPSICO_2022_10K", "PEPSICO_2023_8K")
+    ]
+    SearchIndex.build(docs).save(tmp_path / "index")
+    engine = SearchIndex.load(tmp_path / "index")
+    bundled = bundled_script(published).Index(tmp_path / "index")
+    wrong_year = "[Pepsico 2022] As of May 26, 2023, the revolving credit agreement"
+    queries = [wrong_year, "[Pepsico 2022] revolving credit agreement", "[Pepsico] in 2023"]
+    for query in queries:
+        expected = [h.chunk_id for h in engine.search(query, k=3)]
+        assert [h["id"] for h in bundled.search(query, k=3)] == expected
+    assert len(engine.search(wrong_year, k=3)) == 2  # the test sees a bundle reading one year
 
 
 def test_the_bundled_script_shows_results_as_the_engine_does(published):

@@ -163,6 +163,37 @@ def test_a_scope_names_a_company_through_an_abbreviation_or_one_typo():
     ]
 
 
+def test_a_scope_year_the_query_does_not_name_searches_the_years_it_names_too():
+    docs = [
+        chunk("k22", "revolving credit agreement", doc="PEPSICO_2022_10K", entity="PepsiCo"),
+        chunk("k23", "revolving credit agreement", doc="PEPSICO_2023_8K", entity="PepsiCo"),
+        chunk("k21", "revolving credit agreement", doc="PEPSICO_2021_10K", entity="PepsiCo"),
+        chunk("x23", "revolving credit agreement", doc="ACME_2023_10K", entity="Acme"),
+    ]
+    index = SearchIndex.build(docs)
+
+    def found(query):
+        return sorted(h.chunk_id for h in index.search(query, k=4))
+
+    # The student copied 2022 where the question says 2023: both years' filings, no other
+    # company's and no other year's.
+    assert found("[Pepsico 2022] As of May 26, 2023, what is the revolving credit agreement?") == [
+        "k22",
+        "k23",
+    ]
+    assert found("[Pepsico 2022] revolving credit agreement in FY2023") == ["k22", "k23"]
+    # A scope year the query holds, or a query naming none, keeps to the scope's year.
+    assert found("[Pepsico 2022] revolving credit agreement in 2022") == ["k22"]
+    assert found("[Pepsico 2022] revolving credit agreement") == ["k22"]
+    # A scope with no year is not narrowed or widened by the query's years.
+    assert found("[Pepsico] revolving credit agreement in 2023") == ["k21", "k22", "k23"]
+    assert index.documents_scoped("Pepsico 2021", "between 2022 and 2023") == [
+        "PEPSICO_2021_10K",
+        "PEPSICO_2022_10K",
+        "PEPSICO_2023_8K",
+    ]
+
+
 def test_words_after_a_bar_keep_the_pages_whose_heading_holds_them():
     opening = "Management's discussion and analysis of financial condition and results of "
     opening += "operations: liquidity and capital resources, an overview of the year. "

@@ -23,6 +23,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 _WORD = re.compile(r"[^\W_]+")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 HEADING_CHARS = 120
@@ -93,6 +94,16 @@ class Index:
                     return named
         return set()
 
+    def documents_scoped(self, names: str, text: str) -> set[str]:
+        """The documents the scope names, and where it names a year, the same names'
+        documents of the other years the query's text names."""
+        docs = self.documents_named(names)
+        if named_years := set(_YEAR.findall(names)):
+            rest = _YEAR.sub(" ", names)
+            for year in sorted(set(_YEAR.findall(text)) - named_years):
+                docs |= self.documents_named(f"{rest} {year}")
+        return docs
+
     def scores_within(self, ids: list[int], scope):
         """BM25 over the scoped chunks alone: each word's stored score (Lucene IDF times its
         term-frequency part) rescaled by its IDF among the scoped chunks / in the whole index."""
@@ -122,7 +133,7 @@ class Index:
             query = query[scope.end() :]
         vocab = self.retriever.vocab_dict
         ids = [vocab[t] for t in self.tokenize(query) if t in vocab]
-        docs = self.documents_named(names) if names.strip() else set()
+        docs = self.documents_scoped(names, query) if names.strip() else set()
         within = np.array([doc in docs for doc in self.chunk_docs]) if docs else None
         paged = False  # a page filter that some page (in scope) passes
         if stems := self.tokenize(heading):

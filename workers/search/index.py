@@ -39,6 +39,12 @@ document's name or entity ("jpm" for JPMorgan); failing that, a word of four let
 may abbreviate the entity by the starts of its words ("amex": American Express), or be one
 typo away from a name word ("ultra": Ulta). A student model misspells a name it copies, and a
 scope that names nothing searches everything; numbers are always read exactly.
+
+A scope's year is read exactly too, but not alone: where the scope names one, the same names'
+documents of the other years the query's own words name are searched beside its documents
+(`documents_scoped`). A student copies a year digit by digit and writes a year it has seen
+often for one it reads ("[Pepsico 2022] As of May 26, 2023, …"); the question it copies after
+the scope still holds the year asked about.
 """
 
 from __future__ import annotations
@@ -73,6 +79,8 @@ _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 # Where letters meet digits inside a word ("fy|2019", "q|2", "10|k").
 _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
+# A year as people write it: alone, in "FY2023" or in "2023-05-30".
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 _stemmer = Stemmer.Stemmer("english")
 
@@ -259,6 +267,17 @@ class SearchIndex:
                     return named
         return []
 
+    def documents_scoped(self, names: str, text: str) -> list[str]:
+        """The documents a scope's `names` name (`documents_named`), and where they name a
+        year, the same names' documents of the other years the query's `text` names (see
+        the module's note)."""
+        docs = set(self.documents_named(names))
+        if named_years := set(_YEAR.findall(names)):
+            rest = _YEAR.sub(" ", names)
+            for year in sorted(set(_YEAR.findall(text)) - named_years):
+                docs.update(self.documents_named(f"{rest} {year}"))
+        return sorted(docs)
+
     def search(self, query: str, k: int = 5, filters: dict | None = None) -> list[SearchHit]:
         """The top k chunks for a query (see the module's note on a `[scope]`); `filters`
         maps doc/entity/page to a value or a list of accepted values. Chunks that share no
@@ -266,7 +285,7 @@ class SearchIndex:
         scope, query = split_scope(query)
         names, heading = split_where(scope)
         ids = [self._vocab[t] for t in self.tokenize(query) if t in self._vocab]
-        docs = self.documents_named(names) if names else []
+        docs = self.documents_scoped(names, query) if names else []
         within = self._mask({"doc": docs}) if docs else None
         paged = False  # a page filter that some page passes
         if heading_stems := self.tokenize(heading):
