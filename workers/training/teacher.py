@@ -44,7 +44,7 @@ rollouts, so the student is taught exactly the sequences it will produce and see
 import random
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from workers.agent.hf_engine import RolloutEngine
@@ -245,28 +245,16 @@ class ScriptedTeacher:
         whole phrase is copied sooner than one word of it chosen ("flow"), which a small
         student learns as the commonest one whatever the question says."""
         skip = self.names(question)
-        text = question.question
         for chunk_id in sorted(question.golden_chunk_ids):
             held = set(tokenize(self.page_heading(chunk_id)))
-            run: list[str] = []
-            end = 0
-            for match in _WORD.finditer(text):
-                word, stems = match.group(), tokenize(match.group())
-                if run and text[end : match.start()].strip():  # punctuation ends a phrase
-                    if phrase := self._phrase_or_nothing(run):
-                        return phrase
-                    run = []
-                end = match.end()
-                if not stems:  # a short word ("of"): kept inside a phrase
-                    run += [word.lower()] if run else []
-                elif set(stems) <= held and not set(stems) & skip and not _DIGIT.search(word):
-                    run.append(word.lower())
-                else:
-                    if phrase := self._phrase_or_nothing(run):
-                        return phrase
-                    run = []
-            if phrase := self._phrase_or_nothing(run):
-                return phrase
+
+            def heading_word(word: str, held: set[str] = held) -> bool:
+                stems = set(tokenize(word))
+                return stems <= held and not stems & skip and not _DIGIT.search(word)
+
+            for run in _word_runs(question.question, heading_word):
+                if phrase := self._phrase_or_nothing(run):
+                    return phrase
         return []
 
     def _phrase_or_nothing(self, run: list[str]) -> list[str]:
@@ -313,6 +301,24 @@ class ScriptedTeacher:
             *(f"{SEARCH_OPEN}{q}{SEARCH_CLOSE}" for q in queries),
             f"{ANSWER_OPEN}{taught_answer(question.answer)}{ANSWER_CLOSE}",
         ]
+
+
+def _word_runs(text: str, keep: Callable[[str], bool]) -> Iterator[list[str]]:
+    """The runs of `text`'s words that `keep` accepts, lowercased, in order: a word it
+    refuses or punctuation between two words ends a run; a short word ("of", no stems)
+    stays inside one but never starts it."""
+    run: list[str] = []
+    end = 0
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if run and (text[end : match.start()].strip() or (tokenize(word) and not keep(word))):
+            yield run
+            run = []
+        end = match.end()
+        if run or (tokenize(word) and keep(word)):
+            run.append(word.lower())
+    if run:
+        yield run
 
 
 @dataclass(frozen=True)
