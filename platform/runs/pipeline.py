@@ -300,43 +300,10 @@ def run_judge(run: Run, config: TrainConfig):
 
 def evaluate(final_dir: Path, config: TrainConfig, index, val_questions, judge) -> dict:
     """The trained agent against the base model and one-shot BM25 (echo) on the validation
-    questions. Uses the trainer's `evaluate_run` when the training area provides it."""
-    try:
-        from workers.training.evaluate import evaluate_run
-    except ImportError:
-        evaluate_run = None
-    if evaluate_run is not None:
-        return evaluate_run(final_dir.parent, config, index, val_questions, judge=judge)
+    questions, on this worker's GPU if it has one (the trainer's `evaluate_run`)."""
+    from workers.training.evaluate import evaluate_run
 
-    from functools import cache
-
-    from workers.agent.models import best_device, load_model
-    from workers.agent.trajectory import SamplingParams
-    from workers.evaluation.harness import evaluate as harness_evaluate
-    from workers.evaluation.policies import build_policy
-
-    @cache
-    def load(name: str | None):
-        return load_model(name, device=best_device())
-
-    policies = {
-        name: build_policy(
-            spec, tool=index, limits=config.limits, load_model=load, base_model=config.model
-        )
-        for name, spec in (("trained", str(final_dir)), ("base", "base"), ("echo", "echo"))
-    }
-    tokenizer = load(str(final_dir))[1]
-    report = harness_evaluate(
-        policies,
-        val_questions,
-        judge=judge,
-        count_tokens=lambda text: len(tokenizer.encode(text, add_special_tokens=False)),
-        samples=1,
-        sampling=SamplingParams(temperature=0.0, seed=config.seed),
-        show_progress=False,
-    )
-    report.pop("trajectories", None)
-    return report
+    return evaluate_run(final_dir.parent, config, index, val_questions, judge=judge)
 
 
 def run_evaluate(*, run_id: int) -> Run | None:

@@ -1,12 +1,14 @@
 """The trainer on a GPU (skipped where there is none, as on CI): the cold start and RL steps
 with the model on CUDA under bfloat16 autocast, each batch on the model's device, whole
-weights and LoRA, and a run that resumes there from its checkpoint.
+weights and LoRA, a run that resumes there from its checkpoint, and a run's evaluation with
+its models there.
 
 On a GPU machine without Django: `python -m pytest -o addopts= --noconftest
 tests/engine/test_training_gpu.py`."""
 
 import pytest
 import torch
+from test_training_evaluate import evaluate_toy_run, record_loads
 from test_training_rl import (
     bfloat16_rollout_recomputed,
     config,
@@ -54,3 +56,12 @@ def test_a_run_trains_on_the_gpu_with_float32_master_weights(tmp_path):
 
     assert on_gpu(model)
     assert {p.dtype for p in model.parameters()} == {torch.float32}
+
+
+def test_a_runs_evaluation_runs_its_models_on_the_gpu(tmp_path, monkeypatch):
+    loads = record_loads(monkeypatch)
+
+    report = evaluate_toy_run(tmp_path)
+
+    assert [on for _, on in loads] == ["cuda", "cuda"]
+    assert report["policies"]["trained"]["n"] == 2

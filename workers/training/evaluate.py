@@ -12,10 +12,10 @@ The trained agent's trajectories go to eval_trajectories.jsonl in the run folder
 
 import math
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 
-from workers.agent.models import load_model
+from workers.agent.models import best_device, load_model
 from workers.agent.trajectory import SamplingParams
 from workers.evaluation.harness import evaluate, write_trajectories
 from workers.evaluation.policies import build_policy
@@ -34,10 +34,13 @@ def evaluate_run(
     samples: int = 1,
     show_progress: bool = True,
     judge=None,
+    device: str | None = None,
 ) -> dict:
     """Evaluate out_dir/final against base and echo on `val_questions`; returns the report.
-    `judge`: a ready judge (the platform builds it with its key); default: from config.reward."""
-    load = cache(load_model)
+    `judge`: a ready judge (the platform builds it with its key); default: from config.reward.
+    `device`: where the models run, the worker's GPU if it has one by default (bfloat16
+    there, `load_model`'s rule), so a GPU worker does not evaluate on its CPU."""
+    load = cache(partial(load_model, device=device or best_device()))
     judge = judge if judge is not None else build_judge(config.reward)
     tokenizer = load(config.model)[1]
     sampling = SamplingParams(temperature=0.0 if samples == 1 else 0.7, seed=config.seed)
