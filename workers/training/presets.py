@@ -83,7 +83,11 @@ PRESETS: dict[str, dict] = {
                 "max_turns": 3,
                 "max_new_tokens": 160,
                 "max_result_tokens": 400,
-                "results_per_search": 2,
+                # proof34: three hits in the same 400 tokens, as costly to train on. The teacher's
+                # searches reach +0.03-0.07 more on seeds 0-2, trained agents' own queries
+                # replayed +0.01-0.04 (none lower); the answer's figure is still shown for 91 %
+                # of the lookups found (94 % with two hits).
+                "results_per_search": 3,
                 # A greedy loop inside one query ("Answer in USD millions. Answer in…")
                 # would spend all 160 tokens; a query this long is cut and run.
                 "max_turn_tokens": 64,
