@@ -145,9 +145,18 @@ def s3_buckets():
     """The platform's buckets, created once on the session's real S3 store."""
     if os.environ.get("SLEUTH_TEST_STACK") == "0":
         return
-    from core.s3 import buckets_ensure
+    from core.s3 import buckets, buckets_ensure, s3_client
 
     buckets_ensure()
+    # A store that takes no objects fails every test that uploads, each after its retries
+    # (a CI run spent its 90 minutes so): stop the session at once, saying why.
+    client = s3_client()
+    for bucket in buckets():
+        try:
+            client.put_object(Bucket=bucket, Key="session-probe", Body=os.urandom(100_000))
+            client.delete_object(Bucket=bucket, Key="session-probe")
+        except Exception as error:
+            pytest.exit(f"the test session's S3 store takes no objects in {bucket}: {error}", 3)
 
 
 @pytest.fixture(autouse=True)

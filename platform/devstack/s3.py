@@ -15,6 +15,21 @@ from pathlib import Path
 
 from .ports import free_port, wait_for_port
 
+# Each bucket is a SeaweedFS collection with volumes of its own, allocated as it fills.
+VOLUME_SIZE_MB = 128
+# Left to itself, `weed mini` allows about free disk / volume size volumes: with under a
+# few hundred MB free that is fewer than the platform's buckets, and every PutObject to
+# the others fails with a bare InternalError (a CI run lost its 90 minutes to it). This
+# floor keeps every bucket writable; a disk that is really full still fails, with the
+# disk's own error.
+MIN_VOLUMES = 64
+
+
+def volume_count(data_dir: Path) -> int:
+    """How many volumes the store may grow to: what the free disk holds, never under the floor."""
+    free_volumes = shutil.disk_usage(data_dir).free // (VOLUME_SIZE_MB * 1024 * 1024)
+    return max(MIN_VOLUMES, free_volumes)
+
 
 def _binary() -> str:
     candidate = Path(sys.executable).parent / "weed"
@@ -64,6 +79,8 @@ class EmbeddedS3:
             f"-master.port={master}",
             f"-master.port.grpc={master + 10000}",
             f"-volume.port={volume}",
+            f"-volume.max={volume_count(self.dir)}",
+            f"-master.volumeSizeLimitMB={VOLUME_SIZE_MB}",
             f"-volume.port.grpc={volume + 10000}",
             f"-filer.port={filer}",
             f"-filer.port.grpc={filer + 10000}",

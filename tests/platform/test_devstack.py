@@ -18,6 +18,7 @@ import pytest
 from devstack import postgres as postgres_module
 from devstack.ports import free_port
 from devstack.postgres import EmbeddedPostgres
+from devstack.s3 import EmbeddedS3
 from devstack.stack import Stack
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -222,3 +223,46 @@ def test_the_stack_starts_postgres_from_a_private_folder_as_root(private_tmp):
     finally:
         stack.stop()
         postgres.remove()
+
+
+@pytest.fixture
+def small_disk():
+    """A 64 MB filesystem: room for the test's objects, none for a volume of SeaweedFS's own
+    reckoning (128 MB each). Mounting needs root and a kernel that lets us."""
+    folder = Path(tempfile.mkdtemp(prefix="sleuth-small-disk-"))
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(folder)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        folder.rmdir()
+        pytest.skip(f"cannot mount a small filesystem here: {mounted.stderr.decode().strip()}")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+    folder.rmdir()
+
+
+def test_every_bucket_takes_objects_on_a_nearly_full_disk(small_disk):
+    """SeaweedFS left to count its volumes by the free disk allows none on a nearly full one,
+    and every PutObject fails with a bare InternalError: a CI run of the whole suite did so."""
+    import boto3
+    from botocore.config import Config
+
+    s3 = EmbeddedS3(small_disk / "s3", free_port(), access_key="probe", secret_key="p" * 24)
+    s3.start()
+    try:
+        client = boto3.client(
+            "s3",
+            endpoint_url=s3.url,
+            aws_access_key_id="probe",
+            aws_secret_access_key="p" * 24,
+            region_name="us-east-1",
+            # The platform's own client gives up after 3 tries (core.s3): so does this one.
+            config=Config(retries={"max_attempts": 3, "mode": "standard"}),
+        )
+        for bucket in ("uploads-probe", "artifacts-probe", "third-probe", "fourth-probe"):
+            client.create_bucket(Bucket=bucket)
+            body = os.urandom(300_000)  # over the size the filer keeps inline
+            client.put_object(Bucket=bucket, Key="object", Body=body)
+            assert client.get_object(Bucket=bucket, Key="object")["Body"].read() == body
+    finally:
+        s3.stop()
