@@ -31,7 +31,10 @@ browser:
 	  (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || \
 	  echo "could not install chromium: browser tests will be skipped"; }
 
+# The free disk goes in the log first: the embedded services need some, and a run that fails
+# for want of it should say so.
 test: $(VENV)/.installed browser
+	@df -h . "$${TMPDIR:-/tmp}" | sed 's/^/disk: /'
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint:
