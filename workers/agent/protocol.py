@@ -28,8 +28,8 @@ SYSTEM_PROMPT = (
     "appear between <results> and </results>. You may search several times with "
     "different queries. To search only some documents, begin the query with words of "
     "their names in brackets: <search>[3M 2018] capital expenditure</search>; to search "
-    "only pages of one kind, add a word of their heading after a bar: "
-    "<search>[3M 2018 | cash] capital expenditure</search>. "
+    "only the part of a document the question names, add its words for that part after a "
+    "bar: <search>[3M 2018 | cash flow statement] capital expenditure</search>. "
     "When you know the answer, write it as <answer>short answer"
     "</answer>. Keep the answer short: a number with its unit, a name, or yes/no."
 )

@@ -25,7 +25,9 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 # 2: a page filter after a bar in the brackets ("[3M 2018 | cash] capex").
 # 3: a hit too long for its share of the results shows the lines holding the query's words.
 # 4: a search shows only hits the conversation has not shown yet.
-PROTOCOL_VERSION = 4
+# 5: the prompt's page filter is the question's own words for the part ("| cash flow
+#    statement"), as the teacher writes it, not one word of a heading ("| cash").
+PROTOCOL_VERSION = 5
 
 
 @dataclass(frozen=True)
