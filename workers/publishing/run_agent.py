@@ -4,8 +4,9 @@
 
 Standalone: it needs transformers, torch, bm25s and PyStemmer, not Sleuth. The model
 writes <search>query</search> (or <search>[3M 2018] query</search>, searching only the
-documents whose names have words starting with those, or <search>[3M 2018 | cash flow] query</search>,
-only their pages whose heading holds those words); this script runs the query on the
+documents whose names have words starting with those, or
+<search>[3M 2018 | cash flow] query</search>, only their pages whose heading holds those
+words); this script runs the query on the
 bundled BM25 index and appends the hits between <results> and </results>, until the model writes
 <answer>…</answer> or a limit is reached. Prints the answer (or the whole transcript with
 --verbose). This file is copied into every published folder as agent/run_agent.py.
