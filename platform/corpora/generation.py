@@ -74,8 +74,9 @@ def _enqueue(generation_id: int) -> None:
 
 def question_generation_run(*, generation_id: int) -> QuestionGeneration | None:
     """Run the offline generator (runs.pipeline.question_set_generate) and record its set as
-    a draft in the same transaction (no run sees it before it is marked), or the reason it
-    made none. None when the generation is gone or already finished."""
+    a draft, and the generation as done, in the same transaction (no run sees the set before
+    it is marked; no page lists the draft while it still says "Generating questions…"), or
+    the reason it made none. None when the generation is gone or already finished."""
     from runs.pipeline import StageFailed, question_set_generate
 
     generation = QuestionGeneration.objects.filter(
@@ -88,6 +89,7 @@ def question_generation_run(*, generation_id: int) -> QuestionGeneration | None:
             question_set = question_set_generate(project_id=generation.project_id)
             question_set.needs_review, question_set.generated_by = True, OFFLINE
             question_set.save(update_fields=["needs_review", "generated_by"])
+            _finish(generation, question_set=question_set)
     except StageFailed as failure:
         return _finish(generation, error=str(failure))
     except Exception:
@@ -95,7 +97,7 @@ def question_generation_run(*, generation_id: int) -> QuestionGeneration | None:
         return _finish(generation, error="Generating questions failed. Try again in a minute.")
     if generation.project.index_prefix:
         echo_recall_enqueue(generation.project_id, question_set.pk)
-    return _finish(generation, question_set=question_set)
+    return generation
 
 
 def _finish(generation, *, question_set=None, error: str = "") -> QuestionGeneration:

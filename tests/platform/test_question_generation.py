@@ -133,6 +133,28 @@ def test_the_button_queues_the_offline_generator_whose_set_is_a_draft(
     assert f"/questions/{first.pk}/edit/" in detail and f"/questions/{first.pk}/delete/" in detail
 
 
+@pytest.mark.django_db(transaction=True)
+def test_no_page_lists_the_draft_while_it_says_questions_are_being_generated(
+    client_alice, tables, monkeypatch
+):
+    """The draft and the generation's end are one commit. A browser test once loaded the
+    project page between two: the draft listed, "Generating questions…" still shown and no
+    button to generate again."""
+    from corpora import generation as generation_module
+
+    pages = []
+
+    def page_once_the_draft_is_committed(project_id, question_set_id):
+        pages.append(client_alice.get(f"/projects/{project_id}/").content.decode())
+
+    monkeypatch.setattr(generation_module, "echo_recall_enqueue", page_once_the_draft_is_committed)
+    generate(client_alice, tables)
+    (page,) = pages
+    assert "Draft: review before a run uses it" in page
+    assert "Generating questions…" not in page
+    assert "Generate questions from my documents</button>" in page
+
+
 @pytest.mark.django_db
 def test_no_button_without_an_index(client_alice, alice, sent):
     project = project_create(owner=alice, name="Empty")
