@@ -5,8 +5,21 @@ from workers.agent.protocol import (
     closing_tag,
     normalize_query,
     parse_segment,
+    searched_query,
     segment_stopped,
+    written_query,
 )
+
+QUESTION = "What is the FY2018 capital expenditure for 3M?"
+# (what the model writes, what the search runs): a scope alone searches the question.
+SEARCHES = [
+    ("[3M 2018]", f"[3M 2018] {QUESTION}"),
+    (" [3M 2018 | cash flow statement] ", f"[3M 2018 | cash flow statement] {QUESTION}"),
+    ("[3M 2018] capital expenditure", "[3M 2018] capital expenditure"),
+    ("capital expenditure [3M]", "capital expenditure [3M]"),
+    ("[] ", "[] "),  # no scope: nothing to search the question in
+    ("3M capex", "3M capex"),
+]
 
 
 def test_a_closed_search_tag_is_a_search_with_its_query():
@@ -88,3 +101,19 @@ def test_a_cut_turn_is_closed_with_the_tag_it_left_open():
         if close:
             kind = parse_segment(text + close, ended_by_eos=False).kind
             assert kind == close.strip("</>"), text
+
+
+def test_a_scope_alone_searches_the_question_within_it():
+    for written, searched in SEARCHES:
+        assert searched_query(written, QUESTION) == searched, written
+
+
+def test_the_teacher_writes_the_scoped_question_as_its_scope_alone():
+    assert written_query(f"[3M 2018] {QUESTION}", QUESTION) == "[3M 2018]"
+    assert written_query(f"[3M 2018 | cash] {QUESTION}", QUESTION) == "[3M 2018 | cash]"
+    for query in ("[3M 2018] capital expenditure", QUESTION, f"[3M] {QUESTION} Answer: 7"):
+        assert written_query(query, QUESTION) == query
+    for query in ("[3M 2018]", f"[3M 2018] {QUESTION}", "[3M 2018] capex"):
+        # What the teacher writes searches what the teacher meant.
+        written = written_query(query, QUESTION)
+        assert searched_query(written, QUESTION) == searched_query(query, QUESTION)

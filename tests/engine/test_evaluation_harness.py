@@ -119,6 +119,12 @@ def test_an_api_model_searches_reads_results_and_answers(serve):
     assert trajectory.model_tokens == 14
 
 
+def test_an_api_model_writing_a_scope_alone_searches_the_question_within_it(serve):
+    server = serve([("<search>[3M 2018]", "stop"), ("<answer>1577", "stop")])
+    trajectory = agent(server).rollout([QUESTION])[0]
+    assert [s.query for s in trajectory.searches] == [f"[3M 2018] {QUESTION}"]
+
+
 def test_the_api_model_gets_the_stop_tags_and_sees_the_results(serve):
     server = serve([("<search>3M capex", "stop"), ("<answer>1577", "stop")])
     agent(server).rollout([QUESTION], SamplingParams(temperature=0.3, seed=5))

@@ -9,7 +9,7 @@ import pytest
 from test_training_rl import chunks, questions, tiny_model, tiny_tokenizer
 from transformers import AutoModelForCausalLM
 
-from workers.agent.protocol import closing_tag
+from workers.agent.protocol import closing_tag, searched_query
 from workers.documents.chunking import Chunk
 from workers.publishing import PublishInfo, make_archive, publish_folder
 from workers.search.index import SearchHit, SearchIndex
@@ -159,6 +159,15 @@ def test_the_bundled_script_shows_only_new_hits_as_the_engine_does(published):
         seen_engine += expected
         seen_bundle.update(got)
     assert len(set(seen_engine)) == len(seen_engine) == 7, "a hit shown twice, or too few"
+
+
+def test_the_bundled_script_searches_a_scope_alone_as_the_engine_does(published):
+    from test_agent_protocol import QUESTION, SEARCHES
+
+    run_agent = bundled_script(published)
+    for written, _ in SEARCHES:
+        expected = searched_query(written, QUESTION)
+        assert run_agent.searched_query(written, QUESTION) == expected, written
 
 
 def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):

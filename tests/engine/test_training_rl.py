@@ -201,11 +201,24 @@ def test_the_scripted_teacher_searches_the_entitys_documents_with_the_question_t
     segments = teacher.segments(questions()[0])
 
     # No heading search: the toy's words are all too rare to be telling. No document name
-    # has the year; the tool then searches the entity's documents.
-    assert segments == [
-        "<search>[acme 2021] what was acme revenue in 2021 ?</search>",
-        "<answer>seven</answer>",
-    ]
+    # has the year; the tool then searches the entity's documents. The scoped question is
+    # written as its scope alone: the engine searches the question there (protocol 6).
+    assert segments == ["<search>[acme 2021]</search>", "<answer>seven</answer>"]
+
+
+def test_the_scope_the_teacher_writes_alone_searches_the_question_within_it():
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    teacher = ScriptedTeacher(index, results_per_search=1)
+    question = questions()[0]
+
+    trajectory = forced_trajectory(engine, question.question, teacher.segments(question))
+
+    (search,) = trajectory.searches
+    assert search.query == f"[acme 2021] {question.question}"  # recorded as run
+    assert set(search.chunk_ids) & set(question.golden_chunk_ids)
+    assert trajectory.answer == "seven"
 
 
 def test_the_teacher_names_the_entity_as_the_question_does():
@@ -256,7 +269,7 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
         assert question.startswith("what was ") and question.endswith(" ?")
         name, year = re.fullmatch(r"what was (.+) \w+ in (\d{4}) \?", question).groups()
         assert name not in FACTS  # made up
-        assert drill.text == f"<search>[{name} {year}] {question}</search>"
+        assert drill.text == f"<search>[{name} {year}]</search>"
         # Only the segment is a target, and nothing follows it: no results, no answer.
         prompt = len(engine.prompt_ids(question))
         assert drill.loss_mask[:prompt] == [0] * prompt
@@ -265,7 +278,7 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
     # A question without a whole teacher trajectory is drilled on its real scoped search.
     real = scope_drills(engine, teacher, questions(), per_question=0)
     assert [d.text for d in real] == [
-        f"<search>[{q.entity} {FACTS[q.entity][0]}] {q.question}</search>" for q in questions()
+        f"<search>[{q.entity} {FACTS[q.entity][0]}]</search>" for q in questions()
     ]
 
 
@@ -278,7 +291,7 @@ def test_half_the_made_up_names_begin_as_a_training_company_does_and_name_no_doc
     taught = frozenset(q.id for q in questions())
     drills = scope_drills(engine, teacher, questions(), per_question=20, seed=3, taught=taught)
 
-    names = [re.fullmatch(r"<search>\[(.+) \d{4}\] .*", d.text, re.S).group(1) for d in drills]
+    names = [re.fullmatch(r"<search>\[(.+) \d{4}\]</search>", d.text).group(1) for d in drills]
     near = [n for n in names if any(n[:2] == entity[:2] for entity in FACTS)]
     assert 0.3 * len(names) < len(near) < 0.8 * len(names)
     assert not any(index.documents_named(name) for name in names)
@@ -420,7 +433,7 @@ def test_drills_on_made_up_names_copy_the_part_of_the_document_the_question_name
 
     name = re.fullmatch(r"what was the capital expenditure of (.+) in its .*", drill.question)[1]
     assert name != "acme"
-    assert drill.text.startswith(f"<search>[{name}] {drill.question}</search>")
+    assert drill.text.startswith(f"<search>[{name}]</search>")
     assert drill.text.endswith(
         f"<search>[{name} | cash flows statement] {teacher.key_terms(question)}</search>"
     )

@@ -29,6 +29,7 @@ from workers.agent.protocol import (
     build_messages,
     closing_tag,
     parse_segment,
+    searched_query,
     segment_stopped,
 )
 from workers.agent.tool import SearchTool, fit_hits, new_hits
@@ -212,7 +213,8 @@ class RolloutEngine:
 
     def run_search(self, trajectory: Trajectory, query: str, k: int) -> None:
         """Run `query` and append its results, those not shown before in the trajectory, as
-        tool tokens (limited, and recorded)."""
+        tool tokens (limited, and recorded): the query as run (`searched_query`)."""
+        query = searched_query(query, trajectory.question)
         hits = new_hits(self.tool, query, k, set(trajectory.retrieved_chunk_ids))
         head, tail = self._encode("\n<results>\n"), self._encode("\n</results>\n")
         room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)

@@ -20,6 +20,7 @@ from workers.agent.protocol import (
     closing_tag,
     format_results,
     parse_segment,
+    searched_query,
 )
 from workers.agent.tool import SearchTool, fit_hits, new_hits
 from workers.agent.trajectory import Limits, SamplingParams, SearchCall, Trajectory
@@ -111,6 +112,7 @@ class OpenAIAgent:
         return trajectory
 
     def _search(self, trajectory: Trajectory, query: str) -> str:
+        query = searched_query(query, trajectory.question)
         shown = set(trajectory.retrieved_chunk_ids)
         hits = new_hits(self.tool, query, self.limits.results_per_search, shown)
         room = self.limits.max_result_tokens * _CHARS_PER_TOKEN

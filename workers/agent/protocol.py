@@ -27,9 +27,10 @@ SYSTEM_PROMPT = (
     "To search, write <search>your query</search> and stop; the search results will "
     "appear between <results> and </results>. You may search several times with "
     "different queries. To search only some documents, begin the query with words of "
-    "their names in brackets: <search>[3M 2018] capital expenditure</search>; to search "
-    "only the part of a document the question names, add its words for that part after a "
-    "bar: <search>[3M 2018 | cash flow statement] capital expenditure</search>. "
+    "their names in brackets: <search>[3M 2018] capital expenditure</search>; the brackets "
+    "alone, <search>[3M 2018]</search>, search the question itself in those documents; to "
+    "search only the part of a document the question names, add its words for that part "
+    "after a bar: <search>[3M 2018 | cash flow statement] capital expenditure</search>. "
     "When you know the answer, write it as <answer>short answer"
     "</answer>. Keep the answer short: a number with its unit, a name, or yes/no."
 )
@@ -78,6 +79,26 @@ def closing_tag(text: str) -> str:
     if answer > search and ANSWER_CLOSE not in text[answer:]:
         return ANSWER_CLOSE
     return ""
+
+
+def searched_query(query: str, question: str) -> str:
+    """The query a search runs: a scope alone (`[3M 2018]`, nothing after the brackets)
+    searches the question itself within it (protocol 6). A small model copying a long
+    question into its first search drifts from it ("Answer in USD millions. Answer in…",
+    a rewording); the scope is what it has to choose, the question is already written."""
+    scope, rest = split_scope(query)
+    if scope and not rest.strip():
+        return f"{query.strip()} {question.strip()}"
+    return query
+
+
+def written_query(query: str, question: str) -> str:
+    """What the model writes for `query` (the inverse of `searched_query`): the scope alone
+    when the query is the scope and the question."""
+    scope, rest = split_scope(query)
+    if scope and rest.strip() == question.strip():
+        return query[: len(query) - len(rest)].strip()
+    return query
 
 
 def normalize_query(text: str) -> str:

@@ -27,7 +27,8 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 # 4: a search shows only hits the conversation has not shown yet.
 # 5: the prompt's page filter is the question's own words for the part ("| cash flow
 #    statement"), as the teacher writes it, not one word of a heading ("| cash").
-PROTOCOL_VERSION = 5
+# 6: a scope alone ("[3M 2018]") searches the question itself within it.
+PROTOCOL_VERSION = 6
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ Standalone: it needs transformers, torch, bm25s and PyStemmer, not Sleuth. The m
 writes <search>query</search> (or <search>[3M 2018] query</search>, searching only the
 documents whose names have words starting with those, or
 <search>[3M 2018 | cash flow] query</search>, only their pages whose heading holds those
-words); this script runs the query on the
+words; the brackets alone search the question itself there); this script runs the query on the
 bundled BM25 index and appends the hits between <results> and </results>, until the model writes
 <answer>…</answer> or a limit is reached. Prints the answer (or the whole transcript with
 --verbose). This file is copied into every published folder as agent/run_agent.py.
@@ -197,6 +197,15 @@ def _idf(df: int, n: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
+def searched_query(query: str, question: str) -> str:
+    """The query a search runs: a scope alone ("[3M 2018]") searches the question itself
+    within it, as in training (protocol 6)."""
+    scope = _SCOPE.match(query)
+    if scope and scope.group(1).strip() and not query[scope.end() :].strip():
+        return f"{query.strip()} {question.strip()}"
+    return query
+
+
 def new_hits(index: Index, query: str, k: int, shown: set[str]) -> list[dict]:
     """The top k hits of `query` not shown before in this conversation, as the engine the
     agent was trained with gives them (a second search shows the next results)."""
@@ -341,7 +350,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         query = re.search(r"<search>(.*?)</search>", text, re.S)
         if not query or len(searches) >= limits["max_turns"]:
             break
-        searches.append(query.group(1).strip())
+        searches.append(searched_query(query.group(1).strip(), question))
         head, tail = encode("\n<results>\n"), encode("\n</results>\n")
         hits = new_hits(index, searches[-1], limits["results_per_search"], shown)
         room = max(limits["max_result_tokens"] - len(head) - len(tail), 0)

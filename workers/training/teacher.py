@@ -48,7 +48,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from workers.agent.hf_engine import RolloutEngine
-from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
+from workers.agent.protocol import (
+    ANSWER_CLOSE,
+    ANSWER_OPEN,
+    SEARCH_CLOSE,
+    SEARCH_OPEN,
+    written_query,
+)
 from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.documents.questions import Question
 from workers.rewards.quantities import extract_quantities, same_quantity, scale_hint
@@ -293,12 +299,13 @@ class ScriptedTeacher:
         return [first, self.scope(question) + terms] if terms else [first]
 
     def segments(self, question: Question) -> list[str] | None:
-        """The model-side text of the teacher's trajectory, one string per turn."""
+        """The model-side text of the teacher's trajectory, one string per turn: a search
+        of the scoped question is written as its scope alone (`written_query`)."""
         queries = self.queries(question)
         if queries is None:
             return None
         return [
-            *(f"{SEARCH_OPEN}{q}{SEARCH_CLOSE}" for q in queries),
+            *(search_segment(q, question.question) for q in queries),
             f"{ANSWER_OPEN}{taught_answer(question.answer)}{ANSWER_CLOSE}",
         ]
 
@@ -555,13 +562,19 @@ def _made_up_name(rng: random.Random, known: Sequence[str], words: Sequence[str]
     return " ".join(rng.choice(words).capitalize() for _ in range(rng.choice((1, 1, 2))))
 
 
+def search_segment(query: str, question: str) -> str:
+    """A search turn as the model writes it: `<search>[3M 2018]</search>` for the scoped
+    question, which the engine searches as the scope and the question (protocol 6)."""
+    return f"{SEARCH_OPEN}{written_query(query, question)}{SEARCH_CLOSE}"
+
+
 def _search_turns(engine: RolloutEngine, question: str, queries: Sequence[str]) -> Trajectory:
     """A trajectory of the prompt and search turns, each but the last followed by its real
     results, nothing after the last: the turns are the only targets."""
     trajectory = Trajectory(question=question, model_name="teacher")
     trajectory.append(engine.prompt_ids(question), PROMPT)
     for i, query in enumerate(queries):
-        segment = f"{SEARCH_OPEN}{query}{SEARCH_CLOSE}"
+        segment = search_segment(query, question)
         ids = engine.tokenizer.encode(segment, add_special_tokens=False)
         trajectory.append(ids, MODEL, [0.0] * len(ids))
         trajectory.text += segment
