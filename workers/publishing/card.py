@@ -82,7 +82,9 @@ The model answers by searching the bundled index several times in a loop.
 It writes `<search>query</search>` and stops; the caller runs the query on the BM25
 index (a query that begins with `[words]` searches only the documents whose name or entity
 has a word starting with each of those words, `[3M 2018]` names `3M_2018_10K`, weighing each
-query word by its rarity among those documents; a scope that names none searches everything)
+query word by its rarity among those documents; a scope that names none searches everything;
+`[3M 2018 | cash flow statement]` searches only their pages whose heading holds those words;
+a scope alone, `<search>[3M 2018]</search>`, searches the question itself within it)
 and appends the hits as
 `\\n<results>\\n[chunk-id] document | page N\\ntext…\\n</results>\\n`; when it knows the answer it
 writes `<answer>short answer</answer>`. Limits used in training (protocol version
