@@ -15,7 +15,15 @@ from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.protocol import SEARCH_CLOSE
-from workers.agent.trajectory import MODEL, PROMPT, TOOL, Limits, SamplingParams, Trajectory
+from workers.agent.trajectory import (
+    MODEL,
+    PROMPT,
+    TOOL,
+    Limits,
+    SamplingParams,
+    SearchCall,
+    Trajectory,
+)
 
 # question -> model segments, in order ([EOS] ends a segment at end-of-sequence)
 SCRIPTS = {
@@ -456,3 +464,30 @@ def test_a_finished_trajectory_releases_its_cache(engine, monkeypatch):
     # After each round: a finished trajectory holds no cache, one that goes on holds its own.
     assert all(finished != kept for row in rounds for finished, kept in row)
     assert engine.kept == {}
+
+
+def test_the_first_search_shows_its_own_number_of_hits_and_later_ones_the_rest(engine):
+    limits = Limits(results_per_search=3, first_results_per_search=1, max_result_tokens=400)
+    shaped = HFRolloutEngine(
+        engine.model, engine.tokenizer, FakeIndex(), system_prompt=SYSTEM, limits=limits
+    )
+    trajectory = Trajectory(question="what is alpha")
+    shaped.run_search(trajectory, "alpha")
+    shaped.run_search(trajectory, "beta")
+    shaped.run_search(trajectory, "gamma")
+    assert [s.chunk_ids for s in trajectory.searches] == [
+        ["alpha-0"],
+        ["beta-0", "beta-1", "beta-2"],
+        ["gamma-0", "gamma-1", "gamma-2"],
+    ]
+
+
+def test_a_malformed_call_is_not_the_first_search():
+    limits = Limits(results_per_search=3, first_results_per_search=2)
+    trajectory = Trajectory(question="q")
+    assert limits.hits_for(trajectory.searches_run) == 2
+    trajectory.searches.append(SearchCall(query="alpha", malformed="no closing tag"))
+    assert limits.hits_for(trajectory.searches_run) == 2
+    trajectory.searches.append(SearchCall(query="alpha", chunk_ids=["alpha-0"]))
+    assert limits.hits_for(trajectory.searches_run) == 3
+    assert Limits(results_per_search=3).hits_for(0) == 3  # 0: as every search

@@ -170,6 +170,23 @@ def test_the_bundled_script_searches_a_scope_alone_as_the_engine_does(published)
         assert run_agent.searched_query(written, QUESTION) == expected, written
 
 
+def test_the_bundled_script_shows_as_many_hits_a_search_as_the_engine(published):
+    from dataclasses import asdict
+
+    from workers.agent.trajectory import Limits
+
+    run_agent = bundled_script(published)
+    for limits in (
+        Limits(results_per_search=3),
+        Limits(results_per_search=3, first_results_per_search=2),
+    ):
+        saved = asdict(limits)
+        for searches_run in (0, 1, 2):
+            assert run_agent.hits_for(saved, searches_run) == limits.hits_for(searches_run)
+    older = {"results_per_search": 3}  # an agent saved before the first search's own number
+    assert run_agent.hits_for(older, 0) == 3
+
+
 def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):
     from test_agent_protocol import CUT_TURNS
 

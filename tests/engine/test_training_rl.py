@@ -732,7 +732,7 @@ def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evi
     logged = []
 
     train(
-        config(steps=1, sft_epochs=1, scope_drills=0, save_every=0),
+        config(steps=1, sft_epochs=1, scope_drills=0, customer_scope_drills=0, save_every=0),
         model=tiny_model(tokenizer),
         tokenizer=tokenizer,
         index=SearchIndex.build(chunks()),
@@ -746,6 +746,29 @@ def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evi
     assert "scripted teacher: correct trajectories for 0/4 training questions" in logged
     assert any(line.startswith("scope drills: 4 scoped first searches") for line in logged)
     assert any(line.startswith("cold start SFT loss per epoch") for line in logged)
+
+
+def test_the_customers_own_questions_get_more_drills_on_made_up_names(tmp_path):
+    tokenizer = tiny_tokenizer()
+    logged = []
+    own = questions()
+
+    train(
+        config(steps=1, sft_epochs=1, scope_drills=0, customer_scope_drills=2, save_every=0),
+        model=tiny_model(tokenizer),
+        tokenizer=tokenizer,
+        index=SearchIndex.build(chunks()),
+        train_questions=own,
+        val_questions=own[:1],
+        out_dir=tmp_path / "run",
+        progress=False,
+        log=logged.append,
+    )
+
+    # Whole teacher trajectories for the questions it reaches, the real first search for
+    # the others (none here: it reaches all four), and two made-up copies of each.
+    assert "scripted teacher: correct trajectories for 4/4 training questions" in logged
+    assert any(line.startswith("scope drills: 8 scoped first searches") for line in logged)
 
 
 def test_an_answer_is_readable_when_the_results_show_each_of_its_figures():

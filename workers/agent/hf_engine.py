@@ -202,7 +202,7 @@ class RolloutEngine:
         elif len(trajectory.searches) >= self.limits.max_turns:
             trajectory.finish_reason = "max_turns"
         elif segment.kind == "search":
-            self.run_search(trajectory, segment.text, self.limits.results_per_search)
+            self.run_search(trajectory, segment.text)
         else:  # malformed_call: say what was wrong and let the model try again
             trajectory.searches.append(SearchCall(query=text, malformed=segment.text))
             self._append_tool(
@@ -211,10 +211,12 @@ class RolloutEngine:
                 "\n</results>\n",
             )
 
-    def run_search(self, trajectory: Trajectory, query: str, k: int) -> None:
-        """Run `query` and append its results, those not shown before in the trajectory, as
-        tool tokens (limited, and recorded): the query as run (`searched_query`)."""
+    def run_search(self, trajectory: Trajectory, query: str, k: int | None = None) -> None:
+        """Run `query` and append its top `k` results (the limits' hits for this search when
+        None), those not shown before in the trajectory, as tool tokens (limited, and
+        recorded): the query as run (`searched_query`)."""
         query = searched_query(query, trajectory.question)
+        k = k or self.limits.hits_for(trajectory.searches_run)
         hits = new_hits(self.tool, query, k, set(trajectory.retrieved_chunk_ids))
         head, tail = self._encode("\n<results>\n"), self._encode("\n</results>\n")
         room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)

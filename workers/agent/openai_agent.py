@@ -114,7 +114,8 @@ class OpenAIAgent:
     def _search(self, trajectory: Trajectory, query: str) -> str:
         query = searched_query(query, trajectory.question)
         shown = set(trajectory.retrieved_chunk_ids)
-        hits = new_hits(self.tool, query, self.limits.results_per_search, shown)
+        k = self.limits.hits_for(trajectory.searches_run)
+        hits = new_hits(self.tool, query, k, shown)
         room = self.limits.max_result_tokens * _CHARS_PER_TOKEN
         # Characters stand in for tokens (no tokenizer here); as in the hf engine, every
         # hit gets an equal share of the room.

@@ -42,6 +42,16 @@ class Limits:
     max_result_tokens: int = 512  # tokens of one <results> block
     results_per_search: int = 3
     max_turn_tokens: int = 0  # model tokens of one turn; 0: no limit but max_new_tokens
+    # Hits of the first search (0: results_per_search). The first search is broad (the
+    # question itself, scoped); a later one is narrow (a section, key terms), and its third
+    # hit finds more evidence per chunk shown than the first search's does.
+    first_results_per_search: int = 0
+
+    def hits_for(self, searches_run: int) -> int:
+        """Hits shown by a search after `searches_run` searches have run."""
+        if not searches_run and self.first_results_per_search:
+            return self.first_results_per_search
+        return self.results_per_search
 
 
 @dataclass
@@ -94,6 +104,11 @@ class Trajectory:
     def retrieved_chunk_ids(self) -> list[str]:
         """Distinct chunks shown to the model, in the order it first saw them."""
         return list(dict.fromkeys(c for s in self.searches for c in s.chunk_ids))
+
+    @property
+    def searches_run(self) -> int:
+        """Searches that ran (malformed calls did not)."""
+        return sum(1 for s in self.searches if s.malformed is None)
 
     def append(self, ids: list[int], producer: int, logprobs: list[float] | None = None) -> None:
         """Append tokens from one producer; only MODEL tokens carry log-probs and loss."""

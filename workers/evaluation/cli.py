@@ -15,6 +15,7 @@ LIMIT_DEFAULTS = {
     "max_result_tokens": 512,
     "results_per_search": 3,
     "max_turn_tokens": 0,
+    "first_results_per_search": 0,
 }
 
 

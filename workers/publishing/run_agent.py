@@ -352,13 +352,20 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
             break
         searches.append(searched_query(query.group(1).strip(), question))
         head, tail = encode("\n<results>\n"), encode("\n</results>\n")
-        hits = new_hits(index, searches[-1], limits["results_per_search"], shown)
+        hits = new_hits(index, searches[-1], hits_for(limits, len(searches) - 1), shown)
         room = max(limits["max_result_tokens"] - len(head) - len(tail), 0)
         body, ids_shown = fit_hits(hits, room, encode, searches[-1], index.tokenize)
         shown.update(ids_shown)
         ids += head + body + tail
         transcript += tokenizer.decode(head + body + tail)
     return {"answer": None, "searches": searches, "transcript": transcript}
+
+
+def hits_for(limits: dict, searches_run: int) -> int:
+    """Hits shown by a search after `searches_run` searches, as the engine's `Limits`: the
+    first search's own number where set (absent in agents saved before it existed)."""
+    first = limits.get("first_results_per_search") or 0
+    return first if not searches_run and first else limits["results_per_search"]
 
 
 def main(argv: list[str] | None = None) -> int:

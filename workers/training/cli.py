@@ -31,6 +31,12 @@ FIELD_FLAGS: list[tuple[str, type, str, str]] = [
     ("--sft-share", float, "sft_share", "most of the training time the cold start may take"),
     ("--scope-drills", int, "scope_drills", "per question, scoped searches on made-up names"),
     (
+        "--customer-scope-drills",
+        int,
+        "customer_scope_drills",
+        "more of them per question of the customer's own",
+    ),
+    (
         "--synthetic-questions",
         int,
         "synthetic_questions",
@@ -40,6 +46,12 @@ FIELD_FLAGS: list[tuple[str, type, str, str]] = [
     ("--max-turns", int, "limits.max_turns", "searches per trajectory"),
     ("--max-new-tokens", int, "limits.max_new_tokens", "model tokens per trajectory"),
     ("--results-per-search", int, "limits.results_per_search", "hits per search"),
+    (
+        "--first-results-per-search",
+        int,
+        "limits.first_results_per_search",
+        "hits of the first search (0: --results-per-search)",
+    ),
     ("--max-result-tokens", int, "limits.max_result_tokens", "tokens of one results block"),
     (
         "--max-turn-tokens",

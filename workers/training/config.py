@@ -48,6 +48,11 @@ class TrainConfig(Settings):
     sft_share: float = 0.5
     # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
     scope_drills: int = 2
+    # More of them for each of the customer's own questions: their shapes are what the agent
+    # is asked (long, a definition after the question, the company named late), and every
+    # synthetic question names its company the same way. proof36's agent wrote a training
+    # company's scope ("[3M 2018]") for the long questions of a company it never saw.
+    customer_scope_drills: int = 2
     heading_search: bool = True  # the scripted teacher's heading search (teacher.py)
     refine_search: bool = True  # the teacher searches the key terms when the question misses
     # The teacher searches the key terms within the part of the document the question names

@@ -216,6 +216,7 @@ def teacher_data(
     teacher = ScriptedTeacher(
         index,
         results_per_search=config.limits.results_per_search,
+        first_results_per_search=config.limits.first_results_per_search,
         heading_search=config.heading_search,
         refine_search=config.refine_search,
         section_search=config.section_search,
@@ -420,6 +421,14 @@ def train(
             per_question=config.scope_drills,
             seed=config.seed,
             taught=frozenset(teacher_for),
+        )
+        drills += scope_drills(  # made-up names only: the real ones are above
+            engine,
+            teacher,
+            train_questions,
+            per_question=config.customer_scope_drills,
+            seed=config.seed + 1,
+            taught=frozenset(q.id for q in train_questions),
         )
         if drills:
             log(

@@ -78,6 +78,7 @@ SECTION_WORDS = 4
 class ScriptedTeacher:
     index: SearchIndex
     results_per_search: int = 3
+    first_results_per_search: int = 0  # the first search's hits (0: results_per_search)
     # A second search within the evidence's kind of page (3. above): what a student cannot
     # find with the question's words, if it learns which kind a question needs.
     heading_search: bool = True
@@ -205,8 +206,9 @@ class ScriptedTeacher:
                 shared.setdefault(word.lower(), self._page_kinds[stems[0]])
         return sorted(shared, key=lambda word: -shared[word])  # stable: heading order next
 
-    def _shown(self, query: str) -> set[str]:
-        return {h.chunk_id for h in self.index.search(query, self.results_per_search)}
+    def _shown(self, query: str, first: bool = False) -> set[str]:
+        k = (first and self.first_results_per_search) or self.results_per_search
+        return {h.chunk_id for h in self.index.search(query, k)}
 
     def scope(self, question: Question) -> str:
         """`"[3M 2018] "`: the entity as the question names it and the first year it asks
@@ -222,7 +224,7 @@ class ScriptedTeacher:
         if not golden:
             return None
         first, *refined = drilled = self.drilled_searches(question)
-        searches, found = [first], golden & self._shown(first)
+        searches, found = [first], golden & self._shown(first, first=True)
         if refined and golden & (found | self._shown(refined[0])):
             return drilled
         if not self.heading_search:
@@ -293,7 +295,7 @@ class ScriptedTeacher:
             return [first]
         if section := self.section_query(question):
             return [first, section]
-        if not self.refine_search or golden & self._shown(first):
+        if not self.refine_search or golden & self._shown(first, first=True):
             return [first]
         terms = self.key_terms(question)
         return [first, self.scope(question) + terms] if terms else [first]
@@ -423,7 +425,7 @@ def forced_trajectory(
         trajectory.text += segment
         if segment.endswith(SEARCH_CLOSE):
             query = segment[len(SEARCH_OPEN) : -len(SEARCH_CLOSE)]
-            engine.run_search(trajectory, query, k or engine.limits.results_per_search)
+            engine.run_search(trajectory, query, k)
         elif segment.endswith(ANSWER_CLOSE):
             trajectory.answer = segment[len(ANSWER_OPEN) : -len(ANSWER_CLOSE)]
             trajectory.finish_reason = "answer"
@@ -579,6 +581,6 @@ def _search_turns(engine: RolloutEngine, question: str, queries: Sequence[str]) 
         trajectory.append(ids, MODEL, [0.0] * len(ids))
         trajectory.text += segment
         if i < len(queries) - 1:
-            engine.run_search(trajectory, query, engine.limits.results_per_search)
+            engine.run_search(trajectory, query)
     trajectory.meta["teacher"] = "scope drill"
     return trajectory
