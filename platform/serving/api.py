@@ -43,7 +43,7 @@ from core.ratelimit import client_bucket, rate_limit_exceeded
 
 from . import jobs, rest
 from .selectors import PublishedAgent, published_agents
-from .services import agent_chat_enqueue, api_token_authenticate
+from .services import QUESTION_MAX_CHARS, agent_chat_enqueue, api_token_authenticate
 
 logger = logging.getLogger(__name__)
 
@@ -207,6 +207,13 @@ def _question(messages: list[dict]) -> str:
         if isinstance(content, list):
             content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
         if isinstance(content, str) and content.strip():
+            if len(content.strip()) > QUESTION_MAX_CHARS:
+                raise ApiError(
+                    400,
+                    f"The question is {len(content.strip())} characters; an agent answers "
+                    f"questions of at most {QUESTION_MAX_CHARS}.",
+                    "invalid_request_error",
+                )
             return content.strip()
     raise ApiError(
         400, "The messages hold no user message with text to answer.", "invalid_request_error"

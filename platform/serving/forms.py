@@ -12,7 +12,7 @@ class ApiTokenForm(forms.Form):
 class PlaygroundForm(forms.Form):
     question = forms.CharField(
         label="Question",
-        max_length=1000,  # serving.playground.QUESTION_MAX_CHARS
+        max_length=1000,  # serving.services.QUESTION_MAX_CHARS
         widget=forms.Textarea(attrs={"rows": 3, "maxlength": 1000}),
     )
     compare = forms.ChoiceField(label="Side by side with", required=False, choices=())

@@ -37,11 +37,15 @@ from runs.selectors import run_get_for_user
 from runs.services import model_allowed, model_key
 
 from .selectors import PublishedAgent, published_agents
-from .services import agent_chat_enqueue, agent_chat_forget, agent_chat_state
+from .services import (
+    QUESTION_MAX_CHARS,
+    agent_chat_enqueue,
+    agent_chat_forget,
+    agent_chat_state,
+)
 
 logger = logging.getLogger(__name__)
 
-QUESTION_MAX_CHARS = 1000
 ASK_TTL_SECONDS = 60 * 60
 ECHO = "echo"
 BASE = "base"

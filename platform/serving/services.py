@@ -64,6 +64,11 @@ def api_token_authenticate(*, raw: str) -> ApiToken | None:
 
 # -- asking a published agent (the inference queue) -----------------------------------------
 
+# The longest question an agent is asked, in the playground and through the chat API: about
+# 250 of the model's tokens, which its context holds beside the prompt, the searches' results
+# and the answer; a longer one would be cut before the agent read it.
+QUESTION_MAX_CHARS = 1000
+
 
 def agent_chat_enqueue(
     agent, question: str, sampling: dict | None = None, *, base_model: str | None = None

@@ -278,3 +278,17 @@ def test_a_revoked_token_gets_401_from_the_openai_client(agent, alice, live_serv
 def test_another_customers_agent_name_is_404_for_the_openai_client(agent, bob, client_for):
     with pytest.raises(openai.NotFoundError):
         ask(client_for(bob), agent)
+
+
+def test_a_question_longer_than_the_agent_reads_is_a_400_that_says_the_limit(
+    agent, alice, client_for
+):
+    from serving.services import QUESTION_MAX_CHARS
+
+    too_long = "what was acme revenue ? " * (QUESTION_MAX_CHARS // 20)
+    with pytest.raises(openai.BadRequestError) as refused:
+        client_for(alice).chat.completions.create(
+            model=agent, messages=[{"role": "user", "content": too_long}]
+        )
+
+    assert f"at most {QUESTION_MAX_CHARS}" in str(refused.value)

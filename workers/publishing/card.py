@@ -85,7 +85,8 @@ has a word starting with each of those words, `[3M 2018]` names `3M_2018_10K`, w
 query word by its rarity among those documents; a scope that names none searches everything;
 `[3M 2018 | cash flow statement]` searches only their pages whose heading holds those words;
 a scope alone, `<search>[3M 2018]</search>`, searches the question itself within it)
-and appends the hits as
+and appends its top hits not shown before (`first_results_per_search` of them for the first
+search where set, `results_per_search` otherwise) as
 `\\n<results>\\n[chunk-id] document | page N\\ntext…\\n</results>\\n`; when it knows the answer it
 writes `<answer>short answer</answer>`. Limits used in training (protocol version
 {PROTOCOL_VERSION}; `agent.json` beside the weights holds them, `run_agent.py` uses them):
