@@ -28,7 +28,10 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 # 5: the prompt's page filter is the question's own words for the part ("| cash flow
 #    statement"), as the teacher writes it, not one word of a heading ("| cash").
 # 6: a scope alone ("[3M 2018]") searches the question itself within it.
-PROTOCOL_VERSION = 6
+# 7: the prompt's examples scope to "[name year]", not to a real filing ("[3M 2018]"), which
+#    students wrote for questions whose company they did not find (Walmart's, 3M's 2022):
+#    one to three validation questions in every run from proof25 to proof37.
+PROTOCOL_VERSION = 7
 
 
 @dataclass(frozen=True)

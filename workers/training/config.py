@@ -51,7 +51,8 @@ class TrainConfig(Settings):
     # More of them for each of the customer's own questions: their shapes are what the agent
     # is asked (long, a definition after the question, the company named late), and every
     # synthetic question names its company the same way. proof36's agent wrote a training
-    # company's scope ("[3M 2018]") for the long questions of a company it never saw.
+    # company's scope ("[3M 2018]", the prompt's example until protocol 7) for the long
+    # questions of a company it never saw.
     customer_scope_drills: int = 2
     heading_search: bool = True  # the scripted teacher's heading search (teacher.py)
     refine_search: bool = True  # the teacher searches the key terms when the question misses
