@@ -29,6 +29,12 @@ FIELD_FLAGS: list[tuple[str, type, str, str]] = [
     ("--sft-epochs", int, "sft_epochs", "cold-start SFT epochs"),
     ("--sft-lr", float, "sft_lr", "cold-start SFT learning rate"),
     ("--sft-share", float, "sft_share", "most of the training time the cold start may take"),
+    (
+        "--sft-warmdown",
+        float,
+        "sft_warmdown",
+        "last share of the cold start over which its learning rate falls to zero",
+    ),
     ("--scope-drills", int, "scope_drills", "per question, scoped searches on made-up names"),
     (
         "--customer-scope-drills",

@@ -46,6 +46,9 @@ class TrainConfig(Settings):
     sft_lr: float = 1e-4
     # The most of a timed run's training budget the cold start may take; RL gets the rest.
     sft_share: float = 0.5
+    # The last share of the cold start (of its epochs or of its time, whichever runs out
+    # first) over which its learning rate falls linearly to zero; 0 keeps it constant.
+    sft_warmdown: float = 0.0
     # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
     scope_drills: int = 2
     # More of them for each of the customer's own questions: their shapes are what the agent
@@ -107,6 +110,8 @@ class TrainConfig(Settings):
             )
         if not 0 < self.sft_share <= 1:
             raise ValueError(f"sft_share must be above 0 and at most 1, not {self.sft_share}")
+        if not 0 <= self.sft_warmdown <= 1:
+            raise ValueError(f"sft_warmdown must be from 0 to 1, not {self.sft_warmdown}")
 
     def entity_split_seed(self) -> int:
         return self.seed if self.split_seed is None else self.split_seed

@@ -443,6 +443,7 @@ def train(
             cold_start,
             epochs=config.sft_epochs,
             lr=config.sft_lr,
+            warmdown=config.sft_warmdown,
             max_batch_tokens=config.max_batch_tokens,
             pad_id=pad_id,
             seed=config.seed,

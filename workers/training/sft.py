@@ -5,8 +5,8 @@ results are context, never targets.
 """
 
 import random
-import time
 from collections.abc import Callable, Sequence
+from time import monotonic
 
 import torch
 from tqdm import tqdm
@@ -31,14 +31,17 @@ def sft(
     deadline: float | None = None,
     precision: str = "float32",
     check: Callable[[], None] = lambda: None,
+    warmdown: float = 0.0,
 ) -> list[float]:
     """Fine-tune `model` in place; returns the mean loss of each epoch. Stops early (after a
     micro-batch) once `time.monotonic()` passes `deadline`. `precision` as in
     `logprobs.token_logprobs`. `check()` runs before each micro-batch (a trainer's cancel
-    check: it may raise to abandon the cold start)."""
+    check: it may raise to abandon the cold start). Over the last `warmdown` share of the
+    cold start the learning rate falls linearly towards zero (`warmdown_factor`)."""
     if not trajectories:
         return []
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
+    started = monotonic()
     lengths = [len(t.token_ids) for t in trajectories]
     rng = random.Random(seed)
     model.train()
@@ -51,13 +54,22 @@ def sft(
         disable=not progress,
         dynamic_ncols=True,
     )
+    done = 0
     for epoch in range(epochs):
         rng.shuffle(batches)
         losses = []
         for rows in batches:
-            if deadline is not None and time.monotonic() > deadline:
+            now = monotonic()
+            if deadline is not None and now > deadline:
                 break
             check()
+            # Whichever runs out first, the epochs or the time: a timed cold start ends
+            # mid-epoch, and should end there at a low rate, not at the full one.
+            progress = done / bar.total
+            if deadline is not None:
+                progress = max(progress, (now - started) / max(deadline - started, 1e-9))
+            for group in optimizer.param_groups:
+                group["lr"] = lr * warmdown_factor(progress, warmdown)
             batch = collate_packed(
                 [[trajectories[i] for i in row] for row in rows], pad_id=pad_id
             ).to(model.device)
@@ -68,13 +80,25 @@ def sft(
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             optimizer.step()
             losses.append(loss.item())
+            done += 1
             bar.update(1)
             bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
             if on_step:
-                on_step({"epoch": epoch, "loss": loss.item()})
+                on_step(
+                    {"epoch": epoch, "loss": loss.item(), "lr": optimizer.param_groups[0]["lr"]}
+                )
         if not losses:
             break
         epoch_losses.append(sum(losses) / len(losses))
     bar.close()
     model.eval()
     return epoch_losses
+
+
+def warmdown_factor(progress: float, warmdown: float) -> float:
+    """The learning rate's multiplier at `progress` (0 to 1) through a run whose last
+    `warmdown` share decays it linearly: 1 before, 1 − (progress − start) / warmdown after."""
+    if warmdown <= 0:
+        return 1.0
+    start = 1.0 - warmdown
+    return max(0.0, min(1.0, 1.0 - (progress - start) / warmdown))
