@@ -63,9 +63,6 @@ PRESETS: dict[str, dict] = {
             # proof30 against proof29, the same day: recall +0.04 / +0.07 with fewer chunks,
             # a second search mostly where the first missed; RL had 8 steps instead of 11-13.
             "sft_share": 0.75,
-            # The deadline stops the cold start within its first epoch: without a decay it
-            # ended at the full 3e-4, its last batches' noise in the weights RL starts from.
-            "sft_warmdown": 0.5,
             "heading_search": False,
             "section_search": True,  # proof23: recall +0.03-0.05, two searches a question
             # proof25 against proof26, the same day: recall +0.01 / +0.07, one and two more

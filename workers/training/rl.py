@@ -254,6 +254,43 @@ def teacher_data(
     return teacher, teacher_for, by_id
 
 
+def cold_start_set(
+    engine,
+    teacher: ScriptedTeacher,
+    teacher_for: dict[str, Trajectory],
+    by_id: dict[str, Question],
+    train_questions: Sequence[Question],
+    config: TrainConfig,
+    log,
+) -> list[Trajectory]:
+    """What the cold start imitates: the teacher's whole trajectories and its scope drills,
+    first searches (a question set whose evidence its searches never reach still teaches
+    the search)."""
+    drills = scope_drills(  # the synthetic questions name the training companies too
+        engine,
+        teacher,
+        list(by_id.values()),
+        per_question=config.scope_drills,
+        seed=config.seed,
+        taught=frozenset(teacher_for),
+    )
+    drills += scope_drills(  # made-up names only: the real ones are above
+        engine,
+        teacher,
+        train_questions,
+        per_question=config.customer_scope_drills,
+        seed=config.seed + 1,
+        taught=frozenset(q.id for q in train_questions),
+    )
+    if drills:
+        log(
+            f"scope drills: {len(drills)} scoped first searches (most on made-up names), "
+            f"{sum(bool(d.searches) for d in drills)} going on to a second search (the key "
+            "terms after a miss, or the part of the document the question names)"
+        )
+    return [*teacher_for.values(), *drills]
+
+
 def policy_update(
     model,
     trajectories: Sequence[Trajectory],
@@ -410,33 +447,11 @@ def train(
 
     engine.check = check_stop
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
-    # The cold start runs on what the teacher has: whole trajectories and first searches (a
-    # question set whose evidence its searches never reach still teaches the search).
     cold_start = []
     if not checkpoint and config.sft_epochs > 0:
-        drills = scope_drills(  # the synthetic questions name the training companies too
-            engine,
-            teacher,
-            list(by_id.values()),
-            per_question=config.scope_drills,
-            seed=config.seed,
-            taught=frozenset(teacher_for),
+        cold_start = cold_start_set(
+            engine, teacher, teacher_for, by_id, train_questions, config, log
         )
-        drills += scope_drills(  # made-up names only: the real ones are above
-            engine,
-            teacher,
-            train_questions,
-            per_question=config.customer_scope_drills,
-            seed=config.seed + 1,
-            taught=frozenset(q.id for q in train_questions),
-        )
-        if drills:
-            log(
-                f"scope drills: {len(drills)} scoped first searches (most on made-up names), "
-                f"{sum(bool(d.searches) for d in drills)} going on to a second search (the key "
-                "terms after a miss, or the part of the document the question names)"
-            )
-        cold_start = [*teacher_for.values(), *drills]
     if cold_start:
         losses = sft(
             model,
