@@ -206,15 +206,16 @@ def _question(messages: list[dict]) -> str:
         content = message.get("content")
         if isinstance(content, list):
             content = " ".join(part.get("text", "") for part in content if isinstance(part, dict))
-        if isinstance(content, str) and content.strip():
-            if len(content.strip()) > QUESTION_MAX_CHARS:
+        question = content.strip() if isinstance(content, str) else ""
+        if question:
+            if len(question) > QUESTION_MAX_CHARS:
                 raise ApiError(
                     400,
-                    f"The question is {len(content.strip())} characters; an agent answers "
+                    f"The question is {len(question)} characters; an agent answers "
                     f"questions of at most {QUESTION_MAX_CHARS}.",
                     "invalid_request_error",
                 )
-            return content.strip()
+            return question
     raise ApiError(
         400, "The messages hold no user message with text to answer.", "invalid_request_error"
     )

@@ -1,5 +1,7 @@
 from django import forms
 
+from .services import QUESTION_MAX_CHARS
+
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(
@@ -12,8 +14,8 @@ class ApiTokenForm(forms.Form):
 class PlaygroundForm(forms.Form):
     question = forms.CharField(
         label="Question",
-        max_length=1000,  # serving.services.QUESTION_MAX_CHARS
-        widget=forms.Textarea(attrs={"rows": 3, "maxlength": 1000}),
+        max_length=QUESTION_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "maxlength": QUESTION_MAX_CHARS}),
     )
     compare = forms.ChoiceField(label="Side by side with", required=False, choices=())
 
