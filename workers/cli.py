@@ -6,13 +6,11 @@ modules listed in COMMAND_MODULES, so areas stay independent of one another.
 
 import argparse
 import importlib
-import os
 import sys
 
-# Before torch loads: OpenMP threads that spin while waiting for work make every forward
-# pass several times slower when anything else uses the cores (a worker's neighbours, a
-# second run); passive waiting costs nothing when the machine is idle.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from workers.process_env import apply_defaults
+
+apply_defaults()  # before torch loads
 
 COMMAND_MODULES: list[str] = [
     "workers.search.cli",

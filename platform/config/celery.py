@@ -15,6 +15,8 @@ import os
 from celery import Celery
 from celery.signals import worker_init
 
+from workers.process_env import apply_defaults
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 if os.environ.get("SLEUTH_ALLOW_HUB_DOWNLOADS", "").strip().lower() not in {
     "1",
@@ -23,9 +25,7 @@ if os.environ.get("SLEUTH_ALLOW_HUB_DOWNLOADS", "").strip().lower() not in {
     "on",
 }:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-# OpenMP threads that spin while waiting slow every forward pass several times over when a
-# worker shares its cores (as in the sleuth CLI); set before torch loads.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+apply_defaults()  # before torch loads: the worker's threads and GPU memory, as in the CLI
 
 app = Celery("sleuth")
 app.config_from_object("django.conf:settings", namespace="CELERY")
