@@ -4,7 +4,13 @@ import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
 from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
-from workers.training.batching import collate, collate_packed, pack, packed_micro_batches
+from workers.training.batching import (
+    collate,
+    collate_packed,
+    length_grouped_micro_batches,
+    pack,
+    packed_micro_batches,
+)
 from workers.training.logprobs import batch_logprobs, token_logprobs
 
 
@@ -41,6 +47,36 @@ def test_pack_fills_rows_up_to_the_width_and_keeps_every_item_once():
     batches = packed_micro_batches(range(len(lengths)), lengths, max_tokens=25)
     assert [len(b) for b in batches] == [2, 2]  # two rows of 10 per 25 tokens
     assert packed_micro_batches([], lengths, 25) == []
+
+
+def test_length_groups_keep_every_item_once_one_a_row_within_the_token_budget():
+    lengths = [3, 9, 4, 9, 1, 8, 2, 30, 7]
+    batches = length_grouped_micro_batches(range(len(lengths)), lengths, max_tokens=20)
+    assert all(len(row) == 1 for rows in batches for row in rows)
+    order = [row[0] for rows in batches for row in rows]
+    assert sorted(order) == list(range(len(lengths)))
+    assert [lengths[i] for i in order] == sorted(lengths, reverse=True)  # longest first
+    assert batches[0] == [[7]]  # wider than the budget: alone
+    for rows in batches[1:]:
+        width = lengths[rows[0][0]]
+        assert len(rows) * width <= 20  # as wide as its first row, within the budget
+    # Each batch holds as many as fit at its width: [9, 9], [8, 7], [4, 3, 2, 1].
+    assert [len(rows) for rows in batches] == [1, 2, 2, 4]
+    assert length_grouped_micro_batches([], lengths, 20) == []
+
+
+def test_length_groups_pad_a_clumpy_set_less_than_packed_rows():
+    # The cold start's shape: short drills, one-search and two-search trajectories.
+    lengths = [25] * 30 + [65] * 50 + [100, 124] * 15
+    items = range(len(lengths))
+
+    def computed(batches):
+        return sum(len(rows) * max(lengths[i] for row in rows for i in row) for rows in batches)
+
+    grouped = computed(length_grouped_micro_batches(items, lengths, 400))
+    packed = sum(len(rows) * max(lengths) for rows in packed_micro_batches(items, lengths, 400))
+    assert grouped < 0.9 * packed
+    assert grouped - sum(lengths) < 0.05 * sum(lengths)
 
 
 def test_packed_rows_give_each_trajectory_the_log_probs_it_has_alone():

@@ -1,10 +1,13 @@
 """Trajectories to tensors.
 
-The trainer packs: several trajectories share a row, each counting its positions from 0,
+RL's update packs: several trajectories share a row, each counting its positions from 0,
 and transformers keeps each one's attention to itself (it reads the restarts in
 `position_ids`). Rows are as wide as the longest trajectory, so a short drill or a
-trajectory that answered at once fills space that padding would waste. `collate` (one
-right-padded trajectory per row) stays for the benchmark's baseline and for tests.
+trajectory that answered at once fills space that padding would waste. The cold start,
+whose hundreds of trajectories come in a few lengths, groups them by length instead
+(`length_grouped_micro_batches`): no row is padded by more than a few tokens, and attention
+runs over one trajectory, not a whole row. `collate` (one right-padded trajectory per row)
+stays for the benchmark's baseline and for tests.
 """
 
 from collections.abc import Sequence
@@ -78,6 +81,27 @@ def packed_micro_batches(
     rows = pack(items, lengths, width)
     per_batch = max(1, max_tokens // width)
     return [rows[i : i + per_batch] for i in range(0, len(rows), per_batch)]
+
+
+def length_grouped_micro_batches(
+    items: Sequence[int], lengths: Sequence[int], max_tokens: int
+) -> list[list[list[int]]]:
+    """Micro-batches of one item a row, longest first: each batch takes the next items in
+    that order, as many as `max_tokens` allows at its first (widest) item's length (at least
+    one), so its rows differ by a few tokens. Shaped like `packed_micro_batches`' (rows of
+    item indices) for `collate_packed`.
+
+    On the cold start's set (1,244 trajectories of 200 to 1,240 tokens, in three clumps:
+    first-search drills, one search, two searches) packing into rows as wide as the longest
+    left 27 % of the computed tokens as padding, and a drill attended over its whole row;
+    grouped so, an epoch took 0.78 of the time (`bench/cold_start_batching.py`)."""
+    order = sorted(items, key=lambda i: -lengths[i])
+    batches, start = [], 0
+    while start < len(order):
+        per_batch = max(1, max_tokens // max(1, lengths[order[start]]))
+        batches.append([[i] for i in order[start : start + per_batch]])
+        start += per_batch
+    return batches
 
 
 def collate_packed(

@@ -13,7 +13,7 @@ from tqdm import tqdm
 from transformers import PreTrainedModel
 
 from workers.agent.trajectory import Trajectory
-from workers.training.batching import collate_packed, packed_micro_batches
+from workers.training.batching import collate_packed, length_grouped_micro_batches
 from workers.training.logprobs import batch_logprobs
 
 
@@ -46,7 +46,7 @@ def sft(
     rng = random.Random(seed)
     model.train()
     epoch_losses = []
-    batches = packed_micro_batches(range(len(trajectories)), lengths, max_batch_tokens)
+    batches = length_grouped_micro_batches(range(len(trajectories)), lengths, max_batch_tokens)
     bar = tqdm(
         total=epochs * len(batches),
         desc="cold start SFT",
