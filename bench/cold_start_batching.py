@@ -1,0 +1,134 @@
+"""Cold-start batching: trajectories grouped by length against packed rows, same set.
+
+The set is the one `sleuth train --preset cpu-45min` imitates on financebench-dev (built the
+same way: the scripted teacher's trajectories on the training questions and the synthetic
+ones, then the scope drills; about 2 minutes), 1,244 trajectories of 200 to 1,240 tokens on
+seed 1, in clumps (first-search drills of 200-300 tokens, one search's results, two
+searches' results). Both ways batch it at the preset's 4,096 tokens a micro-batch; each
+times forward, backward and an AdamW step on the default model frozen below its top 6
+layers, as the preset trains: the micro-batches sorted by width in `--batches` strata of
+equal count, one of each stratum timed and counted for all of it. Reported for each:
+micro-batches an epoch, the share of computed tokens that are padding, seconds a
+micro-batch, an epoch's minutes, and the ratio.
+
+    .venv/bin/python bench/cold_start_batching.py [--index var/fb-index --split-seed 1
+        --batches 12 --precision float32]
+"""
+
+import argparse
+import random
+import time
+from itertools import pairwise
+
+import torch
+
+from workers.agent.engines import build_rollout_engine
+from workers.agent.models import load_trainable
+from workers.documents.evidence import map_evidence
+from workers.documents.questions import load_questions, split_by_entity
+from workers.search.index import SearchIndex
+from workers.training.batching import (
+    collate_packed,
+    length_grouped_micro_batches,
+    packed_micro_batches,
+)
+from workers.training.logprobs import batch_logprobs
+from workers.training.presets import preset_config
+from workers.training.rl import cold_start_set, freeze_below, teacher_data
+
+QUESTIONS = "../shared/datasets/financebench-dev/questions.jsonl"
+
+
+def preset_cold_start(index_path: str, questions_path: str, split_seed: int):
+    """The model, as the preset trains it, and the trajectories its cold start imitates."""
+    config = preset_config("cpu-45min", {"split_seed": split_seed})
+    index = SearchIndex.load(index_path)
+    questions = load_questions(questions_path)
+    map_evidence(questions, index.chunks)
+    train_questions, _ = split_by_entity(
+        questions, val_fraction=config.val_fraction, seed=config.entity_split_seed()
+    )
+    model, tokenizer = load_trainable(config.model)
+    engine = build_rollout_engine(
+        config.rollout_engine, model, tokenizer, index, limits=config.limits, model_name="bench"
+    )
+    teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, print)
+    trajectories = cold_start_set(
+        engine, teacher, teacher_for, by_id, train_questions, config, print
+    )
+    freeze_below(model, config.train_layers)
+    return model, trajectories, config.max_batch_tokens
+
+
+def sft_step(model, optimizer, batch, precision: str) -> None:
+    logp, _ = batch_logprobs(model, batch, precision=precision)
+    loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", default="var/fb-index")
+    parser.add_argument("--questions", default=QUESTIONS)
+    parser.add_argument("--split-seed", type=int, default=1)
+    parser.add_argument("--batches", type=int, default=12, help="strata timed of each")
+    parser.add_argument("--precision", default="float32", choices=["float32", "bfloat16"])
+    args = parser.parse_args()
+    rng = random.Random(0)
+    torch.manual_seed(0)
+
+    model, trajectories, max_tokens = preset_cold_start(args.index, args.questions, args.split_seed)
+    model.train()
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-6)
+    lengths = [len(t.token_ids) for t in trajectories]
+    items = range(len(trajectories))
+
+    results = {}
+    for name, batcher in (
+        ("packed rows (before)", packed_micro_batches),
+        ("grouped by length", length_grouped_micro_batches),
+    ):
+        batches = batcher(items, lengths, max_tokens)
+        collated = [
+            collate_packed([[trajectories[i] for i in row] for row in rows]).to(model.device)
+            for rows in batches
+        ]
+        computed = sum(b.input_ids.numel() for b in collated)
+        sft_step(model, optimizer, collated[0], args.precision)  # warm-up
+        # Stratified by shape: micro-batches sorted by their width in strata of
+        # equal count, one drawn from each and timed, standing for its stratum. A plain
+        # random sample mixes batches of 3 and of 16 trajectories and misjudges an epoch.
+        order = sorted(range(len(batches)), key=lambda k: collated[k].input_ids.shape[1])
+        cuts = [i * len(order) // args.batches for i in range(args.batches + 1)]
+        strata = [order[a:b] for a, b in pairwise(cuts)]
+        epoch_seconds, timed = 0.0, 0
+        for stratum in strata:
+            if not stratum:
+                continue
+            k = rng.choice(stratum)
+            started = time.perf_counter()
+            sft_step(model, optimizer, collated[k], args.precision)
+            seconds = time.perf_counter() - started
+            epoch_seconds += seconds * len(stratum)
+            timed += 1
+        epoch_minutes = epoch_seconds / 60
+        results[name] = epoch_minutes
+        print(
+            f"{name:<22} {len(batches):4d} micro-batches an epoch, "
+            f"{1 - sum(lengths) / computed:5.1%} padding, {epoch_seconds / len(batches):5.2f} s "
+            f"each ({timed} timed),"
+            f"epoch ≈ {epoch_minutes:5.1f} min",
+            flush=True,
+        )
+    before, after = results.values()
+    print(
+        f"grouped by length: {before / after:.2f}× the trajectories a minute of packed rows "
+        f"({len(trajectories)} trajectories, {sum(lengths)} tokens, {args.precision}, "
+        f"{torch.get_num_threads()} threads)"
+    )
+
+
+if __name__ == "__main__":
+    main()
