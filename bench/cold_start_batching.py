@@ -118,7 +118,7 @@ def main() -> None:
         print(
             f"{name:<22} {len(batches):4d} micro-batches an epoch, "
             f"{1 - sum(lengths) / computed:5.1%} padding, {epoch_seconds / len(batches):5.2f} s "
-            f"each ({timed} timed),"
+            f"each ({timed} timed), "
             f"epoch ≈ {epoch_minutes:5.1f} min",
             flush=True,
         )
