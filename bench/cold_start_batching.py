@@ -1,15 +1,16 @@
-"""Cold-start batching: trajectories grouped by length against packed rows, same set.
+"""Cold-start batching: packed rows, grouped by length, and grouped with the shared system
+prompt run once a micro-batch, on the same set.
 
 The set is the one `sleuth train --preset cpu-45min` imitates on financebench-dev (built the
 same way: the scripted teacher's trajectories on the training questions and the synthetic
 ones, then the scope drills; about 2 minutes), 1,244 trajectories of 200 to 1,240 tokens on
 seed 1, in clumps (first-search drills of 200-300 tokens, one search's results, two
-searches' results). Both ways batch it at the preset's 4,096 tokens a micro-batch; each
+searches' results). Each way batches it at the preset's 4,096 tokens a micro-batch; each
 times forward, backward and an AdamW step on the default model frozen below its top 6
 layers, as the preset trains: the micro-batches sorted by width in `--batches` strata of
 equal count, one of each stratum timed and counted for all of it. Reported for each:
 micro-batches an epoch, the share of computed tokens that are padding, seconds a
-micro-batch, an epoch's minutes, and the ratio.
+micro-batch, an epoch's minutes, and the ratios to packed rows (the way before both).
 
     .venv/bin/python bench/cold_start_batching.py [--index var/fb-index --split-seed 1
         --batches 12 --precision float32]
@@ -60,8 +61,8 @@ def preset_cold_start(index_path: str, questions_path: str, split_seed: int):
     return model, trajectories, config.max_batch_tokens
 
 
-def sft_step(model, optimizer, batch, precision: str) -> None:
-    logp, _ = batch_logprobs(model, batch, precision=precision)
+def sft_step(model, optimizer, batch, precision: str, share_prefix: bool) -> None:
+    logp, _ = batch_logprobs(model, batch, precision=precision, share_prefix=share_prefix)
     loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
@@ -86,9 +87,10 @@ def main() -> None:
     items = range(len(trajectories))
 
     results = {}
-    for name, batcher in (
-        ("packed rows (before)", packed_micro_batches),
-        ("grouped by length", length_grouped_micro_batches),
+    for name, batcher, share_prefix in (
+        ("packed rows (before)", packed_micro_batches, False),
+        ("grouped by length", length_grouped_micro_batches, False),
+        ("grouped, prefix shared", length_grouped_micro_batches, True),
     ):
         batches = batcher(items, lengths, max_tokens)
         collated = [
@@ -96,7 +98,7 @@ def main() -> None:
             for rows in batches
         ]
         computed = sum(b.input_ids.numel() for b in collated)
-        sft_step(model, optimizer, collated[0], args.precision)  # warm-up
+        sft_step(model, optimizer, collated[0], args.precision, share_prefix)  # warm-up
         # Stratified by shape: micro-batches sorted by their width in strata of
         # equal count, one drawn from each and timed, standing for its stratum. A plain
         # random sample mixes batches of 3 and of 16 trajectories and misjudges an epoch.
@@ -109,7 +111,7 @@ def main() -> None:
                 continue
             k = rng.choice(stratum)
             started = time.perf_counter()
-            sft_step(model, optimizer, collated[k], args.precision)
+            sft_step(model, optimizer, collated[k], args.precision, share_prefix)
             seconds = time.perf_counter() - started
             epoch_seconds += seconds * len(stratum)
             timed += 1
@@ -122,11 +124,11 @@ def main() -> None:
             f"epoch ≈ {epoch_minutes:5.1f} min",
             flush=True,
         )
-    before, after = results.values()
+    before = results["packed rows (before)"]
     print(
-        f"grouped by length: {before / after:.2f}× the trajectories a minute of packed rows "
-        f"({len(trajectories)} trajectories, {sum(lengths)} tokens, {args.precision}, "
-        f"{torch.get_num_threads()} threads)"
+        " · ".join(f"{name}: {before / minutes:.2f}×" for name, minutes in results.items())
+        + f" the trajectories a minute of packed rows ({len(trajectories)} trajectories, "
+        f"{sum(lengths)} tokens, {args.precision}, {torch.get_num_threads()} threads)"
     )
 
 

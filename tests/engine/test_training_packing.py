@@ -1,5 +1,7 @@
 """Packed micro-batches: several trajectories per row must train exactly as one per row."""
 
+from collections.abc import Sequence
+
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
@@ -11,13 +13,17 @@ from workers.training.batching import (
     pack,
     packed_micro_batches,
 )
-from workers.training.logprobs import batch_logprobs, token_logprobs
+from workers.training.logprobs import batch_logprobs, shared_prefix_length, token_logprobs
 
 
-def trajectory(seed: int, prompt: int, tool: int, model: int) -> Trajectory:
+def trajectory(
+    seed: int, prompt: int, tool: int, model: int, system: Sequence[int] = ()
+) -> Trajectory:
+    """Random tokens: a prompt (after `system`, a prompt every trajectory shares), a model
+    turn, a tool result, a model turn."""
     g = torch.Generator().manual_seed(seed)
     t = Trajectory(question=f"q{seed}", model_name="test")
-    t.append(torch.randint(0, 64, (prompt,), generator=g).tolist(), PROMPT)
+    t.append([*system, *torch.randint(0, 64, (prompt,), generator=g).tolist()], PROMPT)
     t.append(torch.randint(0, 64, (model,), generator=g).tolist(), MODEL, [-1.0] * model)
     t.append(torch.randint(0, 64, (tool,), generator=g).tolist(), TOOL)
     t.append(torch.randint(0, 64, (model,), generator=g).tolist(), MODEL, [-1.0] * model)
@@ -116,6 +122,55 @@ def test_without_the_position_restarts_the_second_trajectory_would_differ():
     expected, _ = batch_logprobs(model, alone)
     n = len(a.token_ids)
     assert not torch.allclose(got[0, n:], expected[0], atol=1e-5)
+
+
+SYSTEM = list(range(3, 23))  # 20 tokens every trajectory of a cold start begins with
+
+
+def test_rows_that_share_a_system_prompt_run_it_once_with_the_same_log_probs_and_gradients():
+    model = tiny_model().train()
+    trajectories = [trajectory(seed, 3 + seed, 2 * seed, 2 + seed, SYSTEM) for seed in range(4)]
+    batch = collate_packed([[t] for t in trajectories])  # the cold start's rows
+    assert shared_prefix_length(
+        batch.input_ids, batch.attention_mask, batch.loss_mask, batch.position_ids
+    ) == len(SYSTEM)
+
+    def logprobs_and_gradients(batch, **options):
+        model.zero_grad()
+        logp, _ = batch_logprobs(model, batch, **options)
+        (logp * batch.loss_mask).sum().backward()
+        return logp, [p.grad.clone() for p in model.parameters()]
+
+    shared, shared_grads = logprobs_and_gradients(batch)
+    whole, whole_grads = logprobs_and_gradients(batch, share_prefix=False)
+    assert torch.allclose(shared, whole, atol=1e-5)
+    assert all(
+        torch.allclose(a, b, atol=1e-5) for a, b in zip(shared_grads, whole_grads, strict=True)
+    )
+    for row, t in enumerate(trajectories):  # and each row as it is alone
+        alone, _ = batch_logprobs(model, collate([t]))
+        n = len(t.token_ids)
+        assert torch.allclose(shared[row, :n], alone[0], atol=1e-5)
+
+
+def test_the_shared_prefix_stops_before_the_first_target_and_never_spans_packed_rows():
+    first_target = len(SYSTEM) + 3  # the first model token of trajectory(0, 3, …)
+    a, b = trajectory(0, 3, 4, 2, SYSTEM), trajectory(0, 3, 5, 2, SYSTEM)  # alike up to a's tool
+    rows = collate_packed([[a], [b]])
+
+    def length(batch):
+        return shared_prefix_length(
+            batch.input_ids, batch.attention_mask, batch.loss_mask, batch.position_ids
+        )
+
+    # The last shared token's hidden state predicts the first target: computed per row.
+    assert length(rows) == first_target - 1
+    assert length(collate([a, b])) == first_target - 1  # unpacked rows alike
+    assert length(collate_packed([[a]])) == 0  # one row: nothing to share
+    assert length(collate([a, trajectory(1, 3, 4, 2)])) == 0  # different from the first token
+    # Rows packing several trajectories start alike but restart their positions: left alone.
+    c = trajectory(2, 3, 1, 2, SYSTEM)
+    assert length(collate_packed([[a, c], [b]])) == 0
 
 
 def test_packed_advantages_follow_their_trajectory():

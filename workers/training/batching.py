@@ -92,10 +92,12 @@ def length_grouped_micro_batches(
     item indices) for `collate_packed`.
 
     On the cold start's set (1,244 trajectories of 200 to 1,240 tokens, in three clumps:
-    first-search drills, one search, two searches) packing into rows as wide as the longest
-    left 27 % of the computed tokens as padding, and a drill attended over its whole row;
-    grouped so, the preset's timed cold start got through 0.55 of an epoch instead of 0.50
-    on a float32 CPU (README, proof44; `bench/cold_start_batching.py`)."""
+    first-search drills, one search, two searches) packed rows, collated to their batch's
+    widest, were 1.2 % padding, but a drill attended over its whole row; grouped so, 1.06×
+    the trajectories a minute (`bench/cold_start_batching.py`), and the preset's timed
+    cold start got through 0.55 of an epoch instead of 0.50 on a float32 CPU (README,
+    proof44). One trajectory a row is also what lets `logprobs.token_logprobs` run the
+    rows' shared system prompt once."""
     order = sorted(items, key=lambda i: -lengths[i])
     batches, start = [], 0
     while start < len(order):
