@@ -77,7 +77,6 @@ def main() -> None:
     parser.add_argument("--batches", type=int, default=12, help="strata timed of each")
     parser.add_argument("--precision", default="float32", choices=["float32", "bfloat16"])
     args = parser.parse_args()
-    rng = random.Random(0)
     torch.manual_seed(0)
 
     model, trajectories, max_tokens = preset_cold_start(args.index, args.questions, args.split_seed)
@@ -105,6 +104,9 @@ def main() -> None:
         order = sorted(range(len(batches)), key=lambda k: collated[k].input_ids.shape[1])
         cuts = [i * len(order) // args.batches for i in range(args.batches + 1)]
         strata = [order[a:b] for a, b in pairwise(cuts)]
+        # The same draw for each way: grouped with and without the shared prefix then time
+        # the very same batches, so their ratio is the prefix's alone.
+        rng = random.Random(0)
         epoch_seconds, timed = 0.0, 0
         for stratum in strata:
             if not stratum:

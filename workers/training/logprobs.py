@@ -7,9 +7,10 @@ whole sequence but the head (and the softmax) only at the positions that predict
 token.
 
 The rows of a cold-start micro-batch (one trajectory each) begin with the same system
-prompt, 29 % of the set's tokens: with `shared_prefix` the decoder runs those tokens once
-for the whole batch, and every row attends to that one copy's keys and values. Exact: the
-gradient flows back through the shared copy as it would through each row's own.
+prompt, 29 % of the set's tokens: the decoder runs those tokens once for the whole batch,
+and every row attends to that one copy's keys and values. Exact: the gradient flows back
+through the shared copy as it would through each row's own (1.33× the cold start's
+trajectories a minute, `bench/cold_start_batching.py`).
 """
 
 import torch
