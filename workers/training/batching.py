@@ -93,7 +93,7 @@ def length_grouped_micro_batches(
 
     On the cold start's set (1,244 trajectories of 200 to 1,240 tokens, in three clumps:
     first-search drills, one search, two searches) packed rows, collated to their batch's
-    widest, were 1.2 % padding, but a drill attended over its whole row; grouped so, 1.06×
+    widest, were 1.2 % padding, but a drill attended over its whole row; grouped so, 1.06–1.13×
     the trajectories a minute (`bench/cold_start_batching.py`), and the preset's timed
     cold start got through 0.55 of an epoch instead of 0.50 on a float32 CPU (README,
     proof44). One trajectory a row is also what lets `logprobs.token_logprobs` run the

@@ -9,7 +9,7 @@ token.
 The rows of a cold-start micro-batch (one trajectory each) begin with the same system
 prompt, 29 % of the set's tokens: the decoder runs those tokens once for the whole batch,
 and every row attends to that one copy's keys and values. Exact: the gradient flows back
-through the shared copy as it would through each row's own (1.33× the cold start's
+through the shared copy as it would through each row's own (1.21× the cold start's
 trajectories a minute, `bench/cold_start_batching.py`).
 """
 
