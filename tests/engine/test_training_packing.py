@@ -1,4 +1,5 @@
-"""Packed micro-batches: several trajectories per row must train exactly as one per row."""
+"""Micro-batches: several trajectories packed in a row, or rows run from one shared prompt,
+must train exactly as one trajectory a row."""
 
 from collections.abc import Sequence
 
