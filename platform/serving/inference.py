@@ -279,7 +279,9 @@ def load_agent(agent: dict) -> LoadedAgent:
     folder = _published_folder(agent["published_prefix"])
     agent_settings = read_agent_settings(folder)
     limits = agent_settings.limits if agent_settings else Limits()
-    if settings.SLEUTH_SERVING_ENGINE == "sglang":  # GPU workers: sglang loads the weights
+    # GPU workers: sglang loads the weights; an agent whose answers are grounded needs the
+    # hf engine's per-token masks, so it is served as it was measured.
+    if settings.SLEUTH_SERVING_ENGINE == "sglang" and not limits.grounded_figures:
         from serving.sglang_serving import load_sglang_agent
 
         return load_sglang_agent(agent, base_model or str(folder), agent_settings, limits, started)

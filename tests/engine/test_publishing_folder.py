@@ -195,6 +195,51 @@ def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):
         assert run_agent._closing_tag(text) == closing_tag(text), text
 
 
+def test_the_bundled_script_grounds_an_answers_figures_as_the_engine_does(published):
+    from workers.agent.grounding import FigureGrounding, ShownFigures
+
+    run_agent = bundled_script(published)
+    vocab = list("0123456789,. $m") + ["12", ".5", "</answer>", "[EOS]", ",0", "1,"]
+    figure_tokens = {i: t for i, t in enumerate(vocab) if t[:1] in ",." or any(map(str.isdigit, t))}
+    shown_text = "Total assets 59,268 and 3.5 (in millions), 1,000.0 in 2023"
+    engine, shown = FigureGrounding(vocab), ShownFigures.of(shown_text)
+    bundle_shown = run_agent.shown_figures(shown_text)
+    for answer in ("", "$", "$59,2", "$5926", "$59,268", "The total is ", "3.", "$1,000", "$7 "):
+        expected = engine.banned(answer, shown)
+        ruled = run_agent.banned_tokens(answer, bundle_shown, figure_tokens)
+        if ruled is None:
+            assert expected is None, answer
+            continue
+        banned, ends_banned = ruled
+        got = {
+            i for i in range(len(vocab)) if i in banned or (ends_banned and i not in figure_tokens)
+        }
+        assert got == {i for i, b in enumerate(expected.tolist()) if b}, answer
+    assert engine.banned("$59,2", shown) is not None, (
+        "the test would not see a rule that allows all"
+    )
+
+
+def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(published):
+    import torch
+    from test_agent_grounding import char_tokenizer
+
+    run_agent = bundled_script(published)
+    tokenizer = char_tokenizer()
+    figure_tokens = run_agent._GroundedFigures.figure_tokens(tokenizer)
+    assert {tokenizer.decode([i]) for i in figure_tokens} == set("0123456789,.")
+
+    def allowed(text: str) -> set[str]:
+        ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
+        grounded = run_agent._GroundedFigures(tokenizer, 0, "assets 59,268", figure_tokens)
+        scores = grounded(ids, torch.zeros(1, len(tokenizer)))
+        return {tokenizer.decode([i]) for i in torch.isfinite(scores[0]).nonzero()[:, 0].tolist()}
+
+    assert allowed("<answer>$59,2") == {"6"}
+    assert len(allowed("<search>$59,2")) == len(tokenizer)  # a query is the model's own
+    assert "7" not in allowed("<answer>") and "5" in allowed("<answer>")
+
+
 def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):
     result = subprocess.run(
         [sys.executable, str(published / "agent" / "run_agent.py"), "what was acme revenue ?"]

@@ -18,6 +18,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
+from workers.agent.grounding import FigureGrounding, ShownFigures
 from workers.agent.protocol import (
     ANSWER_CLOSE,
     ANSWER_OPEN,
@@ -166,9 +167,21 @@ class RolloutEngine:
             [budgets[i] for i in live],
             stops,
             sampling,
+            groundings=[self._grounding(trajectories[i]) for i in live],
         )
         for i, (ids, logprobs, ended_by_eos) in zip(live, segments, strict=True):
             self._after_segment(trajectories[i], ids, logprobs, ended_by_eos)
+
+    def _grounding(self, trajectory: Trajectory) -> Grounding | None:
+        """What the trajectory's answer may write figures from, under `grounded_figures`:
+        the question and every tool token (the results) so far."""
+        if not self.limits.grounded_figures:
+            return None
+        tool_ids = [
+            t for t, p in zip(trajectory.token_ids, trajectory.producers, strict=True) if p == TOOL
+        ]
+        shown = ShownFigures.of(f"{trajectory.question}\n{self.tokenizer.decode(tool_ids)}")
+        return Grounding(shown, answer_opened=bool(trajectory.meta.get("answer_opened")))
 
     def _budget(self, trajectory: Trajectory) -> int:
         by_limit = self.limits.max_new_tokens - trajectory.model_tokens
@@ -248,8 +261,10 @@ class RolloutEngine:
         budgets: list[int],
         stops: list[tuple[str, ...]],
         sampling: SamplingParams,
+        groundings: list[Grounding | None] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
-        """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
+        """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos).
+        A sequence's grounding, where given, bans unshown figures inside its answer."""
         raise NotImplementedError
 
 
@@ -296,6 +311,7 @@ class HFRolloutEngine(RolloutEngine):
         self.model = model
         # id(trajectory.token_ids) -> keys/values of its first tokens, kept between rounds
         self.kept: dict[int, _Kept] = {}
+        self.figure_grounding: FigureGrounding | None = None  # built at its first use
 
     def _generator(self, seed: int) -> torch.Generator:
         # On the model's device: tokens are sampled where the logits are (no copy per token).
@@ -335,9 +351,11 @@ class HFRolloutEngine(RolloutEngine):
         budgets: list[int],
         stops: list[tuple[str, ...]],
         sampling: SamplingParams,
+        groundings: list[Grounding | None] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
         """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
         device = self.model.device
+        groundings = groundings or [None] * len(sequences)
         n, width = len(sequences), max(len(s) for s in sequences)
         logits, cache = self._prefill(sequences, width, max(budgets))
         attention = torch.zeros((n, width), dtype=torch.long)
@@ -351,6 +369,7 @@ class HFRolloutEngine(RolloutEngine):
         while True:
             if self.check is not None:
                 self.check()
+            logits = self._ground(logits, [(groundings[i], out[i][0]) for i in rows])
             tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
             tokens = tokens.to(device)
             # One copy to the host per step, not one per row and value.
@@ -396,6 +415,30 @@ class HFRolloutEngine(RolloutEngine):
                 use_cache=True,
             )
             logits = result.logits[:, -1, :]
+
+    def _ground(
+        self, logits: torch.Tensor, rows: list[tuple[Grounding | None, list[int]]]
+    ) -> torch.Tensor:
+        """`logits` with the tokens each grounded row's answer may not write masked out
+        (`rows`: each batch row's grounding and the segment's tokens so far)."""
+        bans = {}
+        for r, (grounding, ids) in enumerate(rows):
+            if grounding is None:
+                continue
+            answer = grounding.answer_text(self.tokenizer.decode(ids))
+            if answer is None:
+                continue
+            if self.figure_grounding is None:
+                self.figure_grounding = FigureGrounding.for_tokenizer(self.tokenizer)
+            banned = self.figure_grounding.banned(answer, grounding.shown)
+            if banned is not None:
+                bans[r] = banned
+        if not bans:
+            return logits
+        logits = logits.clone()
+        for r, banned in bans.items():
+            logits[r, banned.to(logits.device)] = float("-inf")
+        return logits
 
     def _prefill(
         self, sequences: list[list[int]], width: int, room: int
@@ -525,6 +568,21 @@ class _SlabCache(Cache):
     def __iter__(self):
         for layer in self.layers:
             yield layer.keys, layer.values
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """A trajectory's figures shown, and whether the harness opened its answer (echo)."""
+
+    shown: ShownFigures
+    answer_opened: bool = False
+
+    def answer_text(self, segment: str) -> str | None:
+        """The answer written so far in this segment; None before `<answer>`."""
+        if self.answer_opened:
+            return segment
+        start = segment.rfind(ANSWER_OPEN)
+        return None if start < 0 else segment[start + len(ANSWER_OPEN) :]
 
 
 def _sample(

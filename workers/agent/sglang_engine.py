@@ -94,7 +94,10 @@ class SGLangRolloutEngine(RolloutEngine):
         budgets: list[int],
         stops: list[tuple[str, ...]],
         sampling: SamplingParams,
+        groundings: list | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
+        if any(groundings or []):
+            raise ValueError("grounded figures need the hf engine's per-token masks")
         if self.closed:
             raise RuntimeError("this sglang engine was shut down (its agent was unloaded)")
         # `Engine.generate` runs on the event loop the engine made in the thread that built

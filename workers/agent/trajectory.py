@@ -46,6 +46,9 @@ class Limits:
     # question itself, scoped); a later one is narrow (a section, key terms), and its third
     # hit finds more evidence per chunk shown than the first search's does.
     first_results_per_search: int = 0
+    # An answer writes only figures the question or its results show (`agent.grounding`):
+    # applied where the agent is used, never in the trainer's rollouts.
+    grounded_figures: bool = False
 
     def hits_for(self, searches_run: int) -> int:
         """Hits shown by a search after `searches_run` searches have run."""

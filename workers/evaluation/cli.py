@@ -27,6 +27,8 @@ def policy_limits(specs: list[str], args) -> dict:
     from workers.agent.trajectory import Limits
 
     given = {k: getattr(args, k) for k in LIMIT_DEFAULTS if getattr(args, k) is not None}
+    if getattr(args, "grounded_figures", None) is not None:
+        given["grounded_figures"] = args.grounded_figures == "on"
     own = {}
     for spec in specs:
         settings = read_agent_settings(spec) if Path(spec).is_dir() else None
@@ -81,6 +83,13 @@ def register(subparsers) -> None:
     # models run under the checkpoint's when there is one, else under these defaults.
     for flag, default in LIMIT_DEFAULTS.items():
         p.add_argument(f"--{flag.replace('_', '-')}", type=int, help=f"default {default}")
+    p.add_argument(
+        "--grounded-figures",
+        choices=["on", "off"],
+        default=None,
+        help="answers write only figures the question or results show (default: a "
+        "checkpoint's own setting, else off)",
+    )
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--device", default="auto", help="cuda, cpu, or auto: the GPU if any")
     p.add_argument(

@@ -289,6 +289,83 @@ class _StopAfterTag:
         return torch.tensor([done], dtype=torch.bool, device=input_ids.device)
 
 
+_FIGURE_RUN = re.compile(r"\d[\d,.]*")  # a figure as a grounded answer reads one
+_OPEN_FIGURE = re.compile(r"\d[\d,.]*$")
+
+
+def shown_figures(text: str) -> tuple[set[str], set[str]]:
+    """The figures `text` shows (as written and without thousands separators), and every
+    start of one: what a grounded answer may write (`grounded_figures` in agent.json)."""
+    figures = set()
+    for match in _FIGURE_RUN.finditer(text):
+        figure = match.group().rstrip(",.")
+        figures.update((figure, figure.replace(",", "")))
+    return figures, {f[:i] for f in figures for i in range(1, len(f) + 1)}
+
+
+def banned_tokens(answer: str, shown: tuple[set[str], set[str]], texts: dict[int, str]):
+    """The token ids that may not follow the answer written so far: those writing a figure
+    not shown, and, while a figure is unfinished, every token that would end it. `texts`
+    maps the ids holding a digit or starting with "," or "." to their text; None: any may."""
+    figures, starts = shown
+    open_figure = _OPEN_FIGURE.search(answer)
+    current = open_figure.group() if open_figure else ""
+
+    def fits(token: str) -> bool:
+        figure = current
+        for char in token:
+            if char.isdigit() or (figure and char in ",."):
+                figure += char
+            elif figure:
+                if figure.rstrip(",.") not in figures:
+                    return False
+                figure = ""
+        return not figure or figure in starts or figure.rstrip(",.") in figures
+
+    candidates = [i for i, t in texts.items() if current or _has_digit(t)]
+    banned = {i for i in candidates if not fits(texts[i])}
+    ends_banned = bool(current) and current.rstrip(",.") not in figures
+    if not banned and not ends_banned:
+        return None
+    return banned, ends_banned
+
+
+def _has_digit(text: str) -> bool:
+    return any(c.isdigit() for c in text)
+
+
+class _GroundedFigures:
+    """A logits processor: inside <answer>, only figures the question or results showed."""
+
+    def __init__(self, tokenizer, start: int, shown_text: str, texts: dict[int, str]):
+        self.tokenizer, self.start, self.texts = tokenizer, start, texts
+        self.shown = shown_figures(shown_text)
+
+    @staticmethod
+    def figure_tokens(tokenizer) -> dict[int, str]:
+        """The ids whose text holds a digit or starts with "," or ".", and their text."""
+        texts = {i: tokenizer.decode([i]) for i in range(len(tokenizer))}
+        return {i: t for i, t in texts.items() if _has_digit(t) or t[:1] in ",."}
+
+    def __call__(self, input_ids, scores):
+        text = self.tokenizer.decode(input_ids[0, self.start :])
+        opened = text.rfind("<answer>")
+        if opened < 0:
+            return scores
+        ruled = banned_tokens(text[opened + len("<answer>") :], self.shown, self.texts)
+        if ruled is None:
+            return scores
+        banned, ends_banned = ruled
+        mask = scores.new_zeros(scores.shape[-1], dtype=bool)
+        if ends_banned:
+            mask[:] = True
+            mask[list(self.texts)] = False
+        mask[list(banned)] = True
+        if bool(mask.all()):
+            return scores
+        return scores.masked_fill(mask, float("-inf"))
+
+
 def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict:
     """The agent loop; returns {"answer", "searches", "transcript"}."""
     import torch
@@ -310,6 +387,8 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         prompt = f"{system}\n\nQuestion: {question}\n\n"
     ids = encode(prompt)
     transcript, searches, generated = "", [], 0
+    seen = question  # the question and every result so far: the figures an answer may write
+    figure_tokens: dict[int, str] = {}
     shown: set[str] = set()  # the chunk ids the results have shown so far
     for _turn in range(limits["max_turns"] + 1):
         budget = limits["max_new_tokens"] - generated
@@ -319,12 +398,17 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         cut_turn = 0 < turn <= budget
         if cut_turn:
             budget = turn
+        grounded = None
+        if limits.get("grounded_figures"):  # absent in agents saved before it existed
+            figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
+            grounded = [_GroundedFigures(tokenizer, len(ids), seen, figure_tokens)]
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),
                 max_new_tokens=budget,
                 do_sample=False,
                 stopping_criteria=[_StopAfterTag(tokenizer, len(ids))],
+                logits_processor=grounded,
                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
             )
         new = out[0, len(ids) :].tolist()
@@ -358,6 +442,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         shown.update(ids_shown)
         ids += head + body + tail
         transcript += tokenizer.decode(head + body + tail)
+        seen += "\n" + tokenizer.decode(head + body + tail)
     return {"answer": None, "searches": searches, "transcript": transcript}
 
 

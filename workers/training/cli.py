@@ -99,6 +99,13 @@ SWITCHES: list[tuple[str, str, object, str]] = [
         "synthetic questions name their statement in the customer's own words",
     ),
     ("--no-synthetic-sections", "synthetic_sections", False, "synthetic questions name none"),
+    (
+        "--grounded-figures",
+        "limits.grounded_figures",
+        True,
+        "the agent's answers write only figures its question or results show (evaluation, serving)",
+    ),
+    ("--no-grounded-figures", "limits.grounded_figures", False, "answers write any figure"),
 ]
 
 

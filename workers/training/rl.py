@@ -28,7 +28,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -436,7 +436,8 @@ def train(
         model,
         tokenizer,
         index,
-        limits=config.limits,
+        # Log-probs the trainer recomputes are the model's own: no decoding rule in rollouts.
+        limits=replace(config.limits, grounded_figures=False),
         model_name=config.model,
         precision=precision,
     )

@@ -1,0 +1,130 @@
+"""Grounded figures: with `Limits.grounded_figures`, an answer writes only figures shown.
+
+The rule on its own over a small vocabulary, then in the hf engine: a random tiny model over
+a character tokenizer writes figures at random, and grounded, writes none it was not shown.
+"""
+
+import string
+from dataclasses import dataclass
+
+import pytest
+import torch
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+from workers.agent.grounding import FigureGrounding, ShownFigures, figures_in
+from workers.agent.hf_engine import HFRolloutEngine
+from workers.agent.protocol import ANSWER_OPEN
+from workers.agent.trajectory import Limits, SamplingParams
+
+VOCAB = list("0123456789,. $m") + ["12", ".5", "</answer>", "[EOS]"]
+SHOWN = ShownFigures.of("Total assets 59,268 and 3.5 (in millions)")
+
+
+def allowed(answer: str) -> set[str]:
+    banned = FigureGrounding(VOCAB).banned(answer, SHOWN)
+    if banned is None:
+        return set(VOCAB)
+    return {t for t, b in zip(VOCAB, banned, strict=True) if not b}
+
+
+def test_figures_are_read_as_written_and_without_thousands_separators():
+    assert figures_in("Total 59,268. Then 3.5, and 2023") == {
+        "59,268",
+        "59268",
+        "3.5",
+        "2023",
+    }
+
+
+def test_a_figure_may_start_only_as_a_shown_one_starts():
+    assert allowed("$") & set("0123456789") == {"3", "5"}
+    assert "12" not in allowed("$")
+
+
+def test_an_unfinished_figure_goes_on_as_a_shown_one_and_may_not_stop():
+    assert allowed("$59,2") == {"6"}
+    assert allowed("$5926") == {"8"}
+
+
+def test_a_finished_figure_may_stop_or_take_a_point_as_punctuation():
+    after = allowed("$59,268")
+    assert {" ", "m", "</answer>", "[EOS]", "."} <= after
+    assert not after & set("0123456789")
+
+
+def test_words_are_free_outside_figures():
+    assert {" ", "m", "$", "</answer>", "[EOS]", ","} <= allowed("The total is ")
+
+
+@dataclass
+class Hit:
+    chunk_id: str
+    text: str
+    doc: str = "doc"
+    page: int | None = 1
+    entity: str = "acme"
+    score: float = 1.0
+
+
+class FiguresIndex:
+    def search(self, query: str, k: int = 5) -> list[Hit]:
+        return [Hit(f"c{i}", f"capital expenditure 1,577 and ratio {i}.8") for i in range(k)]
+
+
+def char_tokenizer() -> PreTrainedTokenizerFast:
+    chars = sorted(set(string.ascii_letters + string.digits + string.punctuation + " \n"))
+    pieces = ["[PAD]", "[UNK]", "[EOS]", "<search>", "</search>", "<answer>", "</answer>"]
+    pieces += ["<results>", "</results>", *chars]
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(pieces)}, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.Split(
+        Regex(r"</?\w+>|\[EOS\]|[\s\S]"), behavior="isolated"
+    )
+    backend.decoder = decoders.Fuse()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
+    )
+
+
+@pytest.fixture(scope="module")
+def random_model():
+    tokenizer = char_tokenizer()
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            num_key_value_heads=1,
+            max_position_embeddings=1024,
+            pad_token_id=tokenizer.pad_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            bos_token_id=None,
+        )
+    )
+    # Digits likelier than the rest, so that answers write many figures.
+    with torch.no_grad():
+        model.lm_head.weight[tokenizer.convert_tokens_to_ids(list(string.digits))] *= 4
+    return model, tokenizer
+
+
+def answers(random_model, grounded: bool) -> tuple[list[set[str]], list[str]]:
+    """Per question, the figures its answer wrote that it was not shown; and the answers."""
+    model, tokenizer = random_model
+    limits = Limits(max_new_tokens=30, max_result_tokens=200, grounded_figures=grounded)
+    engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
+    questions = [f"capex of acme in 2018, try {i}?" for i in range(12)]
+    trajectories = engine.rollout(questions, SamplingParams(temperature=1.0, seed=5), echo_k=2)
+    before, written = zip(*(t.text.split(ANSWER_OPEN, 1) for t in trajectories), strict=True)
+    shown = [figures_in(t.question + b) for t, b in zip(trajectories, before, strict=True)]
+    return [figures_in(w) - s for w, s in zip(written, shown, strict=True)], list(written)
+
+
+def test_grounded_answers_write_only_figures_the_question_or_results_showed(random_model):
+    unshown, written = answers(random_model, grounded=False)
+    assert any(unshown), "a random model writes figures it was not shown"
+    unshown, written = answers(random_model, grounded=True)
+    assert not any(unshown), written
+    assert any(figures_in(w) for w in written)  # it still writes figures: shown ones
