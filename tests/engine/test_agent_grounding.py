@@ -128,3 +128,12 @@ def test_grounded_answers_write_only_figures_the_question_or_results_showed(rand
     unshown, written = answers(random_model, grounded=True)
     assert not any(unshown), written
     assert any(figures_in(w) for w in written)  # it still writes figures: shown ones
+
+
+def test_logits_wider_than_the_tokenizer_are_masked_whole():
+    tokenizer = char_tokenizer()
+    width = len(tokenizer) + 7  # models pad their vocabulary past the tokenizer's
+    grounding = FigureGrounding.for_tokenizer(tokenizer, width)
+    banned = grounding.banned("$59,2", SHOWN)
+    assert banned.shape == (width,) and banned[len(tokenizer) :].all()  # padding ends a figure
+    assert not grounding.banned("$59,268", SHOWN)[len(tokenizer) :].any()

@@ -200,7 +200,9 @@ def test_the_bundled_script_grounds_an_answers_figures_as_the_engine_does(publis
 
     run_agent = bundled_script(published)
     vocab = list("0123456789,. $m") + ["12", ".5", "</answer>", "[EOS]", ",0", "1,"]
-    figure_tokens = {i: t for i, t in enumerate(vocab) if t[:1] in ",." or any(map(str.isdigit, t))}
+    figure_tokens = {
+        i: t for i, t in enumerate(vocab) if t.startswith((",", ".")) or any(map(str.isdigit, t))
+    }
     shown_text = "Total assets 59,268 and 3.5 (in millions), 1,000.0 in 2023"
     engine, shown = FigureGrounding(vocab), ShownFigures.of(shown_text)
     bundle_shown = run_agent.shown_figures(shown_text)

@@ -69,7 +69,9 @@ class FigureGrounding:
         digits = set(self.digit_ids)
         # Tokens that may go on with an open figure ("," or "." first) without a digit.
         self.separator_ids = [
-            i for i, t in enumerate(token_texts) if t[:1] in _SEPARATORS and i not in digits
+            i
+            for i, t in enumerate(token_texts)
+            if t.startswith(tuple(_SEPARATORS)) and i not in digits
         ]
         # Everything else closes an open figure: words, spaces, tags, end-of-sequence.
         closes = torch.ones(len(token_texts), dtype=torch.bool)
@@ -77,8 +79,11 @@ class FigureGrounding:
         self.closes = closes
 
     @classmethod
-    def for_tokenizer(cls, tokenizer) -> FigureGrounding:
-        return cls([tokenizer.decode([i]) for i in range(len(tokenizer))])
+    def for_tokenizer(cls, tokenizer, vocab_size: int) -> FigureGrounding:
+        """For a model whose logits have `vocab_size` entries (often more than the tokenizer
+        has: ids past it are padding, and write nothing)."""
+        texts = [tokenizer.decode([i]) for i in range(min(len(tokenizer), vocab_size))]
+        return cls(texts + [""] * (vocab_size - len(texts)))
 
     def banned(self, answer: str, shown: ShownFigures) -> torch.Tensor | None:
         """A bool mask over the vocabulary of the tokens that may not follow `answer` (the

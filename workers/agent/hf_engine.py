@@ -429,7 +429,8 @@ class HFRolloutEngine(RolloutEngine):
             if answer is None:
                 continue
             if self.figure_grounding is None:
-                self.figure_grounding = FigureGrounding.for_tokenizer(self.tokenizer)
+                width = logits.shape[-1]
+                self.figure_grounding = FigureGrounding.for_tokenizer(self.tokenizer, width)
             banned = self.figure_grounding.banned(answer, grounding.shown)
             if banned is not None:
                 bans[r] = banned

@@ -345,7 +345,7 @@ class _GroundedFigures:
     def figure_tokens(tokenizer) -> dict[int, str]:
         """The ids whose text holds a digit or starts with "," or ".", and their text."""
         texts = {i: tokenizer.decode([i]) for i in range(len(tokenizer))}
-        return {i: t for i, t in texts.items() if _has_digit(t) or t[:1] in ",."}
+        return {i: t for i, t in texts.items() if _has_digit(t) or t.startswith((",", "."))}
 
     def __call__(self, input_ids, scores):
         text = self.tokenizer.decode(input_ids[0, self.start :])
