@@ -5,10 +5,10 @@ a character tokenizer writes figures at random, and grounded, writes none it was
 """
 
 import string
-from dataclasses import dataclass
 
 import pytest
 import torch
+from test_agent_engine import Hit
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
@@ -55,16 +55,6 @@ def test_a_finished_figure_may_stop_or_take_a_point_as_punctuation():
 
 def test_words_are_free_outside_figures():
     assert {" ", "m", "$", "</answer>", "[EOS]", ","} <= allowed("The total is ")
-
-
-@dataclass
-class Hit:
-    chunk_id: str
-    text: str
-    doc: str = "doc"
-    page: int | None = 1
-    entity: str = "acme"
-    score: float = 1.0
 
 
 class FiguresIndex:
