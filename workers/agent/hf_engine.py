@@ -355,7 +355,7 @@ class HFRolloutEngine(RolloutEngine):
     ) -> list[tuple[list[int], list[float], bool]]:
         """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
         device = self.model.device
-        groundings = groundings or [None] * len(sequences)
+        grounded = groundings is not None and any(g is not None for g in groundings)
         n, width = len(sequences), max(len(s) for s in sequences)
         logits, cache = self._prefill(sequences, width, max(budgets))
         attention = torch.zeros((n, width), dtype=torch.long)
@@ -369,7 +369,8 @@ class HFRolloutEngine(RolloutEngine):
         while True:
             if self.check is not None:
                 self.check()
-            logits = self._ground(logits, [(groundings[i], out[i][0]) for i in rows])
+            if grounded:
+                logits = self._ground(logits, [(groundings[i], out[i][0]) for i in rows])
             tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
             tokens = tokens.to(device)
             # One copy to the host per step, not one per row and value.
