@@ -609,6 +609,27 @@ def test_a_drill_whose_first_search_misses_goes_on_to_the_key_terms_and_stops_th
     assert "<results>" not in tokenizer.decode(trained)
 
 
+def test_a_teacher_that_refines_always_searches_the_key_terms_after_a_hit_too():
+    dividends = Chunk("acme-3", "acme-10k", 3, "acme", f"acme {BOILER} dividends one")
+    index = SearchIndex.build(boilerplate_pages(dividends))
+    tokenizer = tiny_tokenizer()
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    missed = ask_amount("acme", "backlog", "three", "acme-2")
+    found = ask_amount("acme", "dividends", "one", "acme-3")
+    on_miss = ScriptedTeacher(index, results_per_search=1, heading_search=False)
+    on_miss.learn_boilerplate([missed, found], share=0.6)
+    always = dataclasses.replace(on_miss, refine_always=True)
+
+    assert on_miss.queries(found) == [f"[acme 2021] {found.question}"]
+    assert always.queries(found) == [*on_miss.queries(found), "[acme 2021] dividends"]
+    assert always.queries(missed) == on_miss.queries(missed)  # a miss: the same either way
+    # The made-up copies search again too, the key terms under the made-up scope.
+    drills = scope_drills(engine, always, [found], per_question=1, taught=frozenset({found.id}))
+    assert len(drills) == 1 and drills[0].text.count("<search>") == 2
+    assert drills[0].text.endswith("] dividends</search>")
+    assert "acme" not in drills[0].text.split("<search>")[-1]
+
+
 def test_the_synthetic_curriculum_reads_only_the_training_entities_documents():
     table = "(Millions) 2021 2020\nBacklog of orders {a} {b}\nResearch spending {b} {a}\n"
     pages = [
@@ -656,7 +677,7 @@ def test_teacher_trajectories_train_only_on_the_teachers_own_tokens():
     assert "<results>" not in trained and "filing" not in trained  # tool output is context only
 
 
-def test_the_synthetic_curriculum_asks_what_drove_a_change_as_often_as_the_customer_does():
+def test_the_synthetic_curriculum_asks_what_drove_as_often_as_the_customer_answers_in_words():
     rows = "\n".join(f"Line item {w} {i} {i + 3}" for i, w in enumerate("abcdefghijklmnopqrst"))
     reasons = "\n".join(
         f"Line item {w} increased, primarily due to higher {w} volumes in the year."
@@ -666,7 +687,8 @@ def test_the_synthetic_curriculum_asks_what_drove_a_change_as_often_as_the_custo
         Chunk("acme-1", "acme-2021-10k", 1, "acme", f"(Millions) 2021 2020\n{rows}\n"),
         Chunk("acme-2", "acme-2021-10k", 2, "acme", reasons),
     ]
-    asked = [q for q in questions() if q.entity == "acme"] * 4
+    figure = Question("fig", "What was acme's revenue in 2021?", "$7 million", "acme", [])
+    asked = [figure] * 4
     index = SearchIndex.build(pages)
 
     assert not any(
@@ -679,6 +701,11 @@ def test_the_synthetic_curriculum_asks_what_drove_a_change_as_often_as_the_custo
     causes = [q for q in synthetic if q.meta["source"] == "offline-cause"]
     assert len(causes) == 5, len(causes)  # a quarter, as in the customer's four
     assert all(q.answer.startswith("Higher ") and "2021" in q.question for q in causes)
+
+    # Any answer in words counts, asked why or not: the reason is the words to copy.
+    asked[1] = Question("what", "What does acme make?", "Industrial packaging.", "acme", [])
+    synthetic = synthetic_curriculum(index, asked, config(synthetic_questions=20))
+    assert sum(q.meta["source"] == "offline-cause" for q in synthetic) == 10  # two of four
 
 
 def test_the_teacher_keeps_no_trajectory_whose_answer_states_a_figure_its_results_hide():

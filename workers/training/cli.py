@@ -86,6 +86,13 @@ SWITCHES: list[tuple[str, str, object, str]] = [
     ("--no-heading-search", "heading_search", False, "no heading search in the teacher"),
     ("--no-refine-search", "refine_search", False, "no key-term second search in the teacher"),
     (
+        "--refine-always",
+        "refine_always",
+        True,
+        "the teacher's key-term second search follows every first search, not only a miss",
+    ),
+    ("--refine-on-miss", "refine_always", False, "the key-term search only after a miss"),
+    (
         "--section-search",
         "section_search",
         True,

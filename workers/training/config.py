@@ -59,6 +59,7 @@ class TrainConfig(Settings):
     customer_scope_drills: int = 2
     heading_search: bool = True  # the scripted teacher's heading search (teacher.py)
     refine_search: bool = True  # the teacher searches the key terms when the question misses
+    refine_always: bool = False  # ... and when it finds the evidence too (teacher.py)
     # The teacher searches the key terms within the part of the document the question names
     # ("[3M 2018 | cash flow statement] capital expenditure" for "… shown in the cash flow
     # statement").

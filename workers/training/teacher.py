@@ -6,7 +6,8 @@ Each is scoped to the documents the question names ("[3M 2018] …": the entity 
 question writes it and the year it asks about), which the student learns by copying, and
 which keeps other companies' filings that share the question's words out of the results:
 1. the question, as written;
-2. when that misses and `refine_search` is on, the question's key terms alone (the scope
+2. when that misses (or always, with `refine_always`) and `refine_search` is on, the
+   question's key terms alone (the scope
    kept): its words less the entity, the years and the words most questions share
    ("what", "was", "report": `boilerplate`, counted over the question pool) and its
    instructions ("Answer in USD millions.": `asked`), so the row or concept asked about
@@ -83,6 +84,11 @@ class ScriptedTeacher:
     # find with the question's words, if it learns which kind a question needs.
     heading_search: bool = True
     refine_search: bool = True
+    # The key-terms search (2. above) after every first search, found or not: a student
+    # cannot see whether its results hold the evidence, so "search again after a miss"
+    # taught only on misses is learnt by some runs and not by others (proof46 searched
+    # twice everywhere, proof50 only within a statement the question names).
+    refine_always: bool = False
     # The key terms within the part of the document the question names (3. above).
     section_search: bool = False
     # Stems that most questions share (question words, templates): not key terms.
@@ -287,18 +293,26 @@ class ScriptedTeacher:
         """The searches a student should make for a question whether or not they reach its
         evidence: the scoped question; then, where the question names the part of the
         document to look in (`section_query`), the key terms there; else its key terms
-        when the first misses the golden chunks (and `refine_search` is on). Searching again
-        is the habit, not the luck."""
+        when the first misses the golden chunks, or always with `refine_always` (and
+        `refine_search` on). Searching again is the habit, not the luck."""
         first = self.scope(question) + question.question
         golden = set(question.golden_chunk_ids)
         if not golden:
             return [first]
         if section := self.section_query(question):
             return [first, section]
-        if not self.refine_search or golden & self._shown(first, first=True):
+        if not self.refine_always and golden & self._shown(first, first=True):
             return [first]
-        terms = self.key_terms(question)
-        return [first, self.scope(question) + terms] if terms else [first]
+        refined = self.refine_query(question)
+        return [first, refined] if refined else [first]
+
+    def refine_query(self, question: Question, scope: str | None = None) -> str | None:
+        """`"[3M 2018] capital expenditure"`: the key terms under `scope` (the question's own
+        by default); None when `refine_search` is off or the question has no key terms."""
+        terms = self.key_terms(question) if self.refine_search else ""
+        if not terms:
+            return None
+        return (scope if scope is not None else self.scope(question)) + terms
 
     def segments(self, question: Question) -> list[str] | None:
         """The model-side text of the teacher's trajectory, one string per turn: a search
@@ -532,6 +546,8 @@ def scope_drills(
             )
             named = " ".join([name, *(new_years[y] for y in years[:1])])
             section = teacher.section_query(question, f"[{named}] ")  # the words it names
+            if not section and teacher.refine_always:
+                section = teacher.refine_query(question, f"[{named}] ")
             searches = [f"[{named}] {text}", *([section] if section else [])]
             drills.append(_search_turns(engine, text, searches))
     return drills
