@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from workers.rewards.judge import OfflineJudge
-from workers.rewards.text import answered_in_words
 
 CAPEX_Q = (
     "What is the FY2018 capital expenditure amount (in USD millions) for 3M? Give a response "
@@ -86,11 +85,3 @@ def test_every_financebench_ground_truth_judges_itself_correct(judge):
         if not judge.judge(q["question"], q["answer"], q["answer"]).correct
     ]
     assert wrong == []
-
-
-def test_an_answer_in_words_is_neither_a_yes_or_no_nor_a_figure():
-    assert answered_in_words("What was the largest liability in 2022?", "Customer deposits")
-    assert answered_in_words("Why did sales rise?", "Higher volumes in FY2023.")  # a year only
-    assert not answered_in_words("Did sales rise?", "Yes, by 4%.")
-    assert not answered_in_words("What were total assets?", "$59,268 million")
-    assert not answered_in_words("What was the margin?", "It was 12.5%")

@@ -677,7 +677,7 @@ def test_teacher_trajectories_train_only_on_the_teachers_own_tokens():
     assert "<results>" not in trained and "filing" not in trained  # tool output is context only
 
 
-def test_the_synthetic_curriculum_asks_what_drove_as_often_as_the_customer_answers_in_words():
+def test_the_synthetic_curriculum_asks_what_drove_a_change_as_often_as_the_customer_does():
     rows = "\n".join(f"Line item {w} {i} {i + 3}" for i, w in enumerate("abcdefghijklmnopqrst"))
     reasons = "\n".join(
         f"Line item {w} increased, primarily due to higher {w} volumes in the year."
@@ -687,8 +687,7 @@ def test_the_synthetic_curriculum_asks_what_drove_as_often_as_the_customer_answe
         Chunk("acme-1", "acme-2021-10k", 1, "acme", f"(Millions) 2021 2020\n{rows}\n"),
         Chunk("acme-2", "acme-2021-10k", 2, "acme", reasons),
     ]
-    figure = Question("fig", "What was acme's revenue in 2021?", "$7 million", "acme", [])
-    asked = [figure] * 4
+    asked = [q for q in questions() if q.entity == "acme"] * 4
     index = SearchIndex.build(pages)
 
     assert not any(
@@ -701,11 +700,6 @@ def test_the_synthetic_curriculum_asks_what_drove_as_often_as_the_customer_answe
     causes = [q for q in synthetic if q.meta["source"] == "offline-cause"]
     assert len(causes) == 5, len(causes)  # a quarter, as in the customer's four
     assert all(q.answer.startswith("Higher ") and "2021" in q.question for q in causes)
-
-    # Any answer in words counts, asked why or not: the reason is the words to copy.
-    asked[1] = Question("what", "What does acme make?", "Industrial packaging.", "acme", [])
-    synthetic = synthetic_curriculum(index, asked, config(synthetic_questions=20))
-    assert sum(q.meta["source"] == "offline-cause" for q in synthetic) == 10  # two of four
 
 
 def test_the_teacher_keeps_no_trajectory_whose_answer_states_a_figure_its_results_hide():

@@ -4,8 +4,6 @@ import re
 
 import Stemmer
 
-from workers.rewards import quantities
-
 _STEMMER = Stemmer.Stemmer("english")
 _STOPWORDS = frozenset(
     """a an the and or but of to in on at by for from with as is are was were be been being
@@ -60,14 +58,6 @@ def polarity(text: str) -> str | None:
     if first and first[0] in {"yes", "no"}:
         return first[0]
     return None
-
-
-def answered_in_words(question: str, answer: str) -> bool:
-    """Whether an answer is words: neither a yes or no nor a figure ("Customer deposits",
-    "Lower marketing expenses"), what a student must copy from its results, not look up."""
-    if polarity(answer):
-        return False
-    return not quantities.extract_quantities(answer, quantities.scale_hint(question))
 
 
 def is_refusal(text: str) -> bool:

@@ -50,7 +50,7 @@ PRESETS: dict[str, dict] = {
             "comparisons synthesized from your documents (as many yes/no as your own "
             "questions ask, naming their statement in your questions' own words), on "
             "'what drove' questions answered by the reason your filings give (as many as "
-            "your questions are answered in words) and on "
+            "your questions ask why) and on "
             "drills that copy made-up company names into the scope, then RL with groups of "
             "4 until 35 minutes are spent, then the evaluation "
             "against the base model and echo."

@@ -39,11 +39,11 @@ from workers.agent.precision import resolve_precision
 from workers.agent.settings import ADAPTER_DIR, write_agent_settings
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
-from workers.documents.synthesis import offline_questions
+from workers.documents.synthesis import asks_cause, offline_questions
 from workers.evaluation.metrics import behaviour, summarize
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
-from workers.rewards.text import answered_in_words, polarity
+from workers.rewards.text import polarity
 from workers.search.index import SearchIndex
 from workers.training.batching import collate_packed, packed_micro_batches
 from workers.training.checkpoint import (
@@ -148,8 +148,8 @@ def synthetic_curriculum(
     """`config.synthetic_questions` questions from the tables of the training entities'
     documents only: a validation entity's documents never feed training. Yes/no
     comparisons come in the share the customer's own questions answer yes or no, "what
-    drove" questions (answered by a reason copied from the results) in the share answered
-    in words: the answer kinds the student meets are the customer's."""
+    drove" questions in the share that ask why: the question kinds the student meets are
+    the customer's."""
     if not config.synthetic_questions:
         return []
     entities = {q.entity for q in train_questions if q.entity}
@@ -160,7 +160,7 @@ def synthetic_curriculum(
         n=config.synthetic_questions,
         seed=config.seed,
         yes_no_share=sum(bool(polarity(q.answer)) for q in train_questions) / asked,
-        cause_share=sum(answered_in_words(q.question, q.answer) for q in train_questions) / asked,
+        cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
     )
 
 
