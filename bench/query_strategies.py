@@ -33,6 +33,12 @@ terms, trained on the training companies' questions and synthetic ones (`--synth
 each labelled with the teacher oracle's page-kind word. That is what a student could
 learn of the page kind from its training data, without a domain rule.
 
+Last, the second-search habits a `cpu-45min` student may learn, searched as that preset
+shows results (2 hits for the first search, then 3 not shown yet): within the part of the
+document the question names only; also the key terms when the first search misses (what the
+teacher did until proof52: a rule on the golden chunks the student cannot see); also the key
+terms after every other first search (`refine_always`, the preset since proof52).
+
 Usage: python bench/query_strategies.py [--index var/fb-index] [--k 1,2,3] [--split-seed N]
 """
 
@@ -215,6 +221,47 @@ def main() -> None:
                 f"{name:<40} {k:>2} {recall:7.3f} {chunks:7.2f} {echo:10.3f} "
                 f"{recall / max(echo, 1e-9):5.2f}x"
             )
+    second_search_habits(index, teacher, questions, echo_at)
+
+
+def second_search_habits(index: SearchIndex, teacher: ScriptedTeacher, questions, echo_at):
+    """The teacher's drilled searches under the `cpu-45min` preset's result counts, with the
+    second search's three habits (the module's note)."""
+    first_k, later_k = 2, 3
+
+    def shown(queries: list[str]) -> set[str]:
+        seen: list[str] = []
+        for i, query in enumerate(queries):
+            k = later_k if i else first_k
+            new = [h.chunk_id for h in index.search(query, k + len(seen)) if h.chunk_id not in seen]
+            seen += new[:k]  # a search shows only hits the conversation has not shown
+        return set(seen)
+
+    sectioned = dataclasses.replace(
+        teacher, section_search=True, results_per_search=later_k, first_results_per_search=first_k
+    )
+    habits = {
+        "within the section named, else none": dataclasses.replace(sectioned, refine_search=False),
+        "... else the key terms after a miss": sectioned,
+        "... else the key terms always": dataclasses.replace(sectioned, refine_always=True),
+    }
+    header = f"second search ({first_k} hits, then {later_k} new)"
+    print(f"{header:<40}  recall  chunks searches  echo same  ratio")
+    for name, habit in habits.items():
+        recalls, chunks, searches = [], [], []
+        for q in questions:
+            queries = habit.drilled_searches(q)
+            golden = set(q.golden_chunk_ids)
+            seen = shown(queries)
+            recalls.append(len(golden & seen) / len(golden))
+            chunks.append(len(seen))
+            searches.append(len(queries))
+        recall, mean_chunks = statistics.mean(recalls), statistics.mean(chunks)
+        echo = echo_at(mean_chunks)
+        print(
+            f"{name:<40} {recall:7.3f} {mean_chunks:7.2f} {statistics.mean(searches):8.2f} "
+            f"{echo:10.3f} {recall / max(echo, 1e-9):5.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -286,8 +286,9 @@ def cold_start_set(
     if drills:
         log(
             f"scope drills: {len(drills)} scoped first searches (most on made-up names), "
-            f"{sum(bool(d.searches) for d in drills)} going on to a second search (the key "
-            "terms after a miss, or the part of the document the question names)"
+            f"{sum(bool(d.searches) for d in drills)} going on to a second search (the part "
+            "of the document the question names, else the key terms "
+            f"{'always' if config.refine_always else 'after a miss'})"
         )
     return [*teacher_for.values(), *drills]
 
