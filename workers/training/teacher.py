@@ -7,12 +7,12 @@ question writes it and the year it asks about), which the student learns by copy
 which keeps other companies' filings that share the question's words out of the results:
 1. the question, as written;
 2. when that misses (or always, with `refine_always`) and `refine_search` is on, the
-   question's key terms alone (the scope
-   kept): its words less the entity, the years and the words most questions share
-   ("what", "was", "report": `boilerplate`, counted over the question pool) and its
-   instructions ("Answer in USD millions.": `asked`), so the row or concept asked about
-   weighs in the ranking. The student learns to search again, shorter, when its first
-   results do not hold the answer;
+   question's key terms alone (the scope kept): its words less the entity, the years and
+   the words most questions share ("what", "was", "report": `boilerplate`, counted over
+   the question pool) and its instructions ("Answer in USD millions.": `asked`), so the row
+   or concept asked about weighs in the ranking. The student learns to search again,
+   shorter, when its first results do not hold the answer (or, always, to search twice:
+   it cannot see a miss);
 3. with `section_search`, when the question names the part of its document the evidence is
    on ("… shown in the cash flow statement"), instead of 2.: the key terms within the
    pages whose heading holds that phrase of the question: "[3M 2018 | cash flow statement]
@@ -545,10 +545,11 @@ def scope_drills(
                 question.question.replace(mention, name),
             )
             named = " ".join([name, *(new_years[y] for y in years[:1])])
-            section = teacher.section_query(question, f"[{named}] ")  # the words it names
-            if not section and teacher.refine_always:
-                section = teacher.refine_query(question, f"[{named}] ")
-            searches = [f"[{named}] {text}", *([section] if section else [])]
+            # The section the question names, else (with refine_always) its key terms.
+            second = teacher.section_query(question, f"[{named}] ")
+            if not second and teacher.refine_always:
+                second = teacher.refine_query(question, f"[{named}] ")
+            searches = [f"[{named}] {text}", *([second] if second else [])]
             drills.append(_search_turns(engine, text, searches))
     return drills
 
