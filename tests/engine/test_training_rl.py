@@ -588,7 +588,9 @@ def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms(
     assert index.search(second, k=1)[0].chunk_id == "acme-2"
 
 
-def test_a_drill_whose_first_search_misses_goes_on_to_the_key_terms_and_stops_there():
+def missed_and_found():
+    """A teacher and engine over acme's pages, a question its first search misses (backlog)
+    and one it finds (dividends)."""
     dividends = Chunk("acme-3", "acme-10k", 3, "acme", f"acme {BOILER} dividends one")
     index = SearchIndex.build(boilerplate_pages(dividends))
     tokenizer = tiny_tokenizer()
@@ -597,6 +599,11 @@ def test_a_drill_whose_first_search_misses_goes_on_to_the_key_terms_and_stops_th
     found = ask_amount("acme", "dividends", "one", "acme-3")
     teacher = ScriptedTeacher(index, results_per_search=1, heading_search=False)
     teacher.learn_boilerplate([missed, found], share=0.6)
+    return engine, teacher, missed, found
+
+
+def test_a_drill_whose_first_search_misses_goes_on_to_the_key_terms_and_stops_there():
+    engine, teacher, missed, found = missed_and_found()
 
     drills = scope_drills(engine, teacher, [missed, found], per_question=0)
 
@@ -606,18 +613,11 @@ def test_a_drill_whose_first_search_misses_goes_on_to_the_key_terms_and_stops_th
     assert second.searches[0].chunk_ids == ["acme-1"]  # the real results in between
     assert len(second.searches) == 1  # nothing follows the last search: no results, no answer
     trained = [t for t, m in zip(second.token_ids, second.loss_mask, strict=True) if m]
-    assert "<results>" not in tokenizer.decode(trained)
+    assert "<results>" not in engine.tokenizer.decode(trained)
 
 
 def test_a_teacher_that_refines_always_searches_the_key_terms_after_a_hit_too():
-    dividends = Chunk("acme-3", "acme-10k", 3, "acme", f"acme {BOILER} dividends one")
-    index = SearchIndex.build(boilerplate_pages(dividends))
-    tokenizer = tiny_tokenizer()
-    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
-    missed = ask_amount("acme", "backlog", "three", "acme-2")
-    found = ask_amount("acme", "dividends", "one", "acme-3")
-    on_miss = ScriptedTeacher(index, results_per_search=1, heading_search=False)
-    on_miss.learn_boilerplate([missed, found], share=0.6)
+    engine, on_miss, missed, found = missed_and_found()
     always = dataclasses.replace(on_miss, refine_always=True)
 
     assert on_miss.queries(found) == [f"[acme 2021] {found.question}"]
