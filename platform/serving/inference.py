@@ -279,9 +279,11 @@ def load_agent(agent: dict) -> LoadedAgent:
     folder = _published_folder(agent["published_prefix"])
     agent_settings = read_agent_settings(folder)
     limits = agent_settings.limits if agent_settings else Limits()
-    # GPU workers: sglang loads the weights; an agent whose answers are grounded needs the
-    # hf engine's per-token masks, so it is served as it was measured.
-    if settings.SLEUTH_SERVING_ENGINE == "sglang" and not limits.grounded_figures:
+    # GPU workers: sglang loads the weights; an agent whose answers are grounded, or whose
+    # greedy decoding is guarded against word loops, needs the hf engine's per-token masks,
+    # so it is served as it was measured.
+    per_token_rules = limits.grounded_figures or limits.loop_guard
+    if settings.SLEUTH_SERVING_ENGINE == "sglang" and not per_token_rules:
         from serving.sglang_serving import load_sglang_agent
 
         return load_sglang_agent(agent, base_model or str(folder), agent_settings, limits, started)

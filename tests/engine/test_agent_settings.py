@@ -55,3 +55,14 @@ def test_without_a_checkpoint_eval_uses_its_defaults_and_two_checkpoints_keep_th
     limits = policy_limits([str(tmp_path / "a"), str(tmp_path / "b"), "echo"], _args())
     assert (limits[str(tmp_path / "a")], limits[str(tmp_path / "b")]) == (TRAINED, LIMITS)
     assert limits["echo"] == Limits(**LIMIT_DEFAULTS)  # whose terms? neither: say so by default
+
+
+def test_eval_switches_a_checkpoints_decoding_rules_on_or_off(tmp_path):
+    write_agent_settings(tmp_path / "ckpt", Limits(loop_guard=True, grounded_figures=True))
+    specs = [str(tmp_path / "ckpt"), "echo"]
+    assert all(lim.loop_guard for lim in policy_limits(specs, _args()).values())
+
+    args = _args()
+    args.loop_guard, args.grounded_figures = "off", "off"
+    limits = policy_limits(specs, args)
+    assert not any(lim.loop_guard or lim.grounded_figures for lim in limits.values())

@@ -242,6 +242,34 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
     assert "7" not in allowed("<answer>") and "5" in allowed("<answer>")
 
 
+def test_the_bundled_script_finds_the_word_loops_the_engine_does(published):
+    from test_agent_loops import LOOPS, NOT_LOOPS
+
+    from workers.agent.loops import ends_in_loop
+
+    run_agent = bundled_script(published)
+    for text in LOOPS + NOT_LOOPS:
+        assert run_agent.ends_in_loop(text) == ends_in_loop(text), text
+
+
+def test_the_bundled_scripts_loop_guard_passes_over_a_looping_token(published):
+    import torch
+    from test_agent_loops import word_tokenizer
+
+    run_agent = bundled_script(published)
+    tokenizer = word_tokenizer()
+    amount, usd = tokenizer.convert_tokens_to_ids([" amount", " usd"])
+    scores = torch.zeros(1, len(tokenizer))
+    scores[0, amount], scores[0, usd] = 2.0, 1.0
+
+    def picked(text: str) -> int:
+        ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
+        return int(run_agent._NoWordLoops(tokenizer, 0)(ids, scores)[0].argmax())
+
+    assert picked("<search>capex amount") == amount
+    assert picked("<search>capex amount amount") == usd
+
+
 def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):
     result = subprocess.run(
         [sys.executable, str(published / "agent" / "run_agent.py"), "what was acme revenue ?"]

@@ -19,6 +19,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
 from workers.agent.grounding import FigureGrounding, ShownFigures
+from workers.agent.loops import MAX_SKIPPED, ends_in_loop
 from workers.agent.protocol import (
     ANSWER_CLOSE,
     ANSWER_OPEN,
@@ -356,6 +357,7 @@ class HFRolloutEngine(RolloutEngine):
         """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
         device = self.model.device
         grounded = groundings is not None and any(g is not None for g in groundings)
+        guarded = self.limits.loop_guard and sampling.temperature <= 0
         n, width = len(sequences), max(len(s) for s in sequences)
         logits, cache = self._prefill(sequences, width, max(budgets))
         attention = torch.zeros((n, width), dtype=torch.long)
@@ -371,6 +373,8 @@ class HFRolloutEngine(RolloutEngine):
                 self.check()
             if grounded:
                 logits = self._ground(logits, [(groundings[i], out[i][0]) for i in rows])
+            if guarded:
+                logits = self._unloop(logits, [out[i][0] for i in rows])
             tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
             tokens = tokens.to(device)
             # One copy to the host per step, not one per row and value.
@@ -441,6 +445,21 @@ class HFRolloutEngine(RolloutEngine):
         for r, banned in bans.items():
             logits[r, banned.to(logits.device)] = float("-inf")
         return logits
+
+    def _unloop(self, logits: torch.Tensor, segments: list[list[int]]) -> torch.Tensor:
+        """`logits` with each row's likeliest tokens masked out while they would end its
+        segment (`segments`: each batch row's tokens so far) in a word loop (`agent.loops`)."""
+        masked = None
+        for r, ids in enumerate(segments):
+            for _ in range(MAX_SKIPPED):
+                row = (masked if masked is not None else logits)[r]
+                token = int(row.argmax())
+                if not ends_in_loop(self.tokenizer.decode([*ids, token])):
+                    break
+                if masked is None:
+                    masked = logits.clone()
+                masked[r, token] = float("-inf")
+        return masked if masked is not None else logits
 
     def _prefill(
         self, sequences: list[list[int]], width: int, room: int

@@ -49,6 +49,9 @@ class Limits:
     # An answer writes only figures the question or its results show (`agent.grounding`):
     # applied where the agent is used, never in the trainer's rollouts.
     grounded_figures: bool = False
+    # Greedy decoding never writes a run of words three times in a row (`agent.loops`):
+    # applied where the agent is used, never in the trainer's rollouts.
+    loop_guard: bool = False
 
     def hits_for(self, searches_run: int) -> int:
         """Hits shown by a search after `searches_run` searches have run."""

@@ -27,8 +27,9 @@ def policy_limits(specs: list[str], args) -> dict:
     from workers.agent.trajectory import Limits
 
     given = {k: getattr(args, k) for k in LIMIT_DEFAULTS if getattr(args, k) is not None}
-    if getattr(args, "grounded_figures", None) is not None:
-        given["grounded_figures"] = args.grounded_figures == "on"
+    for switch in ("grounded_figures", "loop_guard"):  # on/off switches of decoding
+        if getattr(args, switch, None) is not None:
+            given[switch] = getattr(args, switch) == "on"
     own = {}
     for spec in specs:
         settings = read_agent_settings(spec) if Path(spec).is_dir() else None
@@ -88,6 +89,13 @@ def register(subparsers) -> None:
         choices=["on", "off"],
         default=None,
         help="answers write only figures the question or results show (default: a "
+        "checkpoint's own setting, else off)",
+    )
+    p.add_argument(
+        "--loop-guard",
+        choices=["on", "off"],
+        default=None,
+        help="greedy decoding never writes a run of words three times in a row (default: a "
         "checkpoint's own setting, else off)",
     )
     p.add_argument("--batch-size", type=int, default=16)

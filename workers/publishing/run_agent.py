@@ -366,6 +366,40 @@ class _GroundedFigures:
         return scores.masked_fill(mask, float("-inf"))
 
 
+LOOP_RUN_WORDS, LOOP_REPEATS, LOOP_SKIPPED = 4, 3, 8
+
+
+def ends_in_loop(text: str) -> bool:
+    """Whether `text` ends with one run of 1-4 words written three times in a row
+    ("amount amount amount"): a greedy loop (`loop_guard` in agent.json)."""
+    words = text.split()
+    for n in range(1, LOOP_RUN_WORDS + 1):
+        tail = words[-n * LOOP_REPEATS :]
+        if len(tail) < n * LOOP_REPEATS:
+            break
+        if all(word == tail[i % n] for i, word in enumerate(tail)):
+            return True
+    return False
+
+
+class _NoWordLoops:
+    """A logits processor for greedy decoding: the likeliest token that does not end the
+    turn (the tokens from `start`) in a word loop."""
+
+    def __init__(self, tokenizer, start: int):
+        self.tokenizer, self.start = tokenizer, start
+
+    def __call__(self, input_ids, scores):
+        ids = input_ids[0, self.start :].tolist()
+        for _ in range(LOOP_SKIPPED):
+            token = int(scores[0].argmax())
+            if not ends_in_loop(self.tokenizer.decode([*ids, token])):
+                break
+            scores = scores.clone()
+            scores[0, token] = float("-inf")
+        return scores
+
+
 def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict:
     """The agent loop; returns {"answer", "searches", "transcript"}."""
     import torch
@@ -398,17 +432,19 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         cut_turn = 0 < turn <= budget
         if cut_turn:
             budget = turn
-        grounded = None
-        if limits.get("grounded_figures"):  # absent in agents saved before it existed
+        rules = []  # per-token rules of decoding; each absent in agents saved before it
+        if limits.get("grounded_figures"):
             figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
-            grounded = [_GroundedFigures(tokenizer, len(ids), seen, figure_tokens)]
+            rules.append(_GroundedFigures(tokenizer, len(ids), seen, figure_tokens))
+        if limits.get("loop_guard"):
+            rules.append(_NoWordLoops(tokenizer, len(ids)))
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),
                 max_new_tokens=budget,
                 do_sample=False,
                 stopping_criteria=[_StopAfterTag(tokenizer, len(ids))],
-                logits_processor=grounded,
+                logits_processor=rules or None,
                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
             )
         new = out[0, len(ids) :].tolist()

@@ -113,6 +113,13 @@ SWITCHES: list[tuple[str, str, object, str]] = [
         "the agent's answers write only figures its question or results show (evaluation, serving)",
     ),
     ("--no-grounded-figures", "limits.grounded_figures", False, "answers write any figure"),
+    (
+        "--loop-guard",
+        "limits.loop_guard",
+        True,
+        "greedy decoding never writes a run of words three times in a row (evaluation, serving)",
+    ),
+    ("--no-loop-guard", "limits.loop_guard", False, "greedy decoding writes any token"),
 ]
 
 

@@ -104,6 +104,10 @@ PRESETS: dict[str, dict] = {
                 # A greedy loop inside one query ("Answer in USD millions. Answer in…")
                 # would spend all 160 tokens; a query this long is cut and run.
                 "max_turn_tokens": 64,
+                # proof50-52's greedy students wrote "amount amount amount…" into a second
+                # search in place of its key terms (one validation question in 25 a run):
+                # greedy decoding, where the agent is used, writes no word loop.
+                "loop_guard": True,
             },
             "eval_every": 0,
             "save_every": 2,

@@ -439,7 +439,7 @@ def train(
         tokenizer,
         index,
         # Log-probs the trainer recomputes are the model's own: no decoding rule in rollouts.
-        limits=replace(config.limits, grounded_figures=False),
+        limits=replace(config.limits, grounded_figures=False, loop_guard=False),
         model_name=config.model,
         precision=precision,
     )
