@@ -59,7 +59,9 @@ class ReprefillEngine(HFRolloutEngine):
     """The engine before issue 17: each round re-prefills every whole sequence, padded."""
 
     @torch.inference_mode()
-    def _generate(self, sequences, generators, budgets, stops, sampling, groundings=None):
+    def _generate(
+        self, sequences, generators, budgets, stops, sampling, groundings=None, questions=None
+    ):
         assert not any(groundings or []), "the old engine had no grounded figures"
         device = self.model.device
         n, width = len(sequences), max(len(s) for s in sequences)

@@ -280,9 +280,9 @@ def load_agent(agent: dict) -> LoadedAgent:
     agent_settings = read_agent_settings(folder)
     limits = agent_settings.limits if agent_settings else Limits()
     # GPU workers: sglang loads the weights; an agent whose answers are grounded, or whose
-    # greedy decoding is guarded against word loops, needs the hf engine's per-token masks,
-    # so it is served as it was measured.
-    per_token_rules = limits.grounded_figures or limits.loop_guard
+    # greedy decoding keeps rules (`agent.greedy_rules`), needs the hf engine's per-token
+    # masks, so it is served as it was measured.
+    per_token_rules = limits.grounded_figures or limits.loop_guard or limits.grounded_scope
     if settings.SLEUTH_SERVING_ENGINE == "sglang" and not per_token_rules:
         from serving.sglang_serving import load_sglang_agent
 

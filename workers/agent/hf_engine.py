@@ -18,8 +18,8 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
+from workers.agent.greedy_rules import CANDIDATES, broken
 from workers.agent.grounding import FigureGrounding, ShownFigures
-from workers.agent.loops import MAX_SKIPPED, ends_in_loop
 from workers.agent.protocol import (
     ANSWER_CLOSE,
     ANSWER_OPEN,
@@ -169,6 +169,7 @@ class RolloutEngine:
             stops,
             sampling,
             groundings=[self._grounding(trajectories[i]) for i in live],
+            questions=[trajectories[i].question for i in live],
         )
         for i, (ids, logprobs, ended_by_eos) in zip(live, segments, strict=True):
             self._after_segment(trajectories[i], ids, logprobs, ended_by_eos)
@@ -263,9 +264,11 @@ class RolloutEngine:
         stops: list[tuple[str, ...]],
         sampling: SamplingParams,
         groundings: list[Grounding | None] | None = None,
+        questions: list[str] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
         """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos).
-        A sequence's grounding, where given, bans unshown figures inside its answer."""
+        A sequence's grounding, where given, bans unshown figures inside its answer; its
+        question is what the rules of greedy decoding read (`agent.greedy_rules`)."""
         raise NotImplementedError
 
 
@@ -353,11 +356,13 @@ class HFRolloutEngine(RolloutEngine):
         stops: list[tuple[str, ...]],
         sampling: SamplingParams,
         groundings: list[Grounding | None] | None = None,
+        questions: list[str] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
         """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
         device = self.model.device
         grounded = groundings is not None and any(g is not None for g in groundings)
-        guarded = self.limits.loop_guard and sampling.temperature <= 0
+        rules_on = self.limits.loop_guard or self.limits.grounded_scope
+        ruled = sampling.temperature <= 0 and rules_on and questions is not None
         n, width = len(sequences), max(len(s) for s in sequences)
         logits, cache = self._prefill(sequences, width, max(budgets))
         attention = torch.zeros((n, width), dtype=torch.long)
@@ -373,8 +378,8 @@ class HFRolloutEngine(RolloutEngine):
                 self.check()
             if grounded:
                 logits = self._ground(logits, [(groundings[i], out[i][0]) for i in rows])
-            if guarded:
-                logits = self._unloop(logits, [out[i][0] for i in rows])
+            if ruled:
+                logits = self._rule(logits, [(questions[i], out[i][0]) for i in rows])
             tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
             tokens = tokens.to(device)
             # One copy to the host per step, not one per row and value.
@@ -446,19 +451,23 @@ class HFRolloutEngine(RolloutEngine):
             logits[r, banned.to(logits.device)] = float("-inf")
         return logits
 
-    def _unloop(self, logits: torch.Tensor, segments: list[list[int]]) -> torch.Tensor:
-        """`logits` with each row's likeliest tokens masked out while they would end its
-        segment (`segments`: each batch row's tokens so far) in a word loop (`agent.loops`)."""
+    def _rule(self, logits: torch.Tensor, rows: list[tuple[str, list[int]]]) -> torch.Tensor:
+        """`logits` with each row's likeliest tokens masked out while they would break a
+        rule of greedy decoding (`agent.greedy_rules`) that is on (`rows`: each batch row's
+        question and the segment's tokens so far); a row none of its likeliest
+        `CANDIDATES` keeps to is left as it is."""
+        loops, scope = self.limits.loop_guard, self.limits.grounded_scope
         masked = None
-        for r, ids in enumerate(segments):
-            for _ in range(MAX_SKIPPED):
-                row = (masked if masked is not None else logits)[r]
-                token = int(row.argmax())
-                if not ends_in_loop(self.tokenizer.decode([*ids, token])):
-                    break
-                if masked is None:
-                    masked = logits.clone()
-                masked[r, token] = float("-inf")
+        for r, (question, ids) in enumerate(rows):
+            ranked = logits[r].topk(min(CANDIDATES, logits.shape[-1])).indices.tolist()
+            kept = (
+                n
+                for n, token in enumerate(ranked)
+                if not broken(self.tokenizer.decode([*ids, token]), question, loops, scope)
+            )
+            if n := next(kept, 0):  # the first token keeping to the rules, past the likeliest
+                masked = logits.clone() if masked is None else masked
+                masked[r, ranked[:n]] = float("-inf")
         return masked if masked is not None else logits
 
     def _prefill(

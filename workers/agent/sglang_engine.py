@@ -95,11 +95,12 @@ class SGLangRolloutEngine(RolloutEngine):
         stops: list[tuple[str, ...]],
         sampling: SamplingParams,
         groundings: list | None = None,
+        questions: list[str] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
         if any(groundings or []):
             raise ValueError("grounded figures need the hf engine's per-token masks")
-        if self.limits.loop_guard and sampling.temperature <= 0:
-            raise ValueError("the loop guard needs the hf engine's per-token masks")
+        if (self.limits.loop_guard or self.limits.grounded_scope) and sampling.temperature <= 0:
+            raise ValueError("the rules of greedy decoding need the hf engine's per-token masks")
         if self.closed:
             raise RuntimeError("this sglang engine was shut down (its agent was unloaded)")
         # `Engine.generate` runs on the event loop the engine made in the thread that built

@@ -49,9 +49,11 @@ class Limits:
     # An answer writes only figures the question or its results show (`agent.grounding`):
     # applied where the agent is used, never in the trainer's rollouts.
     grounded_figures: bool = False
-    # Greedy decoding never writes a run of words three times in a row (`agent.loops`):
-    # applied where the agent is used, never in the trainer's rollouts.
+    # Rules of greedy decoding (`agent.greedy_rules`), applied where the agent is used, never
+    # in the trainer's rollouts: no run of words written three times in a row; a search's
+    # scope writes only words of the question.
     loop_guard: bool = False
+    grounded_scope: bool = False
 
     def hits_for(self, searches_run: int) -> int:
         """Hits shown by a search after `searches_run` searches have run."""

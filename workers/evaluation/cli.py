@@ -27,7 +27,7 @@ def policy_limits(specs: list[str], args) -> dict:
     from workers.agent.trajectory import Limits
 
     given = {k: getattr(args, k) for k in LIMIT_DEFAULTS if getattr(args, k) is not None}
-    for switch in ("grounded_figures", "loop_guard"):  # on/off switches of decoding
+    for switch in ("grounded_figures", "loop_guard", "grounded_scope"):  # decoding's rules
         if getattr(args, switch, None) is not None:
             given[switch] = getattr(args, switch) == "on"
     own = {}
@@ -97,6 +97,13 @@ def register(subparsers) -> None:
         default=None,
         help="greedy decoding never writes a run of words three times in a row (default: a "
         "checkpoint's own setting, else off)",
+    )
+    p.add_argument(
+        "--grounded-scope",
+        choices=["on", "off"],
+        default=None,
+        help="greedy decoding writes only words of the question into a search's [scope] "
+        "(default: a checkpoint's own setting, else off)",
     )
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--device", default="auto", help="cuda, cpu, or auto: the GPU if any")

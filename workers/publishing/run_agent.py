@@ -366,7 +366,7 @@ class _GroundedFigures:
         return scores.masked_fill(mask, float("-inf"))
 
 
-LOOP_RUN_WORDS, LOOP_REPEATS, LOOP_SKIPPED = 4, 3, 8
+LOOP_RUN_WORDS, LOOP_REPEATS, RULE_CANDIDATES = 4, 3, 64
 
 
 def ends_in_loop(text: str) -> bool:
@@ -382,21 +382,42 @@ def ends_in_loop(text: str) -> bool:
     return False
 
 
-class _NoWordLoops:
-    """A logits processor for greedy decoding: the likeliest token that does not end the
-    turn (the tokens from `start`) in a word loop."""
+def scope_uncopied(segment: str, question: str) -> bool:
+    """Whether a search turn's text so far opens a `[scope]` with a word that is no piece of
+    the question's text, case aside (`grounded_scope` in agent.json)."""
+    start = segment.rfind("<search>")
+    if start < 0:
+        return False
+    opened = re.match(r"\s*\[", segment[start + len("<search>") :])
+    if not opened:
+        return False
+    scope = segment[start + len("<search>") + opened.end() :].split("]", 1)[0]
+    asked = question.lower()
+    return any(word not in asked for word in scope.replace("|", " ").lower().split())
 
-    def __init__(self, tokenizer, start: int):
-        self.tokenizer, self.start = tokenizer, start
+
+class _GreedyRules:
+    """A logits processor for greedy decoding: the likeliest token whose turn (the tokens
+    from `start`) writes no word loop and, with `scope`, no scope word the question lacks."""
+
+    def __init__(self, tokenizer, start: int, question: str, loops: bool, scope: bool):
+        self.tokenizer, self.start, self.question = tokenizer, start, question
+        self.loops, self.scope = loops, scope
+
+    def broken(self, text: str) -> bool:
+        return (self.loops and ends_in_loop(text)) or (
+            self.scope and scope_uncopied(text, self.question)
+        )
 
     def __call__(self, input_ids, scores):
         ids = input_ids[0, self.start :].tolist()
-        for _ in range(LOOP_SKIPPED):
-            token = int(scores[0].argmax())
-            if not ends_in_loop(self.tokenizer.decode([*ids, token])):
-                break
-            scores = scores.clone()
-            scores[0, token] = float("-inf")
+        ranked = scores[0].topk(min(RULE_CANDIDATES, scores.shape[-1])).indices.tolist()
+        for n, token in enumerate(ranked):
+            if not self.broken(self.tokenizer.decode([*ids, token])):
+                if n:
+                    scores = scores.clone()
+                    scores[0, ranked[:n]] = float("-inf")
+                return scores
         return scores
 
 
@@ -436,8 +457,9 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         if limits.get("grounded_figures"):
             figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
             rules.append(_GroundedFigures(tokenizer, len(ids), seen, figure_tokens))
-        if limits.get("loop_guard"):
-            rules.append(_NoWordLoops(tokenizer, len(ids)))
+        if limits.get("loop_guard") or limits.get("grounded_scope"):
+            loops, scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
+            rules.append(_GreedyRules(tokenizer, len(ids), question, loops, scope))
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),

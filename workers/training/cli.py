@@ -120,6 +120,14 @@ SWITCHES: list[tuple[str, str, object, str]] = [
         "greedy decoding never writes a run of words three times in a row (evaluation, serving)",
     ),
     ("--no-loop-guard", "limits.loop_guard", False, "greedy decoding writes any token"),
+    (
+        "--grounded-scope",
+        "limits.grounded_scope",
+        True,
+        "greedy decoding writes only words of the question into a search's [scope] (evaluation,"
+        " serving)",
+    ),
+    ("--no-grounded-scope", "limits.grounded_scope", False, "a scope may name anything"),
 ]
 
 

@@ -104,10 +104,13 @@ PRESETS: dict[str, dict] = {
                 # A greedy loop inside one query ("Answer in USD millions. Answer in…")
                 # would spend all 160 tokens; a query this long is cut and run.
                 "max_turn_tokens": 64,
-                # proof50-52's greedy students wrote "amount amount amount…" into a second
-                # search in place of its key terms (one validation question in 25 a run):
-                # greedy decoding, where the agent is used, writes no word loop.
+                # Rules of greedy decoding where the agent is used (`agent.greedy_rules`): no
+                # word loop ("amount amount amount…" in 1-5 of 25 validation queries a run,
+                # proof50-54), and a scope copied from the question: proof54's checkpoint
+                # wrote "[Pfizer 2021]" for PepsiCo, at 0.290 recall; with the scope rule the
+                # same weights wrote "[PepsiCo 2021]", at 0.423.
                 "loop_guard": True,
+                "grounded_scope": True,
             },
             "eval_every": 0,
             "save_every": 2,

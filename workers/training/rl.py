@@ -439,7 +439,9 @@ def train(
         tokenizer,
         index,
         # Log-probs the trainer recomputes are the model's own: no decoding rule in rollouts.
-        limits=replace(config.limits, grounded_figures=False, loop_guard=False),
+        limits=replace(
+            config.limits, grounded_figures=False, loop_guard=False, grounded_scope=False
+        ),
         model_name=config.model,
         precision=precision,
     )

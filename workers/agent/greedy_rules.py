@@ -1,0 +1,64 @@
+"""Rules of greedy decoding: the likeliest token that breaks none of them is written.
+
+A small model decoding greedily fails in two ways a rule can see from the text alone:
+
+- Word loops (`Limits.loop_guard`): one word, or a few, written over and over until the
+  turn's token limit cuts it: "[3M 2018 | cash flow] amount amount amount …" (proof50-54's
+  validation queries). A turn may not end with the same run of 1-4 words written three times
+  in a row. Words, not tokens: a figure's digits ("1,000,000") repeat tokens and are one word.
+- Scopes it did not copy (`Limits.grounded_scope`): a search's `[names | heading]` names the
+  documents and pages to search, and the student is taught to copy them from the question;
+  on companies it never saw, it wrote a training company's name instead ("[Pfizer 2021]" for
+  every PepsiCo question in proof54; "[3M_2018_10K]", a document id it read in its results).
+  Under the rule every word of a scope is a piece of the question's text ("2018" of
+  "FY2018", "Pepsico" of "Pepsico's"), so the search can only narrow to what the question
+  names.
+
+Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs of the
+tokens it sampled under the model's own distribution, and these are greedy's failures.
+"""
+
+import re
+
+from workers.agent.protocol import SEARCH_OPEN
+
+MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
+REPEATS = 3  # a run written this many times in a row is a loop
+CANDIDATES = 64  # the likeliest tokens a step tries, in order, before it gives up on a rule
+_SCOPE_OPEN = re.compile(r"\s*\[")
+
+
+def ends_in_loop(text: str) -> bool:
+    """Whether `text` ends with one run of 1-4 words written three times in a row
+    ("amount amount amount", "amount] usd amount] usd amount] usd")."""
+    words = text.split()
+    for n in range(1, MAX_RUN_WORDS + 1):
+        tail = words[-n * REPEATS :]
+        if len(tail) < n * REPEATS:
+            break
+        if all(word == tail[i % n] for i, word in enumerate(tail)):
+            return True
+    return False
+
+
+def scope_uncopied(segment: str, question: str) -> bool:
+    """Whether the search `segment` (a turn's text so far) opens a scope with a word that is
+    not a piece of the question's text (case aside); a word still being written counts as
+    written so far."""
+    start = segment.rfind(SEARCH_OPEN)
+    if start < 0:
+        return False
+    query = segment[start + len(SEARCH_OPEN) :]
+    opened = _SCOPE_OPEN.match(query)
+    if not opened:
+        return False
+    scope = query[opened.end() :].split("]", 1)[0]
+    asked = question.lower()
+    return any(word not in asked for word in scope.replace("|", " ").lower().split())
+
+
+def broken(segment: str, question: str, loop_guard: bool, grounded_scope: bool) -> bool:
+    """Whether a turn's text so far breaks a rule that is on."""
+    return (loop_guard and ends_in_loop(segment)) or (
+        grounded_scope and scope_uncopied(segment, question)
+    )
