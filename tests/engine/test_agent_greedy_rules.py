@@ -1,17 +1,19 @@
-"""The loop guard: with `Limits.loop_guard`, greedy decoding writes no run of words three
-times in a row; sampling is never guarded.
+"""Rules of greedy decoding: with `Limits.loop_guard` no run of words written three times in a
+row, with `Limits.grounded_scope` a search's scope writes only words of the question; sampling
+is never ruled.
 
-The rule on its own, then in the hf engine: a random tiny model made to favour " amount" falls
-into word loops greedily ("amount0<answer> amount0<answer> …"), and guarded, into none."""
+Each rule on its own, then in the hf engine: a random tiny model made to favour " amount" falls
+into word loops greedily ("amount0<answer> amount0<answer> …"), and guarded, into none; a
+scope's likeliest letter that the question does not go on with is passed over."""
 
 import pytest
 import torch
-from test_agent_grounding import FiguresIndex
+from test_agent_grounding import FiguresIndex, char_tokenizer
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+from workers.agent.greedy_rules import ends_in_loop, scope_uncopied
 from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.loops import ends_in_loop
 from workers.agent.trajectory import MODEL, Limits, SamplingParams
 
 LOOPS = [
@@ -38,6 +40,59 @@ def test_a_run_of_words_written_three_times_in_a_row_is_a_loop(text):
 @pytest.mark.parametrize("text", NOT_LOOPS)
 def test_repeats_that_are_no_loop(text):
     assert not ends_in_loop(text)
+
+
+QUESTION = "What was PepsiCo's FY2021 capex, shown in its cash flow statement?"
+UNCOPIED = [
+    "<search>[Pfizer 2021] capex",  # a training company's name
+    "<search>[Pf",  # on its way to one
+    "<search>[PepsiCo 2020]",  # a year the question does not ask
+    "<search> [3M_2018_10K | cash flow]",  # a document id read in results
+    "<search>[PepsiCo 2021 | balance sheet] capex",  # a heading the question does not name
+    "<results>…</results>\n<search>[Pfizer",  # a later search in the same segment
+]
+COPIED = [
+    "<search>[PepsiCo 2021] capex",
+    "<search>[pepsico 2021 | cash flow] capex Pfizer",  # case aside; after the scope: free
+    "<search>[Pe",
+    "<search>[PepsiCo's",
+    "<search>[] capex",
+    "<search>capex of Pfizer",  # no scope
+    "<answer>[Pfizer]",  # not a search
+]
+
+
+@pytest.mark.parametrize("segment", UNCOPIED)
+def test_a_scope_word_that_is_no_piece_of_the_question_is_uncopied(segment):
+    assert scope_uncopied(segment, QUESTION)
+
+
+@pytest.mark.parametrize("segment", COPIED)
+def test_a_scope_of_the_questions_own_words_is_copied(segment):
+    assert not scope_uncopied(segment, QUESTION)
+
+
+def test_greedy_decoding_passes_over_a_scope_letter_the_question_does_not_go_on_with():
+    tokenizer = char_tokenizer()
+    model = LlamaForCausalLM(
+        LlamaConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=8,
+            intermediate_size=8,
+            num_hidden_layers=1,
+            num_attention_heads=1,
+            num_key_value_heads=1,
+        )
+    )
+    limits = Limits(grounded_scope=True)
+    engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
+    logits = torch.zeros(2, len(tokenizer))
+    f, e = tokenizer.convert_tokens_to_ids(["f", "e"])
+    logits[:, f], logits[:, e] = 2.0, 1.0
+    typed = tokenizer.encode("<search>[P", add_special_tokens=False)
+    ruled = engine._rule(logits, [(QUESTION, typed), ("What was Pfizer's capex?", typed)])
+    assert ruled[0].argmax() == e  # "Pf" is no piece of a question about PepsiCo
+    assert ruled[1].argmax() == f  # and is of one about Pfizer
 
 
 def word_tokenizer() -> PreTrainedTokenizerFast:

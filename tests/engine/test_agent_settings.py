@@ -58,11 +58,13 @@ def test_without_a_checkpoint_eval_uses_its_defaults_and_two_checkpoints_keep_th
 
 
 def test_eval_switches_a_checkpoints_decoding_rules_on_or_off(tmp_path):
-    write_agent_settings(tmp_path / "ckpt", Limits(loop_guard=True, grounded_figures=True))
+    rules = {"loop_guard": True, "grounded_figures": True, "grounded_scope": True}
+    write_agent_settings(tmp_path / "ckpt", Limits(**rules))
     specs = [str(tmp_path / "ckpt"), "echo"]
-    assert all(lim.loop_guard for lim in policy_limits(specs, _args()).values())
+    limits = policy_limits(specs, _args())
+    assert all(getattr(lim, rule) for lim in limits.values() for rule in rules)
 
     args = _args()
-    args.loop_guard, args.grounded_figures = "off", "off"
+    args.loop_guard, args.grounded_figures, args.grounded_scope = "off", "off", "off"
     limits = policy_limits(specs, args)
-    assert not any(lim.loop_guard or lim.grounded_figures for lim in limits.values())
+    assert not any(getattr(lim, rule) for lim in limits.values() for rule in rules)

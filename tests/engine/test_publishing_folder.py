@@ -242,32 +242,41 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
     assert "7" not in allowed("<answer>") and "5" in allowed("<answer>")
 
 
-def test_the_bundled_script_finds_the_word_loops_the_engine_does(published):
-    from test_agent_loops import LOOPS, NOT_LOOPS
+def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
+    from test_agent_greedy_rules import COPIED, LOOPS, NOT_LOOPS, QUESTION, UNCOPIED
 
-    from workers.agent.loops import ends_in_loop
+    from workers.agent.greedy_rules import ends_in_loop, scope_uncopied
 
     run_agent = bundled_script(published)
     for text in LOOPS + NOT_LOOPS:
         assert run_agent.ends_in_loop(text) == ends_in_loop(text), text
+    for segment in UNCOPIED + COPIED:
+        assert run_agent.scope_uncopied(segment, QUESTION) == scope_uncopied(segment, QUESTION)
 
 
-def test_the_bundled_scripts_loop_guard_passes_over_a_looping_token(published):
+def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(published):
     import torch
-    from test_agent_loops import word_tokenizer
+    from test_agent_greedy_rules import QUESTION, word_tokenizer
+    from test_agent_grounding import char_tokenizer
 
     run_agent = bundled_script(published)
-    tokenizer = word_tokenizer()
-    amount, usd = tokenizer.convert_tokens_to_ids([" amount", " usd"])
-    scores = torch.zeros(1, len(tokenizer))
-    scores[0, amount], scores[0, usd] = 2.0, 1.0
 
-    def picked(text: str) -> int:
+    def picked(tokenizer, text: str, favoured: list[str], loops=True, scope=True) -> str:
+        scores = torch.zeros(1, len(tokenizer))
+        for rank, token in enumerate(favoured):  # the first the likeliest
+            scores[0, tokenizer.convert_tokens_to_ids(token)] = len(favoured) - rank
         ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
-        return int(run_agent._NoWordLoops(tokenizer, 0)(ids, scores)[0].argmax())
+        rules = run_agent._GreedyRules(tokenizer, 0, QUESTION, loops, scope)
+        return tokenizer.convert_ids_to_tokens(int(rules(ids, scores)[0].argmax()))
 
-    assert picked("<search>capex amount") == amount
-    assert picked("<search>capex amount amount") == usd
+    words, chars = word_tokenizer(), char_tokenizer()
+    favoured = [" amount", " usd"]
+    assert picked(words, "<search>capex amount", favoured) == " amount"
+    assert picked(words, "<search>capex amount amount", favoured) == " usd"
+    assert picked(words, "<search>capex amount amount", favoured, loops=False) == " amount"
+    assert picked(chars, "<search>[P", ["f", "e"]) == "e"  # "Pf" is no piece of the question
+    assert picked(chars, "<search>[P", ["f", "e"], scope=False) == "f"
+    assert picked(chars, "<search>[Pepsi] P", ["f", "e"]) == "f"  # past the scope: free
 
 
 def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):
