@@ -53,7 +53,8 @@ PRESETS: dict[str, dict] = {
             "your questions ask why) and on "
             "drills that copy made-up company names into the scope, then RL with groups of "
             "4 until 35 minutes are spent, then the evaluation "
-            "against the base model and echo."
+            "against the base model and echo. The agent decodes greedily with two rules: a "
+            "search's [scope] copies only words of the question, and no word loops."
         ),
         "config": {
             "model": "default",
