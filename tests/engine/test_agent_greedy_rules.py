@@ -8,9 +8,8 @@ scope's likeliest letter that the question does not go on with is passed over.""
 
 import pytest
 import torch
-from test_agent_grounding import FiguresIndex, char_tokenizer
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from test_agent_grounding import FiguresIndex, char_tokenizer, tag_tokenizer, tiny_llama
+from transformers import PreTrainedTokenizerFast
 
 from workers.agent.greedy_rules import ends_in_loop, scope_uncopied
 from workers.agent.hf_engine import HFRolloutEngine
@@ -74,16 +73,7 @@ def test_a_scope_of_the_questions_own_words_is_copied(segment):
 
 def test_greedy_decoding_passes_over_a_scope_letter_the_question_does_not_go_on_with():
     tokenizer = char_tokenizer()
-    model = LlamaForCausalLM(
-        LlamaConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=8,
-            intermediate_size=8,
-            num_hidden_layers=1,
-            num_attention_heads=1,
-            num_key_value_heads=1,
-        )
-    )
+    model = tiny_llama(tokenizer)
     limits = Limits(grounded_scope=True)
     engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
     logits = torch.zeros(2, len(tokenizer))
@@ -96,38 +86,16 @@ def test_greedy_decoding_passes_over_a_scope_letter_the_question_does_not_go_on_
 
 
 def word_tokenizer() -> PreTrainedTokenizerFast:
-    pieces = ["[PAD]", "[UNK]", "[EOS]", "<search>", "</search>", "<answer>", "</answer>"]
-    pieces += ["<results>", "</results>", " amount", " usd", " capex", *"abcdefghij0123 ?,.\n"]
-    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(pieces)}, unk_token="[UNK]"))
-    backend.pre_tokenizer = pre_tokenizers.Split(
-        Regex(r"</?\w+>|\[EOS\]| amount| usd| capex|[\s\S]"), behavior="isolated"
-    )
-    backend.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(
-        tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
-    )
+    words = [" amount", " usd", " capex"]
+    return tag_tokenizer([*words, *"abcdefghij0123 ?,.\n"], "|".join(words))
 
 
 @pytest.fixture(scope="module")
 def looping_model():
     tokenizer = word_tokenizer()
     torch.manual_seed(0)
-    model = LlamaForCausalLM(
-        LlamaConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            max_position_embeddings=512,
-            pad_token_id=tokenizer.pad_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            bos_token_id=None,
-        )
-    )
+    model = tiny_llama(tokenizer, max_positions=512)
     with torch.no_grad():  # " amount" the likeliest token after anything
-        model.lm_head.bias = None
         model.lm_head.weight[tokenizer.convert_tokens_to_ids(" amount")] *= 30
     return model, tokenizer
 

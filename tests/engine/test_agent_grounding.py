@@ -62,25 +62,29 @@ class FiguresIndex:
         return [Hit(f"c{i}", f"capital expenditure 1,577 and ratio {i}.8") for i in range(k)]
 
 
-def char_tokenizer() -> PreTrainedTokenizerFast:
-    chars = sorted(set(string.ascii_letters + string.digits + string.punctuation + " \n"))
-    pieces = ["[PAD]", "[UNK]", "[EOS]", "<search>", "</search>", "<answer>", "</answer>"]
-    pieces += ["<results>", "</results>", *chars]
-    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(pieces)}, unk_token="[UNK]"))
-    backend.pre_tokenizer = pre_tokenizers.Split(
-        Regex(r"</?\w+>|\[EOS\]|[\s\S]"), behavior="isolated"
-    )
+def tag_tokenizer(pieces: list[str], pattern: str = "") -> PreTrainedTokenizerFast:
+    """A word-level tokenizer over the protocol's tags and `pieces`, splitting text into the
+    tags, then the words `pattern` matches, then single characters."""
+    vocab = ["[PAD]", "[UNK]", "[EOS]", "<search>", "</search>", "<answer>", "</answer>"]
+    vocab += ["<results>", "</results>", *pieces]
+    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]"))
+    split = "|".join(p for p in (r"</?\w+>|\[EOS\]", pattern, r"[\s\S]") if p)
+    backend.pre_tokenizer = pre_tokenizers.Split(Regex(split), behavior="isolated")
     backend.decoder = decoders.Fuse()
     return PreTrainedTokenizerFast(
         tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
     )
 
 
-@pytest.fixture(scope="module")
-def random_model():
-    tokenizer = char_tokenizer()
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(
+def char_tokenizer() -> PreTrainedTokenizerFast:
+    return tag_tokenizer(
+        sorted(set(string.ascii_letters + string.digits + string.punctuation + " \n"))
+    )
+
+
+def tiny_llama(tokenizer: PreTrainedTokenizerFast, max_positions: int = 1024) -> LlamaForCausalLM:
+    """A random one-layer Llama over `tokenizer`, the same for the same torch seed."""
+    return LlamaForCausalLM(
         LlamaConfig(
             vocab_size=len(tokenizer),
             hidden_size=32,
@@ -88,12 +92,19 @@ def random_model():
             num_hidden_layers=1,
             num_attention_heads=2,
             num_key_value_heads=1,
-            max_position_embeddings=1024,
+            max_position_embeddings=max_positions,
             pad_token_id=tokenizer.pad_token_id,
             eos_token_id=tokenizer.eos_token_id,
             bos_token_id=None,
         )
     )
+
+
+@pytest.fixture(scope="module")
+def random_model():
+    tokenizer = char_tokenizer()
+    torch.manual_seed(0)
+    model = tiny_llama(tokenizer)
     # Digits likelier than the rest, so that answers write many figures.
     with torch.no_grad():
         model.lm_head.weight[tokenizer.convert_tokens_to_ids(list(string.digits))] *= 4
