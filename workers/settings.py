@@ -1,9 +1,13 @@
 """Settings as JSON and back, for every settings dataclass of the engine (a run's
-TrainConfig with its loss, limits and reward, the reward's judge).
+TrainConfig with its loss, limits and reward, the reward's judge), and as command-line flags.
 
 One reader for all of them: nested dataclass fields are read field by field, an unknown
 name is refused with the names that are known, and a class may list the names its older
 versions stored (`LEGACY_SETTINGS`) to be ignored, so stored runs keep loading.
+
+A field declared with `option(default, help=…)` is one a command line may set: its flag,
+type and help come from the field itself (`command_line_options`), so a setting is written
+once, where it is defined, and `sleuth train` offers every such field of a run's settings.
 """
 
 from __future__ import annotations
@@ -14,6 +18,50 @@ import typing
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+
+def option(default: Any, *, help: str, flag: str | None = None) -> Any:
+    """A settings field a command line may set: `help` says what it does, and its flag is
+    the field's name (`--max-turns` for `max_turns`) unless `flag` names another."""
+    return dataclasses.field(default=default, metadata={"help": help, "flag": flag})
+
+
+@dataclasses.dataclass(frozen=True)
+class CommandLineOption:
+    """One `option` field as a flag: `path` is where it lives ("limits.max_turns"), `kind`
+    its plain type (int, float, str or bool) and `choices` the values a Literal allows."""
+
+    flag: str
+    path: str
+    kind: type
+    help: str
+    choices: tuple | None = None
+
+
+def command_line_options(cls: type, prefix: str = "") -> list[CommandLineOption]:
+    """Every `option` field of `cls` and of the settings nested in it, in field order."""
+    hints = typing.get_type_hints(cls)
+    options: list[CommandLineOption] = []
+    for f in dataclasses.fields(cls):
+        if nested := _settings_class(hints[f.name]):
+            options += command_line_options(nested, f"{prefix}{f.name}.")
+        elif "help" in f.metadata:
+            kind, choices = _plain_type(hints[f.name])
+            flag = f.metadata["flag"] or "--" + f.name.replace("_", "-")
+            options.append(
+                CommandLineOption(flag, prefix + f.name, kind, f.metadata["help"], choices)
+            )
+    return options
+
+
+def _plain_type(hint) -> tuple[type, tuple | None]:
+    """`int | None` -> (int, None); `Literal["a", "b"]` -> (str, ("a", "b"))."""
+    if typing.get_origin(hint) is typing.Literal:
+        values = typing.get_args(hint)
+        return type(values[0]), values
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return _plain_type(next(arg for arg in typing.get_args(hint) if arg is not type(None)))
+    return hint, None
 
 
 class Settings:

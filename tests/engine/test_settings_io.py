@@ -48,3 +48,29 @@ def test_names_older_versions_stored_are_ignored():
 def test_settings_that_are_not_an_object_are_refused():
     with pytest.raises(ValueError, match="must be an object"):
         RewardConfig.from_dict({"judge": "https://j.example"})
+
+
+def test_option_fields_become_command_line_options_with_their_own_types():
+    from dataclasses import dataclass, field
+    from typing import Literal
+
+    from workers.settings import CommandLineOption, command_line_options, option
+
+    @dataclass
+    class Inner:
+        turns: int | None = option(None, help="turns")
+        unflagged: int = 3
+
+    @dataclass
+    class Outer:
+        kind: Literal["a", "b"] = option("a", help="which", flag="--pick")
+        rate: float = option(0.1, help="rate")
+        strict: bool = option(False, help="be strict")
+        inner: Inner = field(default_factory=Inner)
+
+    assert command_line_options(Outer) == [
+        CommandLineOption("--pick", "kind", str, "which", ("a", "b")),
+        CommandLineOption("--rate", "rate", float, "rate"),
+        CommandLineOption("--strict", "strict", bool, "be strict"),
+        CommandLineOption("--turns", "inner.turns", int, "turns"),
+    ]

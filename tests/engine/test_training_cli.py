@@ -156,3 +156,42 @@ def test_without_a_preset_the_defaults_apply_and_the_split_seed_is_its_own():
     config = _parsed("--seed", "4", "--split-seed", "1")
     assert (config.seed, config.entity_split_seed()) == (4, 1)
     assert _parsed("--seed", "4").entity_split_seed() == 4
+
+
+# A valid value for each setting a flag sets, other than its default where it has one.
+_FLAG_VALUES = {int: "7", float: "0.4"}
+_STRING_VALUES = {"precision": "bfloat16", "rollout_engine": "sglang", "model": "my-model"}
+
+
+def _field(config, path: str):
+    for name in path.split("."):
+        config = getattr(config, name)
+    return config
+
+
+def test_every_run_option_is_a_flag_that_sets_its_own_field():
+    from workers.training.cli import OPTIONS
+    from workers.training.config import TrainConfig
+
+    paths = {option.path for option in OPTIONS}
+    assert {"steps", "limits.max_turns", "limits.grounded_scope", "loss.kind"} <= paths
+    for option in OPTIONS:
+        if option.kind is bool:
+            for argv, value in (([option.flag], True), (["--no-" + option.flag[2:]], False)):
+                assert _field(_parsed(*argv), option.path) is value, argv
+            continue
+        leaf = option.path.rsplit(".", 1)[-1]
+        raw = option.choices[-1] if option.choices else _STRING_VALUES.get(leaf)
+        raw = raw or _FLAG_VALUES[option.kind]
+        config = _parsed(option.flag, raw)
+        assert _field(config, option.path) == option.kind(raw) != _field(TrainConfig(), option.path)
+
+
+def test_the_older_spellings_of_switches_still_set_them():
+    config = _parsed("--dr-grpo", "--refine-on-miss", "--no-heading-search", "--loss", "tis")
+    assert (config.normalize_std, config.refine_always, config.heading_search) == (False,) * 3
+    assert (config.loss.kind, _parsed("--kl-ref", "0.1", "--dgpo", "0").loss.kl_ref_coef) == (
+        "tis",
+        0.1,
+    )
+    assert _parsed("--dgpo", "0").dgpo_coef == 0

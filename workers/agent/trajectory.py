@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from workers.settings import option
+
 # Who produced a token. Harness-forced text (the echo policy's search) counts as TOOL.
 PROMPT, MODEL, TOOL = 0, 1, 2
 
@@ -37,23 +39,34 @@ class Limits:
 
     SETTINGS_LABEL: ClassVar[str] = "limits"
 
-    max_turns: int = 4  # tool calls, malformed ones included
-    max_new_tokens: int = 512  # model-generated tokens over the whole trajectory
-    max_result_tokens: int = 512  # tokens of one <results> block
-    results_per_search: int = 3
-    max_turn_tokens: int = 0  # model tokens of one turn; 0: no limit but max_new_tokens
+    max_turns: int = option(4, help="searches per trajectory, malformed ones included")
+    max_new_tokens: int = option(512, help="model tokens per trajectory")
+    max_result_tokens: int = option(512, help="tokens of one results block")
+    results_per_search: int = option(3, help="hits per search")
+    max_turn_tokens: int = option(
+        0, help="model tokens of one turn; a query cut there runs as written (0: no limit)"
+    )
     # Hits of the first search (0: results_per_search). The first search is broad (the
     # question itself, scoped); a later one is narrow (a section, key terms), and its third
     # hit finds more evidence per chunk shown than the first search's does.
-    first_results_per_search: int = 0
+    first_results_per_search: int = option(
+        0, help="hits of the first search (0: --results-per-search)"
+    )
     # An answer writes only figures the question or its results show (`agent.grounding`):
     # applied where the agent is used, never in the trainer's rollouts.
-    grounded_figures: bool = False
+    grounded_figures: bool = option(
+        False,
+        help="answers write only figures the question or results show (evaluation, serving)",
+    )
     # Rules of greedy decoding (`agent.greedy_rules`), applied where the agent is used, never
     # in the trainer's rollouts: no run of words written three times in a row; a search's
     # scope writes only words of the question.
-    loop_guard: bool = False
-    grounded_scope: bool = False
+    loop_guard: bool = option(
+        False, help="greedy decoding never writes a run of words three times in a row"
+    )
+    grounded_scope: bool = option(
+        False, help="greedy decoding writes only words of the question into a search's [scope]"
+    )
 
     def hits_for(self, searches_run: int) -> int:
         """Hits shown by a search after `searches_run` searches have run."""

@@ -12,122 +12,17 @@ import sys
 import time
 from pathlib import Path
 
-from workers.training.config import LOSS_KINDS, TrainConfig
+from workers.settings import command_line_options
+from workers.training.config import TrainConfig
 
-# Flags that set one TrainConfig field each: (flag, type, config path, help). They
-# default to None, so only a flag given on the command line overrides the preset.
-FIELD_FLAGS: list[tuple[str, type, str, str]] = [
-    ("--model", str, "model", "model folder or id (default SmolLM2-135M)"),
-    ("--max-minutes", float, "max_minutes", "stop cleanly when this budget is spent"),
-    ("--steps", int, "steps", "RL steps"),
-    ("--questions-per-step", int, "questions_per_step", "questions per RL step"),
-    ("--group-size", int, "group_size", "rollouts per question (GRPO group)"),
-    ("--lr", float, "lr", "RL learning rate"),
-    ("--kl-ref", float, "loss.kl_ref_coef", "KL-to-reference coefficient"),
-    ("--dgpo", float, "dgpo_coef", "teacher NLL weight on failed groups (0: off)"),
-    ("--train-layers", int, "train_layers", "train only the top N decoder layers"),
-    ("--sft-epochs", int, "sft_epochs", "cold-start SFT epochs"),
-    ("--sft-lr", float, "sft_lr", "cold-start SFT learning rate"),
-    ("--sft-share", float, "sft_share", "most of the training time the cold start may take"),
-    (
-        "--sft-warmdown",
-        float,
-        "sft_warmdown",
-        "last share of the cold start over which its learning rate falls to zero",
-    ),
-    ("--scope-drills", int, "scope_drills", "per question, scoped searches on made-up names"),
-    (
-        "--customer-scope-drills",
-        int,
-        "customer_scope_drills",
-        "more of them per question of the customer's own",
-    ),
-    (
-        "--synthetic-questions",
-        int,
-        "synthetic_questions",
-        "questions synthesized from the training entities' tables for cold start and RL",
-    ),
-    ("--temperature", float, "temperature", "rollout sampling temperature"),
-    ("--max-turns", int, "limits.max_turns", "searches per trajectory"),
-    ("--max-new-tokens", int, "limits.max_new_tokens", "model tokens per trajectory"),
-    ("--results-per-search", int, "limits.results_per_search", "hits per search"),
-    (
-        "--first-results-per-search",
-        int,
-        "limits.first_results_per_search",
-        "hits of the first search (0: --results-per-search)",
-    ),
-    ("--max-result-tokens", int, "limits.max_result_tokens", "tokens of one results block"),
-    (
-        "--max-turn-tokens",
-        int,
-        "limits.max_turn_tokens",
-        "model tokens of one turn; a query cut there runs as written (0: no limit)",
-    ),
-    ("--eval-every", int, "eval_every", "validate every N steps (0: only at the end)"),
-    ("--save-every", int, "save_every", "checkpoint every N steps"),
-    ("--keep-checkpoints", int, "keep_checkpoints", "keep the last N checkpoints (0: all)"),
-    ("--val-fraction", float, "val_fraction", "share of questions held out (whole entities)"),
-    ("--split-seed", int, "split_seed", "which entities are held out (default: --seed)"),
-    ("--seed", int, "seed", "training seed"),
-    ("--rollout-engine", str, "rollout_engine", "hf (transformers) or sglang (GPU)"),
-    (
-        "--precision",
-        str,
-        "precision",
-        "rollouts and trainer matmuls: auto (bfloat16 where fast), float32 or bfloat16",
-    ),
-]
-# Flags that store a constant into a field when given.
-SWITCHES: list[tuple[str, str, object, str]] = [
-    ("--dr-grpo", "normalize_std", False, "advantages without std division"),
-    ("--lora", "lora", True, "train LoRA adapters, not all weights"),
-    ("--no-heading-search", "heading_search", False, "no heading search in the teacher"),
-    ("--no-refine-search", "refine_search", False, "no key-term second search in the teacher"),
-    (
-        "--refine-always",
-        "refine_always",
-        True,
-        "the teacher's key-term second search follows every first search, not only a miss",
-    ),
+# Every run setting declared with `option` is a flag (`workers.settings`), named after its
+# field: `--steps`, `--max-turns` (limits.max_turns), `--grounded-scope/--no-grounded-scope`.
+# They default to None, so only a flag given on the command line overrides the preset.
+OPTIONS = command_line_options(TrainConfig)
+# Older spellings of a switch, kept because runs were documented with them.
+ALIASES: list[tuple[str, str, bool, str]] = [
+    ("--dr-grpo", "normalize_std", False, "advantages without std division (Dr. GRPO)"),
     ("--refine-on-miss", "refine_always", False, "the key-term search only after a miss"),
-    (
-        "--section-search",
-        "section_search",
-        True,
-        "the teacher searches again within the part of the document the question names",
-    ),
-    ("--no-section-search", "section_search", False, "no such search in the teacher"),
-    (
-        "--synthetic-sections",
-        "synthetic_sections",
-        True,
-        "synthetic questions name their statement in the customer's own words",
-    ),
-    ("--no-synthetic-sections", "synthetic_sections", False, "synthetic questions name none"),
-    (
-        "--grounded-figures",
-        "limits.grounded_figures",
-        True,
-        "the agent's answers write only figures its question or results show (evaluation, serving)",
-    ),
-    ("--no-grounded-figures", "limits.grounded_figures", False, "answers write any figure"),
-    (
-        "--loop-guard",
-        "limits.loop_guard",
-        True,
-        "greedy decoding never writes a run of words three times in a row (evaluation, serving)",
-    ),
-    ("--no-loop-guard", "limits.loop_guard", False, "greedy decoding writes any token"),
-    (
-        "--grounded-scope",
-        "limits.grounded_scope",
-        True,
-        "greedy decoding writes only words of the question into a search's [scope] (evaluation,"
-        " serving)",
-    ),
-    ("--no-grounded-scope", "limits.grounded_scope", False, "a scope may name anything"),
 ]
 
 
@@ -151,10 +46,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start from a platform preset (flags given here override its settings)",
     )
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
-    p.add_argument("--loss", choices=LOSS_KINDS, help="policy loss (default dppo_tv)")
-    for flag, kind, path, help_text in FIELD_FLAGS:
-        p.add_argument(flag, type=kind, dest=_dest(path), help=help_text)
-    for flag, path, value, help_text in SWITCHES:
+    for option in OPTIONS:
+        if option.kind is bool:
+            action = {"action": argparse.BooleanOptionalAction}
+        else:
+            metavar = None if option.choices else option.flag[2:].replace("-", "_").upper()
+            action = {"type": option.kind, "choices": option.choices, "metavar": metavar}
+        p.add_argument(option.flag, dest=_dest(option.path), help=option.help, **action)
+    for flag, path, value, help_text in ALIASES:
         p.add_argument(flag, action="store_const", const=value, dest=_dest(path), help=help_text)
     p.add_argument("--val-limit", type=int, help="validation questions used during training")
     p.add_argument("--reward-config", help="JSON file of reward settings (weights, judge)")
@@ -177,7 +76,7 @@ def config_from_args(args) -> TrainConfig:
     from workers.training.presets import merge_settings, preset_config
 
     overrides: dict = {}
-    for path in [f[2] for f in FIELD_FLAGS] + [s[1] for s in SWITCHES]:
+    for path in {option.path for option in OPTIONS}:
         value = getattr(args, _dest(path), None)
         if value is not None:
             *parents, leaf = path.split(".")
@@ -185,8 +84,6 @@ def config_from_args(args) -> TrainConfig:
             for parent in parents:
                 node = node.setdefault(parent, {})
             node[leaf] = value
-    if args.loss:
-        overrides.setdefault("loss", {})["kind"] = args.loss
     if args.reward_config:
         reward = RewardConfig.from_dict(json.loads(Path(args.reward_config).read_text()))
         overrides["reward"] = reward.to_dict()

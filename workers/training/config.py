@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 from workers.agent.precision import PRECISIONS
 from workers.agent.trajectory import Limits
 from workers.rewards.reward import RewardConfig
-from workers.settings import Settings
+from workers.settings import Settings, option
 
 LossKind = Literal["dppo_tv", "dppo_kl", "tis", "mis"]
 LOSS_KINDS: tuple[str, ...] = LossKind.__args__
@@ -17,10 +17,10 @@ class LossConfig(Settings):
     """The policy loss (training/losses.py); here, apart from torch, so that the web process
     reads and writes run settings without importing it."""
 
-    kind: LossKind = "dppo_tv"
+    kind: LossKind = option("dppo_tv", help="policy loss", flag="--loss")
     delta: float = 0.2  # DPPO trust region on π−μ (TV) or on the Bernoulli KL
     is_cap: float = 2.0  # C: importance weights are capped (DPPO, TIS) or masked above it (MIS)
-    kl_ref_coef: float = 0.0  # β for the optional KL to the reference model
+    kl_ref_coef: float = option(0.0, help="KL-to-reference coefficient β", flag="--kl-ref")
 
     def __post_init__(self) -> None:
         if self.kind not in LOSS_KINDS:
@@ -36,73 +36,94 @@ class LossConfig(Settings):
 class TrainConfig(Settings):
     SETTINGS_LABEL: ClassVar[str] = "run"
 
-    model: str = "default"
-    seed: int = 0
+    model: str = option("default", help="model folder or id (default SmolLM2-135M)")
+    seed: int = option(0, help="training seed")
     # data
-    val_fraction: float = 0.25
-    split_seed: int | None = None  # which entities go to validation; None: `seed`
+    val_fraction: float = option(0.25, help="share of questions held out (whole entities)")
+    split_seed: int | None = option(None, help="which entities are held out (default: --seed)")
     # cold start
-    sft_epochs: int = 3
-    sft_lr: float = 1e-4
+    sft_epochs: int = option(3, help="cold-start SFT epochs")
+    sft_lr: float = option(1e-4, help="cold-start SFT learning rate")
     # The most of a timed run's training budget the cold start may take; RL gets the rest.
-    sft_share: float = 0.5
+    sft_share: float = option(0.5, help="most of the training time the cold start may take")
     # The last share of the cold start (of its epochs or of its time, whichever runs out
     # first) over which its learning rate falls linearly to zero; 0 keeps it constant.
-    sft_warmdown: float = 0.0
+    sft_warmdown: float = option(
+        0.0, help="last share of the cold start over which its learning rate falls to zero"
+    )
     # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
-    scope_drills: int = 2
+    scope_drills: int = option(2, help="per question, scoped searches on made-up names")
     # More of them for each of the customer's own questions: their shapes are what the agent
     # is asked (long, a definition after the question, the company named late), and every
     # synthetic question names its company the same way. proof36's agent wrote a training
     # company's scope ("[3M 2018]", the prompt's example until protocol 7) for the long
     # questions of a company it never saw.
-    customer_scope_drills: int = 2
-    heading_search: bool = True  # the scripted teacher's heading search (teacher.py)
-    refine_search: bool = True  # the teacher searches the key terms when the question misses
-    refine_always: bool = False  # ... and when it finds the evidence too (teacher.py)
+    customer_scope_drills: int = option(2, help="more of them per question of the customer's own")
+    heading_search: bool = option(True, help="the teacher's page-kind heading search (teacher.py)")
+    refine_search: bool = option(True, help="the teacher's key-term second search after a miss")
+    refine_always: bool = option(
+        False, help="the key-term second search follows every first search, not only a miss"
+    )
     # The teacher searches the key terms within the part of the document the question names
     # ("[3M 2018 | cash flow statement] capital expenditure" for "… shown in the cash flow
     # statement").
-    section_search: bool = False
+    section_search: bool = option(
+        False, help="the teacher searches again within the part of the document the question names"
+    )
     # Questions synthesized from the training entities' own tables (documents.synthesis):
     # plentiful, easier, every one checked reachable by the teacher; they feed the cold
     # start and the RL curriculum. The customer's questions stay the validation set.
-    synthetic_questions: int = 0
+    synthetic_questions: int = option(
+        0, help="questions synthesized from the training entities' tables for cold start and RL"
+    )
     # Synthetic questions whose evidence is on a kind of page the customer's questions name
     # carry one of the customer's own sentences naming it ("… shown in the balance sheet"),
     # so the section search is taught on hundreds of questions (teacher.name_sections).
-    synthetic_sections: bool = False
+    synthetic_sections: bool = option(
+        False, help="synthetic questions name their statement in the customer's own words"
+    )
     # RL
-    steps: int = 20
-    questions_per_step: int = 4
-    group_size: int = 4
-    lr: float = 2e-5
+    steps: int = option(20, help="RL steps")
+    questions_per_step: int = option(4, help="questions per RL step")
+    group_size: int = option(4, help="rollouts per question (GRPO group)")
+    lr: float = option(2e-5, help="RL learning rate")
     warmup_steps: int = 2
     loss: LossConfig = field(default_factory=LossConfig)
-    normalize_std: bool = True  # GRPO; False gives Dr. GRPO (advantage = r − mean)
-    dgpo_coef: float = 0.2  # teacher NLL on groups with no correct sample; 0 turns DGPO off
-    lora: bool = False
+    # GRPO; False gives Dr. GRPO (advantage = r − mean)
+    normalize_std: bool = option(True, help="advantages divided by the group's std (GRPO)")
+    dgpo_coef: float = option(
+        0.2, help="teacher NLL weight on groups with no correct sample (0: off)", flag="--dgpo"
+    )
+    lora: bool = option(False, help="train LoRA adapters, not all weights")
     lora_rank: int = 16
     # Train only the top N decoder layers (and the final norm): backward stops there, which
     # roughly halves a step's cost on CPU. None trains every weight.
-    train_layers: int | None = None
+    train_layers: int | None = option(None, help="train only the top N decoder layers")
     max_batch_tokens: int = 4096  # padded tokens per micro-batch (gradient accumulation)
-    rollout_engine: str = "hf"  # "hf" (transformers) or "sglang" (GPU workers): agent.engines
+    rollout_engine: str = option(
+        "hf", help="hf (transformers) or sglang (GPU workers): agent.engines"
+    )
     # The number format of rollouts and of the trainer's matmuls (agent.precision): "auto"
     # is bfloat16 where the hardware runs it fast (2x per step on this project's CPUs).
-    precision: str = "float32"
-    temperature: float = 1.0
+    precision: str = option(
+        "float32",
+        help="rollouts and trainer matmuls: auto (bfloat16 where fast), float32 or bfloat16",
+    )
+    temperature: float = option(1.0, help="rollout sampling temperature")
     top_p: float = 1.0
     limits: Limits = field(default_factory=Limits)
     hold_back_after: int = 2  # visits with no correct sample before a question is held back
     reward: RewardConfig = field(default_factory=RewardConfig)
     # bookkeeping
-    eval_every: int = 10
+    eval_every: int = option(10, help="validate every N steps (0: only at the end)")
     eval_samples: int = 4
-    save_every: int = 10
-    keep_checkpoints: int = 3  # the last N kept on disk (the platform also keeps the best)
+    save_every: int = option(10, help="checkpoint every N steps")
+    # the platform also keeps the best
+    keep_checkpoints: int = option(3, help="keep the last N checkpoints (0: all)")
     samples_logged: int = 2
-    max_minutes: float | None = None  # the whole run, its final evaluation included
+    max_minutes: float | None = option(
+        None, help="the whole run's budget, its final evaluation included; stops cleanly"
+    )
 
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
