@@ -1,6 +1,6 @@
 """Rules of greedy decoding: with `Limits.loop_guard` no run of words written three times in a
-row, with `Limits.grounded_scope` a search's scope writes only words of the question; sampling
-is never ruled.
+row, with `Limits.grounded_scope` a search's scope writes only pieces of the question's words;
+sampling is never ruled.
 
 Each rule on its own, then in the hf engine: a random tiny model made to favour " amount" falls
 into word loops greedily ("amount0<answer> amount0<answer> …"), and guarded, into none; a
@@ -49,12 +49,21 @@ UNCOPIED = [
     "<search> [3M_2018_10K | cash flow]",  # a document id read in results
     "<search>[PepsiCo 2021 | balance sheet] capex",  # a heading the question does not name
     "<results>…</results>\n<search>[Pfizer",  # a later search in the same segment
+    "<search>[PepsiCo 2022 | e]",  # one letter from inside a word (proof56)
+    "<search>[PepsiCo 2022 | e ",
+    "<search>[PepsiCo 20]",  # neither the start nor the end of "FY2021"
+    "<search>[PepsiCo 2021 | lo]",  # inside "flow" only
+    "<search>[epsi 2021]",
 ]
 COPIED = [
     "<search>[PepsiCo 2021] capex",
     "<search>[pepsico 2021 | cash flow] capex Pfizer",  # case aside; after the scope: free
     "<search>[Pe",
     "<search>[PepsiCo's",
+    "<search>[PepsiCo 2021 | e",  # a word still being written: "e" may become "expense"
+    "<search>[FY2021 | flow statement]",  # whole words
+    "<search>[Pepsi 2021]",  # the start of "PepsiCo's", the end of "FY2021"
+    "<search>[ pepsico |",
     "<search>[] capex",
     "<search>capex of Pfizer",  # no scope
     "<answer>[Pfizer]",  # not a search

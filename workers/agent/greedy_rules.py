@@ -10,9 +10,11 @@ A small model decoding greedily fails in two ways a rule can see from the text a
   documents and pages to search, and the student is taught to copy them from the question;
   on companies it never saw, it wrote a training company's name instead ("[Pfizer 2021]" for
   every PepsiCo question in proof54; "[3M_2018_10K]", a document id it read in its results).
-  Under the rule every word of a scope is a piece of the question's text ("2018" of
-  "FY2018", "Pepsico" of "Pepsico's"), so the search can only narrow to what the question
-  names.
+  Under the rule every word of a scope is a piece of one of the question's words: the word,
+  or its start or end ("Pepsico" of "Pepsico's", "2018" of "FY2018", "Cola" of "Coca-Cola"),
+  so the search can only narrow to what the question names. A piece of one letter must be a
+  whole word: proof56's student scoped to "[PepsiCo 2022 | e]", an "e" inside some word.
+  A word still being written only has to be inside one of the question's words.
 
 Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs of the
 tokens it sampled under the model's own distribution, and these are greedy's failures.
@@ -26,6 +28,8 @@ MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
 REPEATS = 3  # a run written this many times in a row is a loop
 CANDIDATES = 64  # the likeliest tokens a step tries, in order, before it gives up on a rule
 _SCOPE_OPEN = re.compile(r"\s*\[")
+_ALNUM_RUN = re.compile(r"[a-z0-9]+")
+_PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
 
 def ends_in_loop(text: str) -> bool:
@@ -43,8 +47,8 @@ def ends_in_loop(text: str) -> bool:
 
 def scope_uncopied(segment: str, question: str) -> bool:
     """Whether the search `segment` (a turn's text so far) opens a scope with a word that is
-    not a piece of the question's text (case aside); a word still being written counts as
-    written so far."""
+    no piece of the question's words (case aside; see the module's note): a word written
+    whole is a question word or its start or end, one still being written is inside one."""
     start = segment.rfind(SEARCH_OPEN)
     if start < 0:
         return False
@@ -52,9 +56,32 @@ def scope_uncopied(segment: str, question: str) -> bool:
     opened = _SCOPE_OPEN.match(query)
     if not opened:
         return False
-    scope = query[opened.end() :].split("]", 1)[0]
-    asked = question.lower()
-    return any(word not in asked for word in scope.replace("|", " ").lower().split())
+    scope, closed, _ = query[opened.end() :].partition("]")
+    words = scope.replace("|", " ").lower().split()
+    if not words:
+        return False
+    pieces = question_pieces(question)
+    *written, last = words
+    if closed or scope[-1] in "| \t\n":
+        written.append(last)
+    elif not any(last in piece for piece in pieces):  # a word still being written
+        return True
+    return not all(_piece_of(word, pieces) for word in written)
+
+
+def question_pieces(question: str) -> set[str]:
+    """The question's words, lowercased, without the punctuation around them ("pepsico's",
+    "fy2021"), and the runs of letters and digits inside them ("coca", "cola", "s")."""
+    lowered = question.lower()
+    words = {word.strip(_PUNCTUATION) for word in lowered.split()}
+    return {word for word in words if word} | set(_ALNUM_RUN.findall(lowered))
+
+
+def _piece_of(word: str, pieces: set[str]) -> bool:
+    """A written scope word is a question word, or the start or end of one (two letters on)."""
+    return word in pieces or (
+        len(word) > 1 and any(piece.startswith(word) or piece.endswith(word) for piece in pieces)
+    )
 
 
 def broken(segment: str, question: str, loop_guard: bool, grounded_scope: bool) -> bool:

@@ -384,16 +384,33 @@ def ends_in_loop(text: str) -> bool:
 
 def scope_uncopied(segment: str, question: str) -> bool:
     """Whether a search turn's text so far opens a `[scope]` with a word that is no piece of
-    the question's text, case aside (`grounded_scope` in agent.json)."""
+    the question's words, case aside (`grounded_scope` in agent.json): a word written whole
+    is a question word, or its start or end (two letters on); one still being written is
+    inside one. A question's words are taken without the punctuation around them, and the
+    runs of letters and digits inside them count as words too."""
     start = segment.rfind("<search>")
     if start < 0:
         return False
     opened = re.match(r"\s*\[", segment[start + len("<search>") :])
     if not opened:
         return False
-    scope = segment[start + len("<search>") + opened.end() :].split("]", 1)[0]
-    asked = question.lower()
-    return any(word not in asked for word in scope.replace("|", " ").lower().split())
+    scope, closed, _ = segment[start + len("<search>") + opened.end() :].partition("]")
+    words = scope.replace("|", " ").lower().split()
+    if not words:
+        return False
+    lowered = question.lower()
+    pieces = {w.strip("\"'“”‘’()[]{},.;:?!") for w in lowered.split()} - {""}
+    pieces |= set(re.findall(r"[a-z0-9]+", lowered))
+    *written, last = words
+    if closed or scope[-1] in "| \t\n":
+        written.append(last)
+    elif not any(last in piece for piece in pieces):
+        return True
+    return not all(
+        word in pieces
+        or (len(word) > 1 and any(p.startswith(word) or p.endswith(word) for p in pieces))
+        for word in written
+    )
 
 
 class _GreedyRules:
