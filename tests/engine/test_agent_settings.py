@@ -68,3 +68,20 @@ def test_eval_switches_a_checkpoints_decoding_rules_on_or_off(tmp_path):
     args.loop_guard, args.grounded_figures, args.grounded_scope = "off", "off", "off"
     limits = policy_limits(specs, args)
     assert not any(getattr(lim, rule) for lim in limits.values() for rule in rules)
+
+
+def test_every_limit_is_an_eval_flag_that_wins_over_a_checkpoints_own(tmp_path):
+    from dataclasses import fields
+
+    from workers.cli import build_parser
+
+    write_agent_settings(tmp_path / "ckpt", Limits(loop_guard=True, grounded_scope=True))
+    argv = ["eval", "--index", "i", "--questions", "q", "--policy", str(tmp_path / "ckpt")]
+    argv += ["--max-turns", "5", "--loop-guard", "off", "--first-results-per-search", "2"]
+    args = build_parser().parse_args(argv)
+
+    (limits,) = policy_limits([str(tmp_path / "ckpt")], args).values()
+
+    assert (limits.max_turns, limits.first_results_per_search) == (5, 2)
+    assert (limits.loop_guard, limits.grounded_scope) == (False, True)
+    assert all(hasattr(args, f.name) for f in fields(Limits))

@@ -65,7 +65,8 @@ class Limits:
         False, help="greedy decoding never writes a run of words three times in a row"
     )
     grounded_scope: bool = option(
-        False, help="greedy decoding writes only words of the question into a search's [scope]"
+        False,
+        help="greedy decoding writes only pieces of the question's words into a search's [scope]",
     )
 
     def hits_for(self, searches_run: int) -> int:

@@ -9,6 +9,11 @@ from dataclasses import asdict
 from functools import cache
 from pathlib import Path
 
+from workers.agent.trajectory import Limits
+from workers.settings import command_line_options
+
+# Limits of a policy that has none of its own (no checkpoint among the policies); the rules
+# of decoding are off unless asked for.
 LIMIT_DEFAULTS = {
     "max_turns": 4,
     "max_new_tokens": 256,
@@ -17,6 +22,8 @@ LIMIT_DEFAULTS = {
     "max_turn_tokens": 0,
     "first_results_per_search": 0,
 }
+# Every limit is a flag (`Limits`' own `option` fields); a yes/no one takes on or off.
+LIMIT_OPTIONS = command_line_options(Limits)
 
 
 def policy_limits(specs: list[str], args) -> dict:
@@ -24,12 +31,12 @@ def policy_limits(specs: list[str], args) -> dict:
     the one checkpoint's when exactly one kind is among them (so echo@K and base are
     compared on its terms); flags given on the command line win everywhere."""
     from workers.agent.settings import read_agent_settings
-    from workers.agent.trajectory import Limits
 
-    given = {k: getattr(args, k) for k in LIMIT_DEFAULTS if getattr(args, k) is not None}
-    for switch in ("grounded_figures", "loop_guard", "grounded_scope"):  # decoding's rules
-        if getattr(args, switch, None) is not None:
-            given[switch] = getattr(args, switch) == "on"
+    given = {}
+    for option in LIMIT_OPTIONS:
+        value = getattr(args, option.path, None)
+        if value is not None:
+            given[option.path] = value == "on" if option.kind is bool else value
     own = {}
     for spec in specs:
         settings = read_agent_settings(spec) if Path(spec).is_dir() else None
@@ -81,30 +88,16 @@ def register(subparsers) -> None:
     p.add_argument("--top-p", type=float, default=1.0)
     p.add_argument("--seed", type=int, default=0)
     # Limits: a checkpoint's own (its agent.json) unless given here; echo, base and API
-    # models run under the checkpoint's when there is one, else under these defaults.
-    for flag, default in LIMIT_DEFAULTS.items():
-        p.add_argument(f"--{flag.replace('_', '-')}", type=int, help=f"default {default}")
-    p.add_argument(
-        "--grounded-figures",
-        choices=["on", "off"],
-        default=None,
-        help="answers write only figures the question or results show (default: a "
-        "checkpoint's own setting, else off)",
-    )
-    p.add_argument(
-        "--loop-guard",
-        choices=["on", "off"],
-        default=None,
-        help="greedy decoding never writes a run of words three times in a row (default: a "
-        "checkpoint's own setting, else off)",
-    )
-    p.add_argument(
-        "--grounded-scope",
-        choices=["on", "off"],
-        default=None,
-        help="greedy decoding writes only words of the question into a search's [scope] "
-        "(default: a checkpoint's own setting, else off)",
-    )
+    # models run under the checkpoint's when there is one, else under LIMIT_DEFAULTS.
+    for option in LIMIT_OPTIONS:
+        default = LIMIT_DEFAULTS.get(option.path, getattr(Limits(), option.path))
+        if option.kind is bool:
+            kind = {"choices": ["on", "off"]}
+            default = "on" if default else "off"
+        else:
+            kind = {"type": option.kind, "metavar": "N"}
+        help_text = f"{option.help} (default: a checkpoint's own, else {default})"
+        p.add_argument(option.flag, dest=option.path, help=help_text, **kind)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--device", default="auto", help="cuda, cpu, or auto: the GPU if any")
     p.add_argument(
