@@ -58,7 +58,9 @@ class TrainConfig(Settings):
     # synthetic question names its company the same way. proof36's agent wrote a training
     # company's scope ("[3M 2018]", the prompt's example until protocol 7) for the long
     # questions of a company it never saw.
-    customer_scope_drills: int = option(2, help="more of them per question of the customer's own")
+    customer_scope_drills: int = option(
+        2, help="scoped searches on made-up names per question of the customer's own"
+    )
     heading_search: bool = option(True, help="the teacher's page-kind heading search (teacher.py)")
     refine_search: bool = option(True, help="the teacher's key-term second search after a miss")
     refine_always: bool = option(
