@@ -41,7 +41,7 @@ def test_repeats_that_are_no_loop(text):
     assert not ends_in_loop(text)
 
 
-QUESTION = "What was PepsiCo's FY2021 capex, shown in its cash flow statement?"
+QUESTION = "What was PepsiCo's FY2021Q4 capex, shown in its cash flow statement?"
 UNCOPIED = [
     "<search>[Pfizer 2021] capex",  # a training company's name
     "<search>[Pf",  # on its way to one
@@ -49,9 +49,9 @@ UNCOPIED = [
     "<search> [3M_2018_10K | cash flow]",  # a document id read in results
     "<search>[PepsiCo 2021 | balance sheet] capex",  # a heading the question does not name
     "<results>…</results>\n<search>[Pfizer",  # a later search in the same segment
-    "<search>[PepsiCo 2022 | e]",  # one letter from inside a word (proof56)
-    "<search>[PepsiCo 2022 | e ",
-    "<search>[PepsiCo 20]",  # neither the start nor the end of "FY2021"
+    "<search>[PepsiCo 2021 | e]",  # one letter from inside a word (proof56)
+    "<search>[PepsiCo 2021 | e ",
+    "<search>[PepsiCo 02]",  # inside "2021" only
     "<search>[PepsiCo 2021 | lo]",  # inside "flow" only
     "<search>[epsi 2021]",
 ]
@@ -61,8 +61,9 @@ COPIED = [
     "<search>[Pe",
     "<search>[PepsiCo's",
     "<search>[PepsiCo 2021 | e",  # a word still being written: "e" may become "expense"
-    "<search>[FY2021 | flow statement]",  # whole words
-    "<search>[Pepsi 2021]",  # the start of "PepsiCo's", the end of "FY2021"
+    "<search>[FY2021 | flow statement]",  # the start of a word, whole words
+    "<search>[Pepsi 2021]",  # the start of "PepsiCo's", the digits of "FY2021Q4"
+    "<search>[FY2021Q4]",
     "<search>[ pepsico |",
     "<search>[] capex",
     "<search>capex of Pfizer",  # no scope

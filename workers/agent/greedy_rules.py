@@ -11,7 +11,8 @@ A small model decoding greedily fails in two ways a rule can see from the text a
   on companies it never saw, it wrote a training company's name instead ("[Pfizer 2021]" for
   every PepsiCo question in proof54; "[3M_2018_10K]", a document id it read in its results).
   Under the rule every word of a scope is a piece of one of the question's words: the word,
-  or its start or end ("Pepsico" of "Pepsico's", "2018" of "FY2018", "Cola" of "Coca-Cola"),
+  or its start or end, or a run of its letters or digits ("Pepsico" of "Pepsico's", "Cola"
+  of "Coca-Cola", "2023" of "FY2023Q1"),
   so the search can only narrow to what the question names. A piece of one letter must be a
   whole word: proof56's student scoped to "[PepsiCo 2022 | e]", an "e" inside some word.
   A word still being written only has to be inside one of the question's words.
@@ -29,6 +30,7 @@ REPEATS = 3  # a run written this many times in a row is a loop
 CANDIDATES = 64  # the likeliest tokens a step tries, in order, before it gives up on a rule
 _SCOPE_OPEN = re.compile(r"\s*\[")
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")
+_LETTERS_OR_DIGITS = re.compile(r"[a-z]+|[0-9]+")
 _PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
 
@@ -71,10 +73,12 @@ def scope_uncopied(segment: str, question: str) -> bool:
 
 def question_pieces(question: str) -> set[str]:
     """The question's words, lowercased, without the punctuation around them ("pepsico's",
-    "fy2021"), and the runs of letters and digits inside them ("coca", "cola", "s")."""
+    "fy2023q1"), the runs of letters and digits inside them ("coca", "cola", "s") and the
+    runs of letters alone or digits alone ("fy", "2023", "q", "1")."""
     lowered = question.lower()
     words = {word.strip(_PUNCTUATION) for word in lowered.split()}
-    return {word for word in words if word} | set(_ALNUM_RUN.findall(lowered))
+    runs = _ALNUM_RUN.findall(lowered) + _LETTERS_OR_DIGITS.findall(lowered)
+    return {word for word in words if word} | set(runs)
 
 
 def _piece_of(word: str, pieces: set[str]) -> bool:

@@ -387,7 +387,8 @@ def scope_uncopied(segment: str, question: str) -> bool:
     the question's words, case aside (`grounded_scope` in agent.json): a word written whole
     is a question word, or its start or end (two letters on); one still being written is
     inside one. A question's words are taken without the punctuation around them, and the
-    runs of letters and digits inside them count as words too."""
+    runs of letters and digits inside them, of letters alone and of digits alone count as
+    words too ("2023" of "FY2023Q1")."""
     start = segment.rfind("<search>")
     if start < 0:
         return False
@@ -400,7 +401,7 @@ def scope_uncopied(segment: str, question: str) -> bool:
         return False
     lowered = question.lower()
     pieces = {w.strip("\"'“”‘’()[]{},.;:?!") for w in lowered.split()} - {""}
-    pieces |= set(re.findall(r"[a-z0-9]+", lowered))
+    pieces |= set(re.findall(r"[a-z0-9]+", lowered) + re.findall(r"[a-z]+|[0-9]+", lowered))
     *written, last = words
     if closed or scope[-1] in "| \t\n":
         written.append(last)
