@@ -12,10 +12,10 @@ A small model decoding greedily fails in two ways a rule can see from the text a
   every PepsiCo question in proof54; "[3M_2018_10K]", a document id it read in its results).
   Under the rule every word of a scope is a piece of one of the question's words: the word,
   or its start or end, or a run of its letters or digits ("Pepsico" of "Pepsico's", "Cola"
-  of "Coca-Cola", "2023" of "FY2023Q1"),
-  so the search can only narrow to what the question names. A piece of one letter must be a
-  whole word: proof56's student scoped to "[PepsiCo 2022 | e]", an "e" inside some word.
-  A word still being written only has to be inside one of the question's words.
+  of "Coca-Cola", "2023" of "FY2023Q1"), so the search can only narrow to what the question
+  names. A piece of one letter must be a whole word: proof56's student scoped to
+  "[PepsiCo 2022 | e]", an "e" inside some word. A word still being written only has to be
+  inside one of the question's words.
 
 Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs of the
 tokens it sampled under the model's own distribution, and these are greedy's failures.
