@@ -100,14 +100,18 @@ def word_tokenizer() -> PreTrainedTokenizerFast:
     return tag_tokenizer([*words, *"abcdefghij0123 ?,.\n"], "|".join(words))
 
 
-@pytest.fixture(scope="module")
-def looping_model():
+def make_looping_model() -> tuple[torch.nn.Module, PreTrainedTokenizerFast]:
     tokenizer = word_tokenizer()
     torch.manual_seed(0)
     model = tiny_llama(tokenizer, max_positions=512)
     with torch.no_grad():  # " amount" the likeliest token after anything
         model.lm_head.weight[tokenizer.convert_tokens_to_ids(" amount")] *= 30
     return model, tokenizer
+
+
+@pytest.fixture(scope="module")
+def looping_model():
+    return make_looping_model()
 
 
 def segments(looping_model, guarded: bool, sampling: SamplingParams) -> list[str]:

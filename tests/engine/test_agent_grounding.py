@@ -100,8 +100,7 @@ def tiny_llama(tokenizer: PreTrainedTokenizerFast, max_positions: int = 1024) ->
     )
 
 
-@pytest.fixture(scope="module")
-def random_model():
+def make_random_model() -> tuple[LlamaForCausalLM, PreTrainedTokenizerFast]:
     tokenizer = char_tokenizer()
     torch.manual_seed(0)
     model = tiny_llama(tokenizer)
@@ -109,6 +108,11 @@ def random_model():
     with torch.no_grad():
         model.lm_head.weight[tokenizer.convert_tokens_to_ids(list(string.digits))] *= 4
     return model, tokenizer
+
+
+@pytest.fixture(scope="module")
+def random_model():
+    return make_random_model()
 
 
 def answers(random_model, grounded: bool) -> tuple[list[set[str]], list[str]]:
