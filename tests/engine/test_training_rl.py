@@ -512,44 +512,6 @@ def test_synthetic_questions_on_a_kind_of_page_the_customer_names_carry_the_cust
     assert index.search(section, k=1)[0].chunk_id == "globex-cash flows"
 
 
-def test_a_customers_sentence_teaches_one_copy_of_its_phrase_whatever_the_page_heading_holds():
-    # Globex's cash flow page is headed without "statement": on it the teacher would copy
-    # only "cash flows" of the sentence, which on acme's and initech's it copies whole.
-    pages = [
-        c
-        if c.id != "globex-cash flows"
-        else dataclasses.replace(c, text="globex cash flows . purchases of equipment 40")
-        for c in statement_pages()
-    ]
-    teacher = statement_teacher(SearchIndex.build(pages), section_search=True)
-    sentence = "Base your answer on the cash flows statement."
-    phrases = section_phrases(
-        teacher,
-        [customer_question("acme", f"What was acme's capex? {sentence}", "acme-cash flows")],
-    )
-    synthetic = [
-        customer_question(co, f"What was {co}'s capital expenditure in 2022?", f"{co}-cash flows")
-        for co in ("acme", "globex", "initech")
-    ]
-    assert teacher.section_words(
-        dataclasses.replace(synthetic[1], question=synthetic[1].question + " " + sentence)
-    ) == ["cash", "flows"]
-
-    acme, globex, initech = name_sections(teacher, synthetic, phrases)
-
-    assert acme.question.endswith(sentence) and initech.question.endswith(sentence)
-    assert (
-        teacher.section_words(acme)
-        == teacher.section_words(initech)
-        == [
-            "cash",
-            "flows",
-            "statement",
-        ]
-    )
-    assert globex == synthetic[1]  # not taught to copy the phrase short
-
-
 def test_key_terms_leave_out_the_questions_instructions():
     teacher = statement_teacher(SearchIndex.build(statement_pages()))
     question = customer_question(

@@ -385,14 +385,7 @@ def name_sections(
     phrase names given that phrase, before or after it as the customer wrote it ("Using
     the cash flow statement, …"): the student then meets the section words it must copy
     after the bar in hundreds of questions, not in the customer's few dozen, and learns to
-    copy them rather than recall the common ones. The rest are returned as they were.
-
-    One sentence, one copy: the teacher writes the words of the phrase that a golden page's
-    heading holds, so the same sentence would teach "cash flow statement" on one company's
-    pages and "cash flow" on another's, whose heading lacks "statement"; a student given
-    both learns to cut the phrase short on every question (proof59: `[3M 2018 | cash flow]`,
-    which missed the statement that `cash flow statement` finds). A question keeps its
-    sentence only where the teacher copies it as it does for most questions given it."""
+    copy them rather than recall the common ones. The rest are returned as they were."""
     rng = random.Random(seed)
     named = []
     for question in questions:
@@ -419,22 +412,7 @@ def name_sections(
             text = f"{text} {phrase.text}"
         meta = {**question.meta, "section_phrase": phrase.text}
         named.append(replace(question, question=text, meta=meta))
-    # Each named question's copy of its sentence, then the copy most questions given that
-    # sentence make; a question copying it otherwise goes back unnamed.
-    copies = [
-        (q.meta["section_phrase"], tuple(teacher.section_words(q)))
-        if "section_phrase" in q.meta
-        else None
-        for q in named
-    ]
-    usual = {
-        sentence: Counter(c for s, c in filter(None, copies) if s == sentence).most_common(1)[0][0]
-        for sentence, _ in filter(None, copies)
-    }
-    return [
-        q if copy is None or copy[1] == usual[copy[0]] else original
-        for q, copy, original in zip(named, copies, questions, strict=True)
-    ]
+    return named
 
 
 def taught_answer(truth: str) -> str:
