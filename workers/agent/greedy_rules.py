@@ -21,6 +21,7 @@ Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs 
 tokens it sampled under the model's own distribution, and these are greedy's failures.
 """
 
+import functools
 import re
 
 from workers.agent.protocol import SEARCH_OPEN
@@ -71,17 +72,18 @@ def scope_uncopied(segment: str, question: str) -> bool:
     return not all(_piece_of(word, pieces) for word in written)
 
 
-def question_pieces(question: str) -> set[str]:
+@functools.lru_cache(maxsize=256)  # asked once per candidate token, up to CANDIDATES a step
+def question_pieces(question: str) -> frozenset[str]:
     """The question's words, lowercased, without the punctuation around them ("pepsico's",
     "fy2023q1"), the runs of letters and digits inside them ("coca", "cola", "s") and the
     runs of letters alone or digits alone ("fy", "2023", "q", "1")."""
     lowered = question.lower()
     words = {word.strip(_PUNCTUATION) for word in lowered.split()}
     runs = _ALNUM_RUN.findall(lowered) + _LETTERS_OR_DIGITS.findall(lowered)
-    return {word for word in words if word} | set(runs)
+    return frozenset({word for word in words if word} | set(runs))
 
 
-def _piece_of(word: str, pieces: set[str]) -> bool:
+def _piece_of(word: str, pieces: frozenset[str]) -> bool:
     """A written scope word is a question word, or the start or end of one (two letters on)."""
     return word in pieces or (
         len(word) > 1 and any(piece.startswith(word) or piece.endswith(word) for piece in pieces)
