@@ -1,6 +1,6 @@
 """Rules of greedy decoding: with `Limits.loop_guard` no run of words written three times in a
-row, with `Limits.grounded_scope` a search's scope writes only pieces of the question's words;
-sampling is never ruled.
+row, with `Limits.grounded_scope` a search's scope writes only pieces of the question's words
+and, where the question names a company of the index, begins with it; sampling is never ruled.
 
 Each rule on its own, then in the hf engine: a random tiny model made to favour " amount" falls
 into word loops greedily ("amount0<answer> amount0<answer> …"), and guarded, into none; a
@@ -11,7 +11,7 @@ import torch
 from test_agent_grounding import FiguresIndex, char_tokenizer, tag_tokenizer, tiny_llama
 from transformers import PreTrainedTokenizerFast
 
-from workers.agent.greedy_rules import ends_in_loop, scope_uncopied
+from workers.agent.greedy_rules import companies_named, ends_in_loop, scope_uncopied
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.trajectory import MODEL, Limits, SamplingParams
 
@@ -79,6 +79,70 @@ def test_a_scope_word_that_is_no_piece_of_the_question_is_uncopied(segment):
 @pytest.mark.parametrize("segment", COPIED)
 def test_a_scope_of_the_questions_own_words_is_copied(segment):
     assert not scope_uncopied(segment, QUESTION)
+
+
+EBITDA = "What is the FY2022 unadjusted EBITDA less capex for PepsiCo?"  # proof58's "[FY2022]"
+PEPSICO = frozenset({"pepsico"})
+UNNAMED = [
+    "<search>[FY2022]",  # a question word, but no company: searches every 2022 filing
+    "<search>[FY2022 | cash flow] capex",
+    "<search>[FY",  # on its way to one
+    "<search>[EBITDA ",
+    "<search>[| cash flow]",  # a page, no company
+    "<search>[] capex",
+    "<search>[P 2022]",  # one letter is no name
+]
+NAMED = [
+    "<search>[PepsiCo 2022]",
+    "<search>[pepsico 2022 | capex]",
+    "<search>[Pepsi 2022]",  # the start of the name
+    "<search>[Pe",  # on its way to it
+    "<search>[ P",
+    "<search>[",
+    "<search>FY2022 capex",  # no scope
+]
+
+
+@pytest.mark.parametrize("segment", UNNAMED)
+def test_a_scope_that_begins_with_no_company_the_question_names_is_uncopied(segment):
+    assert scope_uncopied(segment, EBITDA, PEPSICO)
+
+
+@pytest.mark.parametrize("segment", NAMED)
+def test_a_scope_that_begins_with_the_questions_company_is_copied(segment):
+    assert not scope_uncopied(segment, EBITDA, PEPSICO)
+
+
+def test_a_question_that_names_no_company_leaves_the_scope_to_its_words():
+    question = "What drove the reduction in SG&A expense as a percent of net sales in FY2023?"
+    companies = companies_named(question, NamedIndex().names_company)
+    assert companies == frozenset()
+    assert not scope_uncopied("<search>[SG&A 2023]", question, companies)
+
+
+class NamedIndex(FiguresIndex):
+    """A search tool that knows its companies, as a `SearchIndex` does."""
+
+    def names_company(self, word: str) -> bool:
+        return any(name.startswith(word) for name in ("pepsico", "pfizer", "amcor"))
+
+
+def test_the_companies_a_question_names_are_its_words_that_name_one():
+    question = "Did PepsiCo's FY2022 capex, per Pfizer's 2022 10-K, exceed 2 billion?"
+    assert companies_named(question, NamedIndex().names_company) == {"pepsico", "pfizer"}
+
+
+def test_greedy_decoding_begins_a_scope_with_the_company_its_tool_knows():
+    tokenizer = char_tokenizer()
+    model = tiny_llama(tokenizer)
+    limits = Limits(grounded_scope=True)
+    logits = torch.zeros(1, len(tokenizer))
+    f, p = tokenizer.convert_tokens_to_ids(["F", "P"])
+    logits[:, f], logits[:, p] = 2.0, 1.0
+    typed = tokenizer.encode("<search>[", add_special_tokens=False)
+    for tool, favoured in ((NamedIndex(), p), (FiguresIndex(), f)):  # FiguresIndex knows none
+        engine = HFRolloutEngine(model, tokenizer, tool, limits=limits, system_prompt="s")
+        assert engine._rule(logits, [(EBITDA, typed)])[0].argmax() == favoured
 
 
 def test_greedy_decoding_passes_over_a_scope_letter_the_question_does_not_go_on_with():

@@ -243,7 +243,17 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
 
 
 def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
-    from test_agent_greedy_rules import COPIED, LOOPS, NOT_LOOPS, QUESTION, UNCOPIED
+    from test_agent_greedy_rules import (
+        COPIED,
+        EBITDA,
+        LOOPS,
+        NAMED,
+        NOT_LOOPS,
+        PEPSICO,
+        QUESTION,
+        UNCOPIED,
+        UNNAMED,
+    )
 
     from workers.agent.greedy_rules import ends_in_loop, scope_uncopied
 
@@ -252,6 +262,24 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         assert run_agent.ends_in_loop(text) == ends_in_loop(text), text
     for segment in UNCOPIED + COPIED:
         assert run_agent.scope_uncopied(segment, QUESTION) == scope_uncopied(segment, QUESTION)
+    for segment in UNNAMED + NAMED:
+        ruled = scope_uncopied(segment, EBITDA, PEPSICO)
+        assert run_agent.scope_uncopied(segment, EBITDA, PEPSICO) == ruled, segment
+
+
+def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_does(published):
+    from workers.agent.greedy_rules import companies_named
+
+    run_agent = bundled_script(published)
+    bundled = run_agent.Index(published / "agent" / "index")
+    engine = SearchIndex.load(published / "agent" / "index")
+    entities = sorted({c.entity for c in engine.chunks if c.entity})
+    asked = [q.question for q in questions()] + [
+        f"What did {entity}'s FY2021 filing and Globx's report say?" for entity in entities
+    ]
+    named = [companies_named(q, engine.names_company) for q in asked]
+    assert all(named[len(questions()) :]), named  # each entity's own name, at least
+    assert [run_agent.companies_named(q, bundled) for q in asked] == named
 
 
 def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(published):
@@ -261,12 +289,12 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
 
     run_agent = bundled_script(published)
 
-    def picked(tokenizer, text: str, favoured: list[str], loops=True, scope=True) -> str:
+    def picked(tokenizer, text, favoured, loops=True, scope=True, companies=frozenset()) -> str:
         scores = torch.zeros(1, len(tokenizer))
         for rank, token in enumerate(favoured):  # the first the likeliest
             scores[0, tokenizer.convert_tokens_to_ids(token)] = len(favoured) - rank
         ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
-        rules = run_agent._GreedyRules(tokenizer, 0, QUESTION, loops, scope)
+        rules = run_agent._GreedyRules(tokenizer, 0, QUESTION, loops, scope, companies)
         return tokenizer.convert_ids_to_tokens(int(rules(ids, scores)[0].argmax()))
 
     words, chars = word_tokenizer(), char_tokenizer()
@@ -277,6 +305,9 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
     assert picked(chars, "<search>[P", ["f", "e"]) == "e"  # "Pf" is no piece of the question
     assert picked(chars, "<search>[P", ["f", "e"], scope=False) == "f"
     assert picked(chars, "<search>[Pepsi] P", ["f", "e"]) == "f"  # past the scope: free
+    # "FY2021Q4" is a piece of the question, but no company: "PepsiCo" is
+    assert picked(chars, "<search>[", ["F", "P"]) == "F"
+    assert picked(chars, "<search>[", ["F", "P"], companies=frozenset({"pepsico"})) == "P"
 
 
 def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):

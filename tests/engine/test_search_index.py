@@ -163,6 +163,20 @@ def test_a_scope_names_a_company_through_an_abbreviation_or_one_typo():
     ]
 
 
+def test_a_word_names_a_company_by_its_entity_not_its_documents_name():
+    docs = [
+        chunk("ax", "card member loans", doc="AMERICANEXPRESS_2022_10K", entity="American Express"),
+        chunk("pe", "card member loans", doc="PEPSICO_2022_10K", entity="PepsiCo"),
+        chunk("x", "card member loans", doc="ANNUAL_REPORT_2021"),  # no entity
+    ]
+    index = SearchIndex.build(docs)
+    assert all(index.names_company(w) for w in ["pepsico", "Pep", "amex", "express", "pespico"])
+    assert not any(
+        index.names_company(word)
+        for word in ["2022", "10k", "annual", "fy2022", "ebitda", "capex", "pepsicola"]
+    )
+
+
 def test_a_scope_year_the_query_does_not_name_searches_the_years_it_names_too():
     docs = [
         chunk("k22", "revolving credit agreement", doc="PEPSICO_2022_10K", entity="PepsiCo"),

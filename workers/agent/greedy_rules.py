@@ -16,6 +16,10 @@ A small model decoding greedily fails in two ways a rule can see from the text a
   names. A piece of one letter must be a whole word: proof56's student scoped to
   "[PepsiCo 2022 | e]", an "e" inside some word. A word still being written only has to be
   inside one of the question's words.
+  Where the question names a company of the index (`companies`: its pieces that name one, as
+  the search tool reads a scope), the scope's names must begin with one of them: copying a
+  question word that is no company ("[FY2022]" for "… for PepsiCo?" in proof58, "[M&A 2022]",
+  "[VaR 2023]" in proof59) searches every filing of that year or all of them.
 
 Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs of the
 tokens it sampled under the model's own distribution, and these are greedy's failures.
@@ -48,10 +52,12 @@ def ends_in_loop(text: str) -> bool:
     return False
 
 
-def scope_uncopied(segment: str, question: str) -> bool:
+def scope_uncopied(segment: str, question: str, companies: frozenset[str] = frozenset()) -> bool:
     """Whether the search `segment` (a turn's text so far) opens a scope with a word that is
     no piece of the question's words (case aside; see the module's note): a word written
-    whole is a question word or its start or end, one still being written is inside one."""
+    whole is a question word or its start or end, one still being written is inside one.
+    With `companies` (the question's pieces that name a company), also whether its names
+    begin with no start of one of them."""
     start = segment.rfind(SEARCH_OPEN)
     if start < 0:
         return False
@@ -60,6 +66,8 @@ def scope_uncopied(segment: str, question: str) -> bool:
     if not opened:
         return False
     scope, closed, _ = query[opened.end() :].partition("]")
+    if companies and _names_no_company(scope, bool(closed), companies):
+        return True
     words = scope.replace("|", " ").lower().split()
     if not words:
         return False
@@ -83,6 +91,33 @@ def question_pieces(question: str) -> frozenset[str]:
     return frozenset({word for word in words if word} | set(runs))
 
 
+def _names_no_company(scope: str, closed: bool, companies: frozenset[str]) -> bool:
+    """Whether a scope's names (before any "|") begin with no start of a company the
+    question names: once its first word is written, or the names end without one."""
+    names, piped, _ = scope.partition("|")
+    words = names.lower().split()
+    if not words:
+        return bool(piped) or closed
+    first = words[0].strip(_PUNCTUATION)
+    if len(words) > 1 or piped or closed or names[-1].isspace():  # the first word is whole
+        # "Pepsi" or "PepsiCo's" for "pepsico"; one letter is no name
+        return len(first) < 2 or not any(
+            company.startswith(first) or first.startswith(company) for company in companies
+        )
+    return not any(company.startswith(first) for company in companies)
+
+
+def companies_named(question: str, names_company) -> frozenset[str]:
+    """The question's pieces (`question_pieces`) that name a company: `names_company(word)`
+    says whether a word names one (`SearchIndex.names_company`). Letters needed: a year or
+    a figure names no company."""
+    return frozenset(
+        piece
+        for piece in question_pieces(question)
+        if len(piece) > 1 and not piece.isdigit() and names_company(piece)
+    )
+
+
 def _piece_of(word: str, pieces: frozenset[str]) -> bool:
     """A written scope word is a question word, or the start or end of one (two letters on)."""
     return word in pieces or (
@@ -90,8 +125,15 @@ def _piece_of(word: str, pieces: frozenset[str]) -> bool:
     )
 
 
-def broken(segment: str, question: str, loop_guard: bool, grounded_scope: bool) -> bool:
-    """Whether a turn's text so far breaks a rule that is on."""
+def broken(
+    segment: str,
+    question: str,
+    loop_guard: bool,
+    grounded_scope: bool,
+    companies: frozenset[str] = frozenset(),
+) -> bool:
+    """Whether a turn's text so far breaks a rule that is on (`companies`: those the question
+    names, `companies_named`)."""
     return (loop_guard and ends_in_loop(segment)) or (
-        grounded_scope and scope_uncopied(segment, question)
+        grounded_scope and scope_uncopied(segment, question, companies)
     )

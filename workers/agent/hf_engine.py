@@ -18,7 +18,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
-from workers.agent.greedy_rules import CANDIDATES, broken
+from workers.agent.greedy_rules import CANDIDATES, broken, companies_named
 from workers.agent.grounding import FigureGrounding, ShownFigures
 from workers.agent.protocol import (
     ANSWER_CLOSE,
@@ -457,13 +457,17 @@ class HFRolloutEngine(RolloutEngine):
         question and the segment's tokens so far); a row none of its likeliest
         `CANDIDATES` keeps to is left as it is."""
         loops, scope = self.limits.loop_guard, self.limits.grounded_scope
+        names_company = getattr(self.tool, "names_company", None)  # a SearchIndex has it
         masked = None
         for r, (question, ids) in enumerate(rows):
+            companies = companies_named(question, names_company) if names_company else frozenset()
             ranked = logits[r].topk(min(CANDIDATES, logits.shape[-1])).indices.tolist()
             kept = (
                 n
                 for n, token in enumerate(ranked)
-                if not broken(self.tokenizer.decode([*ids, token]), question, loops, scope)
+                if not broken(
+                    self.tokenizer.decode([*ids, token]), question, loops, scope, companies
+                )
             )
             if n := next(kept, 0):  # the first token keeping to the rules, past the likeliest
                 masked = logits.clone() if masked is None else masked

@@ -28,6 +28,7 @@ _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 HEADING_CHARS = 120
+_PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
 
 class Index:
@@ -382,13 +383,15 @@ def ends_in_loop(text: str) -> bool:
     return False
 
 
-def scope_uncopied(segment: str, question: str) -> bool:
+def scope_uncopied(segment: str, question: str, companies: frozenset = frozenset()) -> bool:
     """Whether a search turn's text so far opens a `[scope]` with a word that is no piece of
     the question's words, case aside (`grounded_scope` in agent.json): a word written whole
     is a question word, or its start or end (two letters on); one still being written is
     inside one. A question's words are taken without the punctuation around them, and the
     runs of letters and digits inside them, of letters alone and of digits alone count as
-    words too ("2023" of "FY2023Q1")."""
+    words too ("2023" of "FY2023Q1"). With `companies` (the question's pieces that name a
+    company of the index, `companies_named`), the scope's names (before any "|") must begin
+    with a start of one of them ("PepsiCo" or "Pepsi", not "FY2022")."""
     start = segment.rfind("<search>")
     if start < 0:
         return False
@@ -396,12 +399,12 @@ def scope_uncopied(segment: str, question: str) -> bool:
     if not opened:
         return False
     scope, closed, _ = segment[start + len("<search>") + opened.end() :].partition("]")
+    if companies and _names_no_company(scope, bool(closed), companies):
+        return True
     words = scope.replace("|", " ").lower().split()
     if not words:
         return False
-    lowered = question.lower()
-    pieces = {w.strip("\"'“”‘’()[]{},.;:?!") for w in lowered.split()} - {""}
-    pieces |= set(re.findall(r"[a-z0-9]+", lowered) + re.findall(r"[a-z]+|[0-9]+", lowered))
+    pieces = question_pieces(question)
     *written, last = words
     if closed or scope[-1] in "| \t\n":
         written.append(last)
@@ -414,17 +417,55 @@ def scope_uncopied(segment: str, question: str) -> bool:
     )
 
 
+def question_pieces(question: str) -> set[str]:
+    lowered = question.lower()
+    pieces = {w.strip(_PUNCTUATION) for w in lowered.split()} - {""}
+    return pieces | set(re.findall(r"[a-z0-9]+", lowered) + re.findall(r"[a-z]+|[0-9]+", lowered))
+
+
+def companies_named(question: str, index: Index) -> frozenset:
+    """The question's pieces of two letters or more, not digits alone, that start a word of
+    a company's name in the index, or name one loosely ("amex")."""
+    companies = {tuple(words) for words in index.entity_words.values() if words}
+    return frozenset(
+        piece
+        for piece in question_pieces(question)
+        if len(piece) > 1
+        and not piece.isdigit()
+        and any(
+            _names_word(piece, list(w), list(w), exact)
+            for exact in (True, False)
+            for w in companies
+        )
+    )
+
+
+def _names_no_company(scope: str, closed: bool, companies: frozenset) -> bool:
+    """Whether a scope's names begin with no start of a company the question names: once
+    their first word is written whole, or when they end without one."""
+    names, piped, _ = scope.partition("|")
+    words = names.lower().split()
+    if not words:
+        return bool(piped) or closed
+    first = words[0].strip(_PUNCTUATION)
+    if len(words) > 1 or piped or closed or names[-1].isspace():
+        return len(first) < 2 or not any(
+            company.startswith(first) or first.startswith(company) for company in companies
+        )
+    return not any(company.startswith(first) for company in companies)
+
+
 class _GreedyRules:
     """A logits processor for greedy decoding: the likeliest token whose turn (the tokens
     from `start`) writes no word loop and, with `scope`, no scope word the question lacks."""
 
-    def __init__(self, tokenizer, start: int, question: str, loops: bool, scope: bool):
+    def __init__(self, tokenizer, start, question, loops, scope, companies=frozenset()):
         self.tokenizer, self.start, self.question = tokenizer, start, question
-        self.loops, self.scope = loops, scope
+        self.loops, self.scope, self.companies = loops, scope, companies
 
     def broken(self, text: str) -> bool:
         return (self.loops and ends_in_loop(text)) or (
-            self.scope and scope_uncopied(text, self.question)
+            self.scope and scope_uncopied(text, self.question, self.companies)
         )
 
     def __call__(self, input_ids, scores):
@@ -461,6 +502,8 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
     ids = encode(prompt)
     transcript, searches, generated = "", [], 0
     seen = question  # the question and every result so far: the figures an answer may write
+    # the companies a scope may begin with (`grounded_scope`), read once
+    companies = companies_named(question, index) if limits.get("grounded_scope") else frozenset()
     figure_tokens: dict[int, str] = {}
     shown: set[str] = set()  # the chunk ids the results have shown so far
     for _turn in range(limits["max_turns"] + 1):
@@ -477,7 +520,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
             rules.append(_GroundedFigures(tokenizer, len(ids), seen, figure_tokens))
         if limits.get("loop_guard") or limits.get("grounded_scope"):
             loops, scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
-            rules.append(_GreedyRules(tokenizer, len(ids), question, loops, scope))
+            rules.append(_GreedyRules(tokenizer, len(ids), question, loops, scope, companies))
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),

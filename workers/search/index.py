@@ -212,6 +212,8 @@ class SearchIndex:
             if c.doc not in self._doc_words:
                 self._doc_words[c.doc] = _WORD.findall(f"{c.entity or ''} {c.doc}".lower())
                 self._entity_words[c.doc] = _WORD.findall((c.entity or "").lower())
+        self._entity_word_lists = sorted({tuple(w) for w in self._entity_words.values() if w})
+        self._names_company: dict[str, bool] = {}
 
     @classmethod
     def build(cls, chunks: list[Chunk], k1: float = 1.5, b: float = 0.75) -> SearchIndex:
@@ -266,6 +268,19 @@ class SearchIndex:
                 if named:
                     return named
         return []
+
+    def names_company(self, word: str) -> bool:
+        """Whether a scope word names a company of this index as `documents_named` reads it
+        (the start of a word of an entity, or loosely: "amex", "ultra"); document names
+        ("10k", "2018") are no company."""
+        word = word.lower()
+        if word not in self._names_company:  # asked for each question word while decoding
+            self._names_company[word] = any(
+                names_word(word, words, words, exact)
+                for exact in (True, False)
+                for words in self._entity_word_lists
+            )
+        return self._names_company[word]
 
     def documents_scoped(self, names: str, text: str) -> list[str]:
         """The documents a scope's `names` name (`documents_named`), and where they name a
