@@ -1,6 +1,8 @@
 """Rules of greedy decoding: with `Limits.loop_guard` no run of words written three times in a
 row, with `Limits.grounded_scope` a search's scope writes only pieces of the question's words
-and, where the question names a company of the index, begins with it; sampling is never ruled.
+and, where the question names a company of the index, begins with it; with
+`Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; sampling is
+never ruled.
 
 Each rule on its own, then in the hf engine: a random tiny model made to favour " amount" falls
 into word loops greedily ("amount0<answer> amount0<answer> …"), and guarded, into none; a
@@ -11,7 +13,13 @@ import torch
 from test_agent_grounding import FiguresIndex, char_tokenizer, tag_tokenizer, tiny_llama
 from transformers import PreTrainedTokenizerFast
 
-from workers.agent.greedy_rules import companies_named, ends_in_loop, scope_uncopied
+from workers.agent.greedy_rules import (
+    answer_not_yes_no,
+    asks_yes_no,
+    companies_named,
+    ends_in_loop,
+    scope_uncopied,
+)
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.trajectory import MODEL, Limits, SamplingParams
 
@@ -143,6 +151,68 @@ def test_greedy_decoding_begins_a_scope_with_the_company_its_tool_knows():
     for tool, favoured in ((NamedIndex(), p), (FiguresIndex(), f)):  # FiguresIndex knows none
         engine = HFRolloutEngine(model, tokenizer, tool, limits=limits, system_prompt="s")
         assert engine._rule(logits, [(EBITDA, typed)])[0].argmax() == favoured
+
+
+YES_NO_QUESTIONS = [
+    "Is 3M a capital-intensive business based on FY2022 data?",
+    "Does AMCOR have an improving gross margin profile as of FY2023? If gross margin is not a "
+    "useful metric for a company like this, then please state that and explain why.",
+    "Looking at VaR, did the risk that JPM faced in the second fiscal quarter of 2023 decrease?",
+    "As of Q2'2023, is Pfizer spinning off any large business segments?",
+    "were there any board member nominees with more votes against?",
+]
+OTHER_QUESTIONS = [
+    "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?",
+    "What is the FY2018 capital expenditure amount (in USD millions) for 3M?",
+    "As of FY2023Q1, why did Pepsico raise full year guidance for FY2023?",
+    "If we exclude the impact of M&A, which segment has dragged down 3M's overall growth?",
+    "Island revenue in 2022? Is it higher?",  # "Island" is no "Is"; only the first sentence
+]
+
+
+@pytest.mark.parametrize("question", YES_NO_QUESTIONS)
+def test_a_question_opening_with_an_auxiliary_verb_asks_yes_or_no(question):
+    assert asks_yes_no(question)
+
+
+@pytest.mark.parametrize("question", OTHER_QUESTIONS)
+def test_a_question_offering_a_choice_or_asking_what_asks_no_yes_or_no(question):
+    assert not asks_yes_no(question)
+
+
+@pytest.mark.parametrize(
+    ("segment", "off"),
+    [
+        ("<answer>", False),
+        ("<answer> Ye", False),  # on its way to "Yes"
+        ("<answer>N", False),
+        ("<answer>Yes, capex fell", False),
+        ("<answer>no.", False),
+        ("<answer>No</answer>", False),
+        ("<answer>3M", True),  # proof63's answer to "Is 3M a capital-intensive business…?"
+        ("<answer>$1.3 billion", True),
+        ("<answer>Nope", True),
+        ("<answer>Yesterday", True),
+        ("<answer></answer>", True),
+        ("<search>[3M 2022] capex", False),  # not an answer
+    ],
+)
+def test_an_answer_that_opens_with_a_word_other_than_yes_or_no(segment, off):
+    assert answer_not_yes_no(segment) == off
+
+
+def test_greedy_decoding_answers_a_yes_or_no_question_yes_or_no():
+    tokenizer = char_tokenizer()
+    model = tiny_llama(tokenizer)
+    logits = torch.zeros(2, len(tokenizer))
+    three, n = tokenizer.convert_tokens_to_ids(["3", "N"])
+    logits[:, three], logits[:, n] = 2.0, 1.0
+    typed = tokenizer.encode("<answer>", add_special_tokens=False)
+    rows = [(YES_NO_QUESTIONS[0], typed), (OTHER_QUESTIONS[1], typed)]
+    for on, favoured in ((True, [n, three]), (False, [three, three])):
+        limits = Limits(yes_no_answers=on)
+        engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
+        assert engine._rule(logits, rows).argmax(-1).tolist() == favoured
 
 
 def test_greedy_decoding_passes_over_a_scope_letter_the_question_does_not_go_on_with():

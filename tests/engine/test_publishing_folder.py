@@ -249,13 +249,20 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         LOOPS,
         NAMED,
         NOT_LOOPS,
+        OTHER_QUESTIONS,
         PEPSICO,
         QUESTION,
         UNCOPIED,
         UNNAMED,
+        YES_NO_QUESTIONS,
     )
 
-    from workers.agent.greedy_rules import ends_in_loop, scope_uncopied
+    from workers.agent.greedy_rules import (
+        answer_not_yes_no,
+        asks_yes_no,
+        ends_in_loop,
+        scope_uncopied,
+    )
 
     run_agent = bundled_script(published)
     for text in LOOPS + NOT_LOOPS:
@@ -265,6 +272,10 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     for segment in UNNAMED + NAMED:
         ruled = scope_uncopied(segment, EBITDA, PEPSICO)
         assert run_agent.scope_uncopied(segment, EBITDA, PEPSICO) == ruled, segment
+    for question in YES_NO_QUESTIONS + OTHER_QUESTIONS:
+        assert run_agent.asks_yes_no(question) == asks_yes_no(question), question
+    for segment in ["<answer>", "<answer> Ye", "<answer>No.", "<answer>3M", "<answer>Nope"]:
+        assert run_agent.answer_not_yes_no(segment) == answer_not_yes_no(segment), segment
 
 
 def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_does(published):
@@ -284,7 +295,7 @@ def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_d
 
 def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(published):
     import torch
-    from test_agent_greedy_rules import QUESTION, word_tokenizer
+    from test_agent_greedy_rules import QUESTION, YES_NO_QUESTIONS, word_tokenizer
     from test_agent_grounding import char_tokenizer
 
     run_agent = bundled_script(published)
@@ -294,7 +305,8 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
         for rank, token in enumerate(favoured):  # the first the likeliest
             scores[0, tokenizer.convert_tokens_to_ids(token)] = len(favoured) - rank
         ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
-        rules = run_agent._GreedyRules(tokenizer, 0, QUESTION, loops, scope, companies)
+        limits = {"loop_guard": loops, "grounded_scope": scope}
+        rules = run_agent._GreedyRules(tokenizer, 0, QUESTION, limits, companies)
         return tokenizer.convert_ids_to_tokens(int(rules(ids, scores)[0].argmax()))
 
     words, chars = word_tokenizer(), char_tokenizer()
@@ -308,6 +320,13 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
     # "FY2021Q4" is a piece of the question, but no company: "PepsiCo" is
     assert picked(chars, "<search>[", ["F", "P"]) == "F"
     assert picked(chars, "<search>[", ["F", "P"], companies=frozenset({"pepsico"})) == "P"
+    # a question that asks yes or no ("Is 3M a capital-intensive business…?") is answered so
+    yes_no = run_agent._GreedyRules(chars, 0, YES_NO_QUESTIONS[0], {"yes_no_answers": True})
+    scores = torch.zeros(1, len(chars))
+    scores[0, chars.convert_tokens_to_ids("3")] = 2.0
+    scores[0, chars.convert_tokens_to_ids("N")] = 1.0
+    answer = torch.tensor([chars.encode("<answer>", add_special_tokens=False)])
+    assert chars.convert_ids_to_tokens(int(yes_no(answer, scores)[0].argmax())) == "N"
 
 
 def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):

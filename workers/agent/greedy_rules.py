@@ -21,6 +21,14 @@ A small model decoding greedily fails in two ways a rule can see from the text a
   question word that is no company ("[FY2022]" for "… for PepsiCo?" in proof58, "[M&A 2022]",
   "[VaR 2023]" in proof59) searches every filing of that year or all of them.
 
+- Answers that are no answer (`Limits.yes_no_answers`): a question that asks yes or no (its
+  first sentence, after any opening phrase and comma, begins "Is", "Does", "Has", "Was", …,
+  and offers no "or") is answered "Yes" or "No" first. proof63's student answered "3M" to "Is
+  3M a capital-intensive business based on FY2022 data?", where proof62's answered "No"; 17 of
+  financebench-dev's 18 such questions are answered yes or no, and the 18th ("Does AMEX have
+  an improving operating margin profile…? If operating margin is not a useful metric…") in
+  words a yes or no does not lose to a figure.
+
 Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs of the
 tokens it sampled under the model's own distribution, and these are greedy's failures.
 """
@@ -28,7 +36,8 @@ tokens it sampled under the model's own distribution, and these are greedy's fai
 import functools
 import re
 
-from workers.agent.protocol import SEARCH_OPEN
+from workers.agent.protocol import ANSWER_OPEN, SEARCH_OPEN
+from workers.agent.trajectory import Limits
 
 MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
 REPEATS = 3  # a run written this many times in a row is a loop
@@ -125,15 +134,47 @@ def _piece_of(word: str, pieces: frozenset[str]) -> bool:
     )
 
 
+# An auxiliary verb opening a question asks yes or no ("Is 3M…", "Looking at VaR, did…").
+_ASKS_YES_NO = re.compile(
+    r"^(?:[^,?]*,\s*)?(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b",
+    re.I,
+)
+_OFFERS_CHOICE = re.compile(r"\bor\b", re.I)  # "increase or decrease": no yes or no
+
+
+@functools.lru_cache(maxsize=256)
+def asks_yes_no(question: str) -> bool:
+    """Whether the question's first sentence asks yes or no: after any opening phrase and
+    comma it begins with an auxiliary verb, and it offers no choice ("… or …")."""
+    first = question.strip().split("?")[0]
+    return bool(_ASKS_YES_NO.match(first)) and not _OFFERS_CHOICE.search(first)
+
+
+def answer_not_yes_no(segment: str) -> bool:
+    """Whether the answer the `segment` writes begins with a word that is not "Yes" or "No"
+    (case aside), or with letters that cannot become one."""
+    start = segment.rfind(ANSWER_OPEN)
+    if start < 0:
+        return False
+    written = segment[start + len(ANSWER_OPEN) :].lstrip()
+    first = re.match(r"[^\W\d_]*", written).group().lower()
+    if len(first) < len(written):  # the first word is whole (or the answer opens otherwise)
+        return first not in ("yes", "no")
+    return not ("yes".startswith(first) or "no".startswith(first))
+
+
+def rules_on(limits: Limits) -> bool:
+    """Whether any rule of greedy decoding is on."""
+    return limits.loop_guard or limits.grounded_scope or limits.yes_no_answers
+
+
 def broken(
-    segment: str,
-    question: str,
-    loop_guard: bool,
-    grounded_scope: bool,
-    companies: frozenset[str] = frozenset(),
+    segment: str, question: str, limits: Limits, companies: frozenset[str] = frozenset()
 ) -> bool:
-    """Whether a turn's text so far breaks a rule that is on (`companies`: those the question
-    names, `companies_named`)."""
-    return (loop_guard and ends_in_loop(segment)) or (
-        grounded_scope and scope_uncopied(segment, question, companies)
+    """Whether a turn's text so far breaks a rule that `limits` turns on (`companies`: those
+    the question names, `companies_named`)."""
+    return (
+        (limits.loop_guard and ends_in_loop(segment))
+        or (limits.grounded_scope and scope_uncopied(segment, question, companies))
+        or (limits.yes_no_answers and asks_yes_no(question) and answer_not_yes_no(segment))
     )

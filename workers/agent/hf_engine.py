@@ -18,7 +18,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
-from workers.agent.greedy_rules import CANDIDATES, broken, companies_named
+from workers.agent.greedy_rules import CANDIDATES, broken, companies_named, rules_on
 from workers.agent.grounding import FigureGrounding, ShownFigures
 from workers.agent.protocol import (
     ANSWER_CLOSE,
@@ -361,8 +361,7 @@ class HFRolloutEngine(RolloutEngine):
         """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
         device = self.model.device
         grounded = groundings is not None and any(g is not None for g in groundings)
-        rules_on = self.limits.loop_guard or self.limits.grounded_scope
-        ruled = sampling.temperature <= 0 and rules_on and questions is not None
+        ruled = sampling.temperature <= 0 and rules_on(self.limits) and questions is not None
         n, width = len(sequences), max(len(s) for s in sequences)
         logits, cache = self._prefill(sequences, width, max(budgets))
         attention = torch.zeros((n, width), dtype=torch.long)
@@ -456,7 +455,6 @@ class HFRolloutEngine(RolloutEngine):
         rule of greedy decoding (`agent.greedy_rules`) that is on (`rows`: each batch row's
         question and the segment's tokens so far); a row none of its likeliest
         `CANDIDATES` keeps to is left as it is."""
-        loops, scope = self.limits.loop_guard, self.limits.grounded_scope
         names_company = getattr(self.tool, "names_company", None)  # a SearchIndex has it
         masked = None
         for r, (question, ids) in enumerate(rows):
@@ -466,7 +464,7 @@ class HFRolloutEngine(RolloutEngine):
                 n
                 for n, token in enumerate(ranked)
                 if not broken(
-                    self.tokenizer.decode([*ids, token]), question, loops, scope, companies
+                    self.tokenizer.decode([*ids, token]), question, self.limits, companies
                 )
             )
             if n := next(kept, 0):  # the first token keeping to the rules, past the likeliest

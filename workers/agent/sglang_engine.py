@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from transformers import AutoConfig, AutoTokenizer, GenerationConfig
 
+from workers.agent.greedy_rules import rules_on
 from workers.agent.hf_engine import RolloutEngine
 from workers.agent.models import resolve_model_path
 from workers.agent.protocol import SYSTEM_PROMPT
@@ -99,7 +100,7 @@ class SGLangRolloutEngine(RolloutEngine):
     ) -> list[tuple[list[int], list[float], bool]]:
         if any(groundings or []):
             raise ValueError("grounded figures need the hf engine's per-token masks")
-        if (self.limits.loop_guard or self.limits.grounded_scope) and sampling.temperature <= 0:
+        if rules_on(self.limits) and sampling.temperature <= 0:
             raise ValueError("the rules of greedy decoding need the hf engine's per-token masks")
         if self.closed:
             raise RuntimeError("this sglang engine was shut down (its agent was unloaded)")

@@ -60,13 +60,16 @@ class Limits:
     )
     # Rules of greedy decoding (`agent.greedy_rules`), applied where the agent is used, never
     # in the trainer's rollouts: no run of words written three times in a row; a search's
-    # scope writes only words of the question.
+    # scope writes only words of the question; a yes-or-no question is answered Yes or No.
     loop_guard: bool = option(
         False, help="greedy decoding never writes a run of words three times in a row"
     )
     grounded_scope: bool = option(
         False,
         help="greedy decoding writes only pieces of the question's words into a search's [scope]",
+    )
+    yes_no_answers: bool = option(
+        False, help="greedy decoding answers a question that asks yes or no with Yes or No first"
     )
 
     def hits_for(self, searches_run: int) -> int:

@@ -455,17 +455,50 @@ def _names_no_company(scope: str, closed: bool, companies: frozenset) -> bool:
     return not any(company.startswith(first) for company in companies)
 
 
+def asks_yes_no(question: str) -> bool:
+    """Whether the question's first sentence asks yes or no: after any opening phrase and
+    comma it begins with an auxiliary verb ("Is 3M…", "Looking at VaR, did…"), and it offers
+    no choice ("… increase or decrease")."""
+    first = question.strip().split("?")[0]
+    opens = re.match(
+        r"^(?:[^,?]*,\s*)?(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would"
+        r"|should)\b",
+        first,
+        re.I,
+    )
+    return bool(opens) and not re.search(r"\bor\b", first, re.I)
+
+
+def answer_not_yes_no(segment: str) -> bool:
+    """Whether the answer the segment writes begins with a word that is not "Yes" or "No"
+    (case aside), or with letters that cannot become one."""
+    start = segment.rfind("<answer>")
+    if start < 0:
+        return False
+    written = segment[start + len("<answer>") :].lstrip()
+    first = re.match(r"[^\W\d_]*", written).group().lower()
+    if len(first) < len(written):
+        return first not in ("yes", "no")
+    return not ("yes".startswith(first) or "no".startswith(first))
+
+
 class _GreedyRules:
     """A logits processor for greedy decoding: the likeliest token whose turn (the tokens
-    from `start`) writes no word loop and, with `scope`, no scope word the question lacks."""
+    from `start`) breaks none of the rules `limits` (agent.json's) turns on: no word loop
+    (`loop_guard`), no scope word the question lacks (`grounded_scope`; `companies`: those the
+    question names), a yes-or-no question answered Yes or No first (`yes_no_answers`)."""
 
-    def __init__(self, tokenizer, start, question, loops, scope, companies=frozenset()):
+    def __init__(self, tokenizer, start, question, limits: dict, companies=frozenset()):
         self.tokenizer, self.start, self.question = tokenizer, start, question
-        self.loops, self.scope, self.companies = loops, scope, companies
+        self.loops, self.scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
+        self.yes_no = bool(limits.get("yes_no_answers")) and asks_yes_no(question)
+        self.companies = companies
 
     def broken(self, text: str) -> bool:
-        return (self.loops and ends_in_loop(text)) or (
-            self.scope and scope_uncopied(text, self.question, self.companies)
+        return (
+            (self.loops and ends_in_loop(text))
+            or (self.scope and scope_uncopied(text, self.question, self.companies))
+            or (self.yes_no and answer_not_yes_no(text))
         )
 
     def __call__(self, input_ids, scores):
@@ -518,9 +551,8 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         if limits.get("grounded_figures"):
             figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
             rules.append(_GroundedFigures(tokenizer, len(ids), seen, figure_tokens))
-        if limits.get("loop_guard") or limits.get("grounded_scope"):
-            loops, scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
-            rules.append(_GreedyRules(tokenizer, len(ids), question, loops, scope, companies))
+        if any(limits.get(rule) for rule in ("loop_guard", "grounded_scope", "yes_no_answers")):
+            rules.append(_GreedyRules(tokenizer, len(ids), question, limits, companies))
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),

@@ -112,6 +112,8 @@ PRESETS: dict[str, dict] = {
                 # same weights wrote "[PepsiCo 2021]", at 0.423.
                 "loop_guard": True,
                 "grounded_scope": True,
+                # proof63's student answered "3M" to "Is 3M a capital-intensive business…?"
+                "yes_no_answers": True,
             },
             "eval_every": 0,
             "save_every": 2,

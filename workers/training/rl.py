@@ -440,7 +440,11 @@ def train(
         index,
         # Log-probs the trainer recomputes are the model's own: no decoding rule in rollouts.
         limits=replace(
-            config.limits, grounded_figures=False, loop_guard=False, grounded_scope=False
+            config.limits,
+            grounded_figures=False,
+            loop_guard=False,
+            grounded_scope=False,
+            yes_no_answers=False,
         ),
         model_name=config.model,
         precision=precision,
