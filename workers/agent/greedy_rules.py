@@ -1,6 +1,7 @@
 """Rules of greedy decoding: the likeliest token that breaks none of them is written.
 
-A small model decoding greedily fails in two ways a rule can see from the text alone:
+A small model decoding greedily fails in ways a rule can see from the text alone (and, for
+a scope, the index):
 
 - Word loops (`Limits.loop_guard`): one word, or a few, written over and over until the
   turn's token limit cuts it: "[3M 2018 | cash flow] amount amount amount …" (proof50-54's
