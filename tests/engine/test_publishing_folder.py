@@ -117,6 +117,33 @@ def test_the_bundled_index_reads_a_scope_year_beside_the_querys_as_the_engine(pu
     assert len(engine.search(wrong_year, k=3)) == 2  # the test sees a bundle reading one year
 
 
+def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(published, tmp_path):
+    prose = "Contents\nOther cash flows from investing activities include capital expenditure"
+    statement = "Contents\nConsolidated Statement of Cash Flows\nPurchases of property 1,577"
+    docs = [
+        Chunk("ACME_2018:p1:c0", "ACME_2018", 1, "Acme", prose),
+        Chunk("ACME_2018:p2:c0", "ACME_2018", 2, "Acme", statement),
+        Chunk("ACME_2018:p2:c1", "ACME_2018", 2, "Acme", "Capital expenditure total"),
+        Chunk("ACME_2018:p3:c0", "ACME_2018", 3, "Acme", "Cash Flows:\nOperating activities"),
+        Chunk("ACME_2018:p4:c0", "ACME_2018", 4, "Acme", "Notes", section="Cash flow hedges"),
+    ]
+    SearchIndex.build(docs).save(tmp_path / "index")
+    engine = SearchIndex.load(tmp_path / "index")
+    bundled = bundled_script(published).Index(tmp_path / "index")
+    queries = [
+        "[Acme 2018 | cash flow] capital expenditure",
+        "[Acme | cash flow statement] capital expenditure",
+        "[Acme | flows] capital",
+        "[Acme | hedges] capital",
+        "[Acme] capital expenditure",
+    ]
+    for query in queries:
+        expected = [h.chunk_id for h in engine.search(query, k=5)]
+        assert [h["id"] for h in bundled.search(query, k=5)] == expected, query
+    hits = engine.search(queries[0], k=5)
+    assert hits[0].score < max(h.score for h in hits), "the test would not see titles ignored"
+
+
 def test_the_bundled_script_shows_results_as_the_engine_does(published):
     from workers.agent.tool import fit_hits
 

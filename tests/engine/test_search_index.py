@@ -249,6 +249,45 @@ def test_words_after_a_bar_keep_the_pages_whose_heading_holds_them():
     assert found("[3M | leases]") == []
 
 
+def test_the_pages_a_heading_line_titles_come_before_those_it_only_opens_on():
+    # A filter written short ("cash flow" for "the cash flow statement") keeps the prose page
+    # that opens on cash flows too; the query's words alone would rank the prose first.
+    prose = "Table of Contents\nOther cash flows from investing activities include capital "
+    prose += "expenditure on plants and the capital expenditure of acquired businesses."
+    statement = "Table of Contents\n3M Company and Subsidiaries\nConsolidated Statement of "
+    statement += "Cash Flows\nYears ended December 31\nPurchases of property, plant 1,577"
+    docs = [
+        chunk("3M:p1:c0", prose, doc="3M", page=1),
+        chunk("3M:p2:c0", statement, doc="3M", page=2),
+        chunk("3M:p2:c1", "Proceeds from sale of businesses 512", doc="3M", page=2),
+        chunk(
+            "3M:p3:c0",
+            "Table of Contents\nCash Flows:\nCapital expenditure 1,577",
+            doc="3M",
+            page=3,
+        ),
+    ]
+    index = SearchIndex.build(docs)
+
+    def found(query, k=4):
+        return [h.chunk_id for h in index.search(query, k=k)]
+
+    # The statement ("Consolidated Statement of Cash Flows": four words) and a section titled
+    # "Cash Flows:" come first, the words ranking each group; the prose last.
+    assert found("[3M | cash flow] capital expenditure") == [
+        "3M:p3:c0",
+        "3M:p2:c0",
+        "3M:p2:c1",
+        "3M:p1:c0",
+    ]
+    # The whole name titles the statement alone: "cash flow statement" is no line of page 3.
+    assert found("[3M | cash flow statement] capital expenditure", k=1) == ["3M:p2:c0"]
+    # The words alone would rank the prose before the statement, which names no capital
+    # expenditure.
+    score = {h.chunk_id: h.score for h in index.search("[3M | cash flow] capital expenditure", 4)}
+    assert score["3M:p1:c0"] > score["3M:p2:c0"]
+
+
 def test_within_a_scope_words_are_weighed_by_their_rarity_among_the_scoped_chunks():
     # "widget" is rare in the index but in every 3M chunk; "capex" is everywhere else but in
     # one 3M chunk: inside the 3M scope, only "capex" tells the chunks apart.

@@ -6,10 +6,11 @@ Standalone: it needs transformers, torch, bm25s and PyStemmer, not Sleuth. The m
 writes <search>query</search> (or <search>[3M 2018] query</search>, searching only the
 documents whose names have words starting with those, or
 <search>[3M 2018 | cash flow] query</search>, only their pages whose heading holds those
-words; the brackets alone search the question itself there); this script runs the query on the
-bundled BM25 index and appends the hits between <results> and </results>, until the model writes
-<answer>…</answer> or a limit is reached. Prints the answer (or the whole transcript with
---verbose). This file is copied into every published folder as agent/run_agent.py.
+words, those it titles first; the brackets alone search the question itself there); this script
+runs the query on the bundled BM25 index and appends the hits between <results> and </results>,
+until the model writes <answer>…</answer> or a limit is reached. Prints the answer (or the whole
+transcript with --verbose). This file is copied into every published folder as
+agent/run_agent.py.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 HEADING_CHARS = 120
+TITLE_WORDS = 4  # a heading line this short is a title ("Consolidated Balance Sheets")
 _PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
 
@@ -70,15 +72,30 @@ class Index:
         import numpy as np
 
         if self.headings is None:
-            first: dict[tuple, set[str]] = {}
-            self.headings = []
+            first: dict[tuple, tuple[set[str], list[frozenset[str]]]] = {}
+            self.headings, self.title_lines = [], []
             for c in self.chunks:
                 page = (c["doc"], c.get("page"), c["id"].rpartition(":")[0])
                 if page not in first:
-                    heading = f"{c.get('section') or ''} {c['text'][:HEADING_CHARS]}"
-                    first[page] = set(self.tokenize(heading))
-                self.headings.append(first[page])
+                    section, opening = c.get("section") or "", c["text"][:HEADING_CHARS]
+                    lines = [section, *opening.splitlines()]
+                    first[page] = (
+                        set(self.tokenize(f"{section} {opening}")),
+                        [frozenset(self.tokenize(line)) for line in lines],
+                    )
+                self.headings.append(first[page][0])
+                self.title_lines.append(first[page][1])
         return np.array([set(stems) <= heading for heading in self.headings])
+
+    def titled(self, stems: list[str], found) -> list[bool]:
+        """Of the chunks `found`, whether a line of their page's heading holds every one of
+        `stems` and is a title: at most TITLE_WORDS words, or `stems` and one more."""
+        wanted = frozenset(stems)
+        longest = max(TITLE_WORDS, len(wanted) + 1)
+        return [
+            any(wanted <= line and len(line) <= longest for line in self.title_lines[int(i)])
+            for i in found
+        ]
 
     def documents_named(self, scope: str) -> set[str]:
         """Documents whose name or entity has a word starting with each scope word, else
@@ -149,9 +166,13 @@ class Index:
             scores = self.scores_within(ids, within)
         else:
             scores = self.retriever.get_scores_from_ids(ids)
-        # The pages a filter picked are what was asked for; the words only rank them.
+        # The pages a filter picked are what was asked for; the words only rank them, after
+        # the pages a heading line titles.
         found = np.flatnonzero(within) if paged else np.flatnonzero(scores > 0)
-        order = np.lexsort((found, -scores[found]))[:k]
+        keys = (found, -scores[found])
+        if paged:
+            keys += (~np.array(self.titled(stems, found), dtype=bool),)
+        order = np.lexsort(keys)[:k]
         return [self.chunks[int(i)] for i in found[order]]
 
 

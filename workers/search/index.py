@@ -22,7 +22,11 @@ expenditure" searches only the pages whose heading (a section's title and the pa
 them. A page filter that no page in scope passes is dropped, as a scope that names nothing
 is. It is what a search for a statement's name cannot do: the prose pages that mention "the
 consolidated statements of cash flows" outrank the statement itself, mostly numbers, while
-the statement's heading names it and the prose's does not.
+the statement's heading names it and the prose's does not. The pages a heading line titles
+(a line of the heading holding every filter word and at most `TITLE_WORDS` words, or the
+filter's words and one more) come first, then the rest the filter keeps: a filter written
+short ("| cash flow" for "the cash flow statement") keeps the prose pages that open on cash
+flows as well as the statement, and the query's words would rank the prose first.
 
 Every chunk is indexed with its page's heading (`HEADING_WEIGHT` times), so the words that
 name a page find all of it, not only its first chunk: a question about "the cash flow
@@ -69,6 +73,9 @@ FORMAT_VERSION = 3  # 2: page headings with every chunk, figures not words; 3: "
 READABLE_FORMATS = (1, 2, 3)
 HEADING_CHARS = 120  # a filing page's heading: its company, statement and period lines
 HEADING_WEIGHT = 3  # a heading's words count as often in each chunk of its page
+# A heading line of at most this many words (stopwords aside) is a title: "Consolidated
+# Statements of Cash Flows", "Cash Flows:"; a longer one is the page's prose.
+TITLE_WORDS = 4
 FILTER_FIELDS = ("doc", "entity", "page")
 
 # Words are runs of letters/digits; "_" and punctuation separate them, so a file name
@@ -205,6 +212,7 @@ class SearchIndex:
         self._mask_cache: dict[tuple, np.ndarray] = {}
         self._doc_freq: np.ndarray | None = None
         self._headed: dict[str, np.ndarray] | None = None
+        self._title_lines: list[list[frozenset[str]]] | None = None  # by chunk
         self._format = params.get("format_version", 1)
         self._doc_words: dict[str, list[str]] = {}
         self._entity_words: dict[str, list[str]] = {}
@@ -326,8 +334,12 @@ class SearchIndex:
             # Everything scoring at least the k-th best score (ties included, zero never).
             kth = np.partition(scores, n - k)[n - k] if n > k else 0.0
             candidates = np.flatnonzero(scores >= kth) if kth > 0 else np.flatnonzero(scores > 0)
-        # An exact sort on (-score, position): equal scores come out in chunk-id order.
-        order = np.lexsort((candidates, -scores[candidates]))[:k]
+        # An exact sort on (-score, position): equal scores come out in chunk-id order; the
+        # pages a heading line titles before the rest a page filter keeps.
+        keys = (candidates, -scores[candidates])
+        if paged:
+            keys += (~self._titled(heading_stems, candidates),)
+        order = np.lexsort(keys)[:k]
         return [self._hit(int(i), float(scores[i])) for i in candidates[order]]
 
     def _pages_headed(self, stems: list[str]) -> np.ndarray:
@@ -340,6 +352,26 @@ class SearchIndex:
             holding[self._headed.get(stem, [])] = True
             mask &= holding
         return mask
+
+    def _titled(self, stems: list[str], ids: np.ndarray) -> np.ndarray:
+        """Of the chunks `ids`, those on pages a line of whose heading holds every one of
+        `stems` and is a title: at most `TITLE_WORDS` words, or `stems` and one more."""
+        if self._title_lines is None:
+            lines: dict[tuple, list[frozenset[str]]] = {}
+            for c in self._chunks:  # in id order: a page's first chunk comes first
+                if page_of(c) not in lines:
+                    heading = [c.section or "", *c.text[:HEADING_CHARS].splitlines()]
+                    lines[page_of(c)] = [frozenset(self.tokenize(line)) for line in heading]
+            self._title_lines = [lines[page_of(c)] for c in self._chunks]
+        wanted = frozenset(stems)
+        longest = max(TITLE_WORDS, len(wanted) + 1)
+        return np.array(
+            [
+                any(wanted <= line and len(line) <= longest for line in self._title_lines[i])
+                for i in ids
+            ],
+            dtype=bool,
+        )
 
     def _heading_postings(self) -> dict[str, np.ndarray]:
         """Stem -> the chunks whose page heading holds it."""
