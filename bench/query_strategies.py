@@ -39,6 +39,12 @@ document the question names only; also the key terms when the first search misse
 teacher did until proof52: a rule on the golden chunks the student cannot see); also the key
 terms after every other first search (`refine_always`, the preset since proof52).
 
+And the section search with the question's phrase copied in part, as students write it
+(`| cash flow` for "… shown in the cash flow statement"): every shorter run of the phrase that
+still names a kind of page, beside the whole phrase, 3 hits each. A part keeps more pages than
+the whole (the prose that opens on cash flows beside the statement); the pages a heading line
+titles come first (`workers/search/index.py`).
+
 Usage: python bench/query_strategies.py [--index var/fb-index] [--k 1,2,3] [--split-seed N]
 """
 
@@ -222,6 +228,7 @@ def main() -> None:
                 f"{recall / max(echo, 1e-9):5.2f}x"
             )
     second_search_habits(index, teacher, questions, echo_at)
+    phrase_copied_in_part(index, teacher, questions)
 
 
 def second_search_habits(index: SearchIndex, teacher: ScriptedTeacher, questions, echo_at):
@@ -262,6 +269,30 @@ def second_search_habits(index: SearchIndex, teacher: ScriptedTeacher, questions
             f"{name:<40} {recall:7.3f} {mean_chunks:7.2f} {statistics.mean(searches):8.2f} "
             f"{echo:10.3f} {recall / max(echo, 1e-9):5.2f}x"
         )
+
+
+def phrase_copied_in_part(index: SearchIndex, teacher: ScriptedTeacher, questions, k: int = 3):
+    """The section search with the whole phrase the question names its page by, and with each
+    shorter run of it that still names a kind of page (the module's note)."""
+    recalls: dict[str, list[float]] = {"the whole phrase": [], "a part of it": []}
+    for q in questions:
+        words = teacher.section_words(q)
+        names = teacher.scope(q).strip()[1:-1].strip()
+        if not (words and names and q.golden_chunk_ids):
+            continue
+        terms = teacher.key_terms(q) or q.question
+        runs = {tuple(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1)}
+        for run in sorted(runs):
+            if not any(teacher.is_page_kind(stem) for stem in tokenize(" ".join(run))):
+                continue
+            hits = index.search(f"[{names} | {' '.join(run)}] {terms}", k)
+            shown = {h.chunk_id for h in hits} & set(q.golden_chunk_ids)
+            kind = "the whole phrase" if list(run) == words else "a part of it"
+            recalls[kind].append(len(shown) / len(q.golden_chunk_ids))
+    print(f"{'section search, the phrase copied':<40} {'searches':>8}  recall@{k}")
+    for kind, values in recalls.items():
+        if values:
+            print(f"{kind:<40} {len(values):8d} {statistics.mean(values):9.3f}")
 
 
 if __name__ == "__main__":
