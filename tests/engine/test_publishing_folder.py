@@ -126,6 +126,8 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
         Chunk("ACME_2018:p2:c1", "ACME_2018", 2, "Acme", "Capital expenditure total"),
         Chunk("ACME_2018:p3:c0", "ACME_2018", 3, "Acme", "Cash Flows:\nOperating activities"),
         Chunk("ACME_2018:p4:c0", "ACME_2018", 4, "Acme", "Notes", section="Cash flow hedges"),
+        Chunk("ACME_2018:p5:c0", "ACME_2018", 5, "Acme", "Consolidated Balance Shee t\nTotal"),
+        Chunk("ACME_2018:p6:c0", "ACME_2018", 6, "Acme", "Notes on the balance sheet total"),
     ]
     SearchIndex.build(docs).save(tmp_path / "index")
     engine = SearchIndex.load(tmp_path / "index")
@@ -136,6 +138,7 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
         "[Acme | flows] capital",
         "[Acme | hedges] capital",
         "[Acme] capital expenditure",
+        "[Acme | balance sheet] total",  # "Shee t" read as "Sheet"
     ]
     for query in queries:
         expected = [h.chunk_id for h in engine.search(query, k=5)]

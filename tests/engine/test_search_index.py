@@ -5,7 +5,7 @@ import json
 import pytest
 
 from workers.documents.chunking import Chunk
-from workers.search.index import SearchIndex, tokenize
+from workers.search.index import SearchIndex, mend_split_letters, tokenize
 from workers.search.tool import format_hits_for_model
 
 
@@ -286,6 +286,33 @@ def test_the_pages_a_heading_line_titles_come_before_those_it_only_opens_on():
     # expenditure.
     score = {h.chunk_id: h.score for h in index.search("[3M | cash flow] capital expenditure", 4)}
     assert score["3M:p1:c0"] > score["3M:p2:c0"]
+
+
+def test_a_page_filter_reads_a_letter_a_pdf_split_off_a_heading_word_joined_back():
+    # pypdfium2's text of 3M's 2018 balance sheet: "Consolidated Balance Shee t".
+    assert mend_split_letters("Consolidated Balance Shee t\nCash Flow s, net") == (
+        "Consolidated Balance Sheet\nCash Flows, net"
+    )
+    assert mend_split_letters("Schedule a of Form 10-K, Item 7 b") == (
+        "Schedule a of Form 10-K, Item 7 b"
+    )
+    docs = [
+        chunk(
+            "3M:p1:c0", "Table of Contents\nConsolidated Balance Shee t\nProperty 8,738", doc="3M"
+        ),
+        chunk(
+            "3M:p2:c0",
+            "Table of Contents\nNOTE 7. Supplemental Balance Sheet Information\n"
+            "Accounts payable included as a separate line item",
+            doc="3M",
+            page=2,
+        ),
+    ]
+    index = SearchIndex.build(docs)
+    assert [h.chunk_id for h in index.search("[3M | balance sheet] year end", k=2)] == [
+        "3M:p1:c0",  # titled, as "Consolidated Balance Sheet"
+        "3M:p2:c0",
+    ]
 
 
 def test_within_a_scope_words_are_weighed_by_their_rarity_among_the_scoped_chunks():

@@ -26,6 +26,7 @@ HERE = Path(__file__).resolve().parent
 _WORD = re.compile(r"[^\W_]+")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+_SPLIT_LETTER = re.compile(r"(?<=[a-z]{3}) (?=[b-z](?![\w']))")  # "Balance Shee t"
 _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 HEADING_CHARS = 120
@@ -78,6 +79,11 @@ class Index:
                 page = (c["doc"], c.get("page"), c["id"].rpartition(":")[0])
                 if page not in first:
                     section, opening = c.get("section") or "", c["text"][:HEADING_CHARS]
+                    # A letter a PDF split off a word is read joined back ("Shee t").
+                    section, opening = (
+                        _SPLIT_LETTER.sub("", section),
+                        _SPLIT_LETTER.sub("", opening),
+                    )
                     lines = [section, *opening.splitlines()]
                     first[page] = (
                         set(self.tokenize(f"{section} {opening}")),

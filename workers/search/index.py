@@ -18,15 +18,16 @@ nothing there, however rare it is elsewhere.
 
 Words after a "|" in the brackets name the page: "[3M 2018 | cash flows] capital
 expenditure" searches only the pages whose heading (a section's title and the page's first
-`HEADING_CHARS` characters, where a filing page names its statement) holds every one of
-them. A page filter that no page in scope passes is dropped, as a scope that names nothing
-is. It is what a search for a statement's name cannot do: the prose pages that mention "the
-consolidated statements of cash flows" outrank the statement itself, mostly numbers, while
-the statement's heading names it and the prose's does not. The pages a heading line titles
-(a line of the heading holding every filter word and at most `TITLE_WORDS` words, or the
-filter's words and one more) come first, then the rest the filter keeps: a filter written
-short ("| cash flow" for "the cash flow statement") keeps the prose pages that open on cash
-flows as well as the statement, and the query's words would rank the prose first.
+`HEADING_CHARS` characters, where a filing page names its statement; a letter a PDF split
+off a word, "Balance Shee t", joined back) holds every one of them. A page filter that no
+page in scope passes is dropped, as a scope that names nothing is. It is what a search for a
+statement's name cannot do: the prose pages that mention "the consolidated statements of
+cash flows" outrank the statement itself, mostly numbers, while the statement's heading
+names it and the prose's does not. The pages a heading line titles (a line of the heading
+holding every filter word and at most `TITLE_WORDS` words, or the filter's words and one
+more) come first, then the rest the filter keeps: a filter written short ("| cash flow" for
+"the cash flow statement") keeps the prose pages that open on cash flows as well as the
+statement, and the query's words would rank the prose first.
 
 Every chunk is indexed with its page's heading (`HEADING_WEIGHT` times), so the words that
 name a page find all of it, not only its first chunk: a question about "the cash flow
@@ -88,6 +89,9 @@ _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 # A year as people write it: alone, in "FY2023" or in "2023-05-30".
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# A PDF's text layer sometimes splits a word's last letter off ("Consolidated Balance Shee t",
+# "Cash Flow s"): a lone lowercase letter after a word, "a" aside.
+_SPLIT_LETTER = re.compile(r"(?<=[a-z]{3}) (?=[b-z](?![\w']))")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 _stemmer = Stemmer.Stemmer("english")
 
@@ -179,6 +183,12 @@ def page_headings(chunks: list[Chunk]) -> dict[tuple, str]:
     for c in chunks:
         headings.setdefault(page_of(c), f"{c.section or ''} {c.text[:HEADING_CHARS]}")
     return headings
+
+
+def mend_split_letters(heading: str) -> str:
+    """`heading` with the letters a PDF split off its words joined back ("Balance Shee t" ->
+    "Balance Sheet"), as a page filter reads it; what BM25 indexed is left as it was built."""
+    return _SPLIT_LETTER.sub("", heading)
 
 
 def indexed_text(chunk: Chunk, heading: str = "") -> str:
@@ -361,7 +371,9 @@ class SearchIndex:
             for c in self._chunks:  # in id order: a page's first chunk comes first
                 if page_of(c) not in lines:
                     heading = [c.section or "", *c.text[:HEADING_CHARS].splitlines()]
-                    lines[page_of(c)] = [frozenset(self.tokenize(line)) for line in heading]
+                    lines[page_of(c)] = [
+                        frozenset(self.tokenize(mend_split_letters(line))) for line in heading
+                    ]
             self._title_lines = [lines[page_of(c)] for c in self._chunks]
         wanted = frozenset(stems)
         longest = max(TITLE_WORDS, len(wanted) + 1)
@@ -376,7 +388,8 @@ class SearchIndex:
     def _heading_postings(self) -> dict[str, np.ndarray]:
         """Stem -> the chunks whose page heading holds it."""
         heading_of = {
-            page: set(self.tokenize(h)) for page, h in page_headings(self._chunks).items()
+            page: set(self.tokenize(mend_split_letters(h)))
+            for page, h in page_headings(self._chunks).items()
         }
         postings: dict[str, list[int]] = {}
         for i, c in enumerate(self._chunks):
