@@ -128,6 +128,8 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
         Chunk("ACME_2018:p4:c0", "ACME_2018", 4, "Acme", "Notes", section="Cash flow hedges"),
         Chunk("ACME_2018:p5:c0", "ACME_2018", 5, "Acme", "Consolidated Balance Shee t\nTotal"),
         Chunk("ACME_2018:p6:c0", "ACME_2018", 6, "Acme", "Notes on the balance sheet total"),
+        # A section ending in a word, a text opening on a lone letter: never glued together.
+        Chunk("ACME_2018:p7:c0", "ACME_2018", 7, "Acme", "t Leases of plants", "Notes financials"),
     ]
     SearchIndex.build(docs).save(tmp_path / "index")
     engine = SearchIndex.load(tmp_path / "index")
@@ -139,6 +141,7 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
         "[Acme | hedges] capital",
         "[Acme] capital expenditure",
         "[Acme | balance sheet] total",  # "Shee t" read as "Sheet"
+        "[Acme | financials] plants",
     ]
     for query in queries:
         expected = [h.chunk_id for h in engine.search(query, k=5)]

@@ -252,7 +252,7 @@ def test_words_after_a_bar_keep_the_pages_whose_heading_holds_them():
 def test_the_pages_a_heading_line_titles_come_before_those_it_only_opens_on():
     # A filter written short ("cash flow" for "the cash flow statement") keeps the prose page
     # that opens on cash flows too; the query's words alone would rank the prose first.
-    prose = "Table of Contents\nOther cash flows from investing activities include capital "
+    prose = "Table of Contents\nOther cash flows in the statement include capital "
     prose += "expenditure on plants and the capital expenditure of acquired businesses."
     statement = "Table of Contents\n3M Company and Subsidiaries\nConsolidated Statement of "
     statement += "Cash Flows\nYears ended December 31\nPurchases of property, plant 1,577"
@@ -280,8 +280,12 @@ def test_the_pages_a_heading_line_titles_come_before_those_it_only_opens_on():
         "3M:p2:c1",
         "3M:p1:c0",
     ]
-    # The whole name titles the statement alone: "cash flow statement" is no line of page 3.
-    assert found("[3M | cash flow statement] capital expenditure", k=1) == ["3M:p2:c0"]
+    # The whole name keeps the prose that holds it too, and titles the statement alone.
+    assert found("[3M | cash flow statement] capital expenditure") == [
+        "3M:p2:c0",
+        "3M:p2:c1",
+        "3M:p1:c0",
+    ]
     # The words alone would rank the prose before the statement, which names no capital
     # expenditure.
     score = {h.chunk_id: h.score for h in index.search("[3M | cash flow] capital expenditure", 4)}
@@ -293,9 +297,8 @@ def test_a_page_filter_reads_a_letter_a_pdf_split_off_a_heading_word_joined_back
     assert mend_split_letters("Consolidated Balance Shee t\nCash Flow s, net") == (
         "Consolidated Balance Sheet\nCash Flows, net"
     )
-    assert mend_split_letters("Schedule a of Form 10-K, Item 7 b") == (
-        "Schedule a of Form 10-K, Item 7 b"
-    )
+    for whole in ("Schedule a of Form 10-K, Item 7 b", "Plan b", "Note x", "Leases c) Other"):
+        assert mend_split_letters(whole) == whole
     docs = [
         chunk(
             "3M:p1:c0", "Table of Contents\nConsolidated Balance Shee t\nProperty 8,738", doc="3M"

@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 _WORD = re.compile(r"[^\W_]+")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-_SPLIT_LETTER = re.compile(r"(?<=[a-z]{3}) (?=[b-z](?![\w']))")  # "Balance Shee t"
+_SPLIT_LETTER = re.compile(r"(?<=[a-z]{3}) (?=[deghklmnrsty](?![\w').]))")  # "Balance Shee t"
 _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 HEADING_CHARS = 120
@@ -57,7 +57,8 @@ class Index:
         }
         self.chunk_docs = [c["doc"] for c in self.chunks]
         self.stemmer = Stemmer.Stemmer("english")
-        self.headings: list[set[str]] | None = None
+        self.headings: list[frozenset[str]] | None = None  # by chunk: its page's heading
+        self.title_lines: list[list[frozenset[str]]] = []  # and its lines, with `headings`
 
     def tokenize(self, text: str) -> list[str]:
         """Lowercased words, figures ("5,363", "27.2") and stopwords dropped, runs of letters
@@ -68,34 +69,29 @@ class Index:
         return [self.stemmer.stemWord(w) for w in _WORD.findall(text) if w not in self.stopwords]
 
     def pages_headed(self, stems: list[str]):
-        """A mask of the chunks on pages whose heading (section title and the first
-        HEADING_CHARS characters of the page's first chunk) holds every one of `stems`."""
+        """A mask of the chunks on pages whose heading holds every one of `stems`: the
+        section's title and the first HEADING_CHARS characters of the page's first chunk,
+        line by line, a letter a PDF split off a word joined back ("Balance Shee t")."""
         import numpy as np
 
         if self.headings is None:
-            first: dict[tuple, tuple[set[str], list[frozenset[str]]]] = {}
+            first: dict[tuple, list[frozenset[str]]] = {}
             self.headings, self.title_lines = [], []
             for c in self.chunks:
                 page = (c["doc"], c.get("page"), c["id"].rpartition(":")[0])
                 if page not in first:
-                    section, opening = c.get("section") or "", c["text"][:HEADING_CHARS]
-                    # A letter a PDF split off a word is read joined back ("Shee t").
-                    section, opening = (
-                        _SPLIT_LETTER.sub("", section),
-                        _SPLIT_LETTER.sub("", opening),
-                    )
-                    lines = [section, *opening.splitlines()]
-                    first[page] = (
-                        set(self.tokenize(f"{section} {opening}")),
-                        [frozenset(self.tokenize(line)) for line in lines],
-                    )
-                self.headings.append(first[page][0])
-                self.title_lines.append(first[page][1])
+                    opening = _SPLIT_LETTER.sub("", c["text"][:HEADING_CHARS])
+                    section = _SPLIT_LETTER.sub("", c.get("section") or "")
+                    first[page] = [
+                        frozenset(self.tokenize(x)) for x in [section, *opening.splitlines()]
+                    ]
+                self.title_lines.append(first[page])
+                self.headings.append(frozenset().union(*first[page]))
         return np.array([set(stems) <= heading for heading in self.headings])
 
     def titled(self, stems: list[str], found) -> list[bool]:
         """Of the chunks `found`, whether a line of their page's heading holds every one of
-        `stems` and is a title: at most TITLE_WORDS words, or `stems` and one more."""
+        `stems` and is a title: at most TITLE_WORDS stems, or `stems` and one more."""
         wanted = frozenset(stems)
         longest = max(TITLE_WORDS, len(wanted) + 1)
         return [
@@ -149,7 +145,8 @@ class Index:
 
     def search(self, query: str, k: int) -> list[dict]:
         """A leading "[3M 2018]" limits the search to the documents it names, if any;
-        "[3M 2018 | cash flows]" to their pages whose heading holds those words, if any."""
+        "[3M 2018 | cash flows]" to their pages whose heading holds those words, if any, the
+        pages a line of the heading titles first."""
         import numpy as np
 
         scope = _SCOPE.match(query)

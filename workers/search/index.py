@@ -74,8 +74,8 @@ FORMAT_VERSION = 3  # 2: page headings with every chunk, figures not words; 3: "
 READABLE_FORMATS = (1, 2, 3)
 HEADING_CHARS = 120  # a filing page's heading: its company, statement and period lines
 HEADING_WEIGHT = 3  # a heading's words count as often in each chunk of its page
-# A heading line of at most this many words (stopwords aside) is a title: "Consolidated
-# Statements of Cash Flows", "Cash Flows:"; a longer one is the page's prose.
+# A heading line of at most this many stems (stopwords and figures aside) is a title:
+# "Consolidated Statements of Cash Flows", "Cash Flows:"; a longer one is the page's prose.
 TITLE_WORDS = 4
 FILTER_FIELDS = ("doc", "entity", "page")
 
@@ -90,8 +90,9 @@ _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 # A year as people write it: alone, in "FY2023" or in "2023-05-30".
 _YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # A PDF's text layer sometimes splits a word's last letter off ("Consolidated Balance Shee t",
-# "Cash Flow s"): a lone lowercase letter after a word, "a" aside.
-_SPLIT_LETTER = re.compile(r"(?<=[a-z]{3}) (?=[b-z](?![\w']))")
+# "Cash Flow s"): a lone lowercase letter that ends words, after a word of three or more;
+# never one that stands alone ("a", "Plan b", "Note x", "c)").
+_SPLIT_LETTER = re.compile(r"(?<=[a-z]{3}) (?=[deghklmnrsty](?![\w').]))")
 _STOPWORDS = frozenset(STOPWORDS_EN)
 _stemmer = Stemmer.Stemmer("english")
 
@@ -185,10 +186,18 @@ def page_headings(chunks: list[Chunk]) -> dict[tuple, str]:
     return headings
 
 
-def mend_split_letters(heading: str) -> str:
-    """`heading` with the letters a PDF split off its words joined back ("Balance Shee t" ->
-    "Balance Sheet"), as a page filter reads it; what BM25 indexed is left as it was built."""
-    return _SPLIT_LETTER.sub("", heading)
+def mend_split_letters(text: str) -> str:
+    """`text` with the letters a PDF split off its words joined back ("Balance Shee t" ->
+    "Balance Sheet")."""
+    return _SPLIT_LETTER.sub("", text)
+
+
+def filter_heading_lines(chunk: Chunk) -> list[str]:
+    """A page's heading as a page filter reads it, from the page's first chunk, line by line:
+    the section's title, then the page's first `HEADING_CHARS` characters, split letters
+    joined back (`mend_split_letters`); what BM25 indexed is left as it was built."""
+    opening = mend_split_letters(chunk.text[:HEADING_CHARS])
+    return [mend_split_letters(chunk.section or ""), *opening.splitlines()]
 
 
 def indexed_text(chunk: Chunk, heading: str = "") -> str:
@@ -222,7 +231,7 @@ class SearchIndex:
         self._mask_cache: dict[tuple, np.ndarray] = {}
         self._doc_freq: np.ndarray | None = None
         self._headed: dict[str, np.ndarray] | None = None
-        self._title_lines: list[list[frozenset[str]]] | None = None  # by chunk
+        self._title_lines: list[list[frozenset[str]]] = []  # by chunk, with `_headed`
         self._format = params.get("format_version", 1)
         self._doc_words: dict[str, list[str]] = {}
         self._entity_words: dict[str, list[str]] = {}
@@ -313,8 +322,8 @@ class SearchIndex:
 
     def search(self, query: str, k: int = 5, filters: dict | None = None) -> list[SearchHit]:
         """The top k chunks for a query (see the module's note on a `[scope]`); `filters`
-        maps doc/entity/page to a value or a list of accepted values. Chunks that share no
-        word with the query never appear."""
+        maps doc/entity/page to a value or a list of accepted values. Without a page filter,
+        chunks that share no word with the query never appear."""
         scope, query = split_scope(query)
         names, heading = split_where(scope)
         ids = [self._vocab[t] for t in self.tokenize(query) if t in self._vocab]
@@ -354,8 +363,7 @@ class SearchIndex:
 
     def _pages_headed(self, stems: list[str]) -> np.ndarray:
         """The chunks on pages whose heading holds every one of `stems`."""
-        if self._headed is None:
-            self._headed = self._heading_postings()
+        self._read_headings()
         mask = np.ones(len(self._chunks), dtype=bool)
         for stem in set(stems):
             holding = np.zeros(len(self._chunks), dtype=bool)
@@ -365,16 +373,8 @@ class SearchIndex:
 
     def _titled(self, stems: list[str], ids: np.ndarray) -> np.ndarray:
         """Of the chunks `ids`, those on pages a line of whose heading holds every one of
-        `stems` and is a title: at most `TITLE_WORDS` words, or `stems` and one more."""
-        if self._title_lines is None:
-            lines: dict[tuple, list[frozenset[str]]] = {}
-            for c in self._chunks:  # in id order: a page's first chunk comes first
-                if page_of(c) not in lines:
-                    heading = [c.section or "", *c.text[:HEADING_CHARS].splitlines()]
-                    lines[page_of(c)] = [
-                        frozenset(self.tokenize(mend_split_letters(line))) for line in heading
-                    ]
-            self._title_lines = [lines[page_of(c)] for c in self._chunks]
+        `stems` and is a title: at most `TITLE_WORDS` stems, or `stems` and one more."""
+        self._read_headings()
         wanted = frozenset(stems)
         longest = max(TITLE_WORDS, len(wanted) + 1)
         return np.array(
@@ -385,17 +385,22 @@ class SearchIndex:
             dtype=bool,
         )
 
-    def _heading_postings(self) -> dict[str, np.ndarray]:
-        """Stem -> the chunks whose page heading holds it."""
-        heading_of = {
-            page: set(self.tokenize(mend_split_letters(h)))
-            for page, h in page_headings(self._chunks).items()
-        }
+    def _read_headings(self) -> None:
+        """Each page's heading as a filter reads it (`filter_heading_lines`): stem -> the
+        chunks whose page heading holds it, and each chunk's page's heading lines, as stems."""
+        if self._headed is not None:
+            return
+        lines_of: dict[tuple, list[frozenset[str]]] = {}
+        for c in self._chunks:  # in id order: a page's first chunk comes first
+            if page_of(c) not in lines_of:
+                lines = filter_heading_lines(c)
+                lines_of[page_of(c)] = [frozenset(self.tokenize(line)) for line in lines]
+        self._title_lines = [lines_of[page_of(c)] for c in self._chunks]
         postings: dict[str, list[int]] = {}
-        for i, c in enumerate(self._chunks):
-            for stem in heading_of[page_of(c)]:
+        for i, lines in enumerate(self._title_lines):
+            for stem in frozenset().union(*lines):
                 postings.setdefault(stem, []).append(i)
-        return {stem: np.array(ids) for stem, ids in postings.items()}
+        self._headed = {stem: np.array(ids) for stem, ids in postings.items()}
 
     def _hit(self, i: int, score: float) -> SearchHit:
         c = self._chunks[i]

@@ -60,7 +60,7 @@ from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.documents.questions import Question
 from workers.rewards.quantities import extract_quantities, same_quantity, scale_hint
 from workers.rewards.text import content_terms, polarity
-from workers.search.index import HEADING_CHARS, SearchIndex, tokenize
+from workers.search.index import HEADING_CHARS, SearchIndex, mend_split_letters, tokenize
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
 _YEAR = re.compile(r"(?:19|20)\d{2}")
@@ -123,7 +123,7 @@ class ScriptedTeacher:
         entities_with: dict[str, set[str]] = {}
         pages_with: Counter = Counter()
         for (doc, _), texts in self._pages.items():
-            for stem in set(tokenize(texts[0][:HEADING_CHARS])):
+            for stem in set(tokenize(mend_split_letters(texts[0][:HEADING_CHARS]))):
                 entities_with.setdefault(stem, set()).add(entity_of[doc])
                 pages_with[stem] += 1
         n_entities = len(set(entity_of.values()))
@@ -192,11 +192,12 @@ class ScriptedTeacher:
         return " ".join(words)
 
     def page_heading(self, chunk_id: str) -> str:
-        """The heading of a chunk's page: its section's title and its page's first lines."""
+        """The heading of a chunk's page: its section's title and its page's first lines, as
+        a page filter reads them ("Balance Shee t" as "Balance Sheet")."""
         self._read_pages()
         chunk = self.index.chunk(chunk_id)
         heading = self._pages[(chunk.doc, chunk.page)][0] if chunk.page is not None else ""
-        return f"{chunk.section or ''} {heading[:HEADING_CHARS]}"
+        return mend_split_letters(f"{chunk.section or ''}\n{heading[:HEADING_CHARS]}")
 
     def is_page_kind(self, stem: str) -> bool:
         self._read_pages()
