@@ -24,10 +24,10 @@ page in scope passes is dropped, as a scope that names nothing is. It is what a 
 statement's name cannot do: the prose pages that mention "the consolidated statements of
 cash flows" outrank the statement itself, mostly numbers, while the statement's heading
 names it and the prose's does not. The pages a heading line titles (a line of the heading
-holding every filter word and at most `TITLE_WORDS` words, or the filter's words and one
-more) come first, then the rest the filter keeps: a filter written short ("| cash flow" for
-"the cash flow statement") keeps the prose pages that open on cash flows as well as the
-statement, and the query's words would rank the prose first.
+holding every filter word and at most `TITLE_WORDS` words, stopwords aside, or the filter's
+words and one more) come first, then the rest the filter keeps: a filter written short ("|
+cash flow" for "the cash flow statement") keeps the prose pages that open on cash flows as
+well as the statement, and the query's words would rank the prose first.
 
 Every chunk is indexed with its page's heading (`HEADING_WEIGHT` times), so the words that
 name a page find all of it, not only its first chunk: a question about "the cash flow
