@@ -5,11 +5,14 @@ queues have a worker at all.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
+from django.db import connection
 from django.db.models import Q
 from django.db.models.functions import Now
 
-from .lease import LeaseLost, fenced, pickup_deadline
+from .lease import LeaseLost, fenced, lease_seconds, pickup_deadline
 from .models import Run, RunEvent
 from .services import run_event_add
 from .stage import STAGES, enqueue_quietly, run_finish_fenced
@@ -45,11 +48,18 @@ def runs_sweep() -> list[int]:
     that no worker claimed is queued again (the broker may have lost the task, or been down
     when the run was created); on a queue no worker serves, up to SLEUTH_RUN_MAX_REQUEUES
     times. Then the run fails with the reason, so no run stays queued or "training" forever.
+
+    For a lease's length after the database starts, no held lease is swept: its holder
+    could not renew it while the database was down (a restart longer than a lease would
+    otherwise send every training run back to its last checkpoint), and a holder that died
+    meanwhile is swept a lease later.
     """
     swept = []
     due = Run.objects.filter(status__in=Run.ACTIVE).filter(
         Q(lease_expires_at__lt=Now()) | Q(lease_expires_at__isnull=True, lease_owner="")
     )
+    if database_up_less_than_a_lease():
+        due = due.filter(lease_owner="")  # pick-up deadlines only: nobody holds those
     for run in due:
         taken = Run.objects.filter(
             pk=run.pk, lease_owner=run.lease_owner, lease_expires_at=run.lease_expires_at
@@ -63,6 +73,15 @@ def runs_sweep() -> list[int]:
         except LeaseLost:
             continue  # claimed by a worker meanwhile
     return swept
+
+
+def database_up_less_than_a_lease() -> bool:
+    """Whether Postgres started less than a lease's length ago (by its own clock)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT now() - pg_postmaster_start_time() < %s", [timedelta(seconds=lease_seconds())]
+        )
+        return cursor.fetchone()[0]
 
 
 def _sweep_one(run: Run) -> None:

@@ -7,7 +7,9 @@ checkpoint on S3) is counted from the worker's step journal (step_journal_worker
 
 Before runs.stage's `ride_out`, a Postgres or S3 restart failed the training stage at
 its next write and the run resumed from its last checkpoint, training up to SAVE_EVERY
-steps again; now the writes wait for the service and no step is trained twice.
+steps again; now the writes wait for the service and no step is trained twice. Postgres
+stays down longer than the worker's lease: before runs.sweep's grace after a database
+start, the sweep could take the lapsed lease before the worker renewed it (CI met that).
 
 Times are measured and printed (`-s`), never asserted: time to recover is from the service
 answering again to the run's next progress (a step trained, or the next stage claimed),
@@ -43,7 +45,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 # Queues of their own, so only this module's worker trains these runs.
 QUEUES = {"SLEUTH_INGEST_QUEUE": "ingest-restarts", "SLEUTH_TRAIN_QUEUE": "train-restarts"}
 # Short leases, as a fault test wants: a lease left by a failed stage lapses in seconds.
-LEASE = {"SLEUTH_RUN_LEASE_SECONDS": "6", "SLEUTH_RUN_SWEEP_SECONDS": "2"}
+LEASE_SECONDS = 6
+LEASE = {"SLEUTH_RUN_LEASE_SECONDS": str(LEASE_SECONDS), "SLEUTH_RUN_SWEEP_SECONDS": "2"}
 STEPS, SAVE_EVERY = 30, 3
 STEP_SECONDS = "0.25"  # each step at least (the worker sleeps): restarts land mid-training
 # Generous: a loaded 2-core box may be slow; nothing here is timed against a limit.
@@ -199,14 +202,16 @@ def meets_the_outage(run: Run, trainer: Trainer, save: int, since: int) -> bool:
     return reached or "; trying again in " in log or "transient error in a run stage" in log
 
 
-def hold_until(condition, cap: float = OUTAGE_CAP_SECONDS, after: float = 1) -> float:
+def hold_until(
+    condition, cap: float = OUTAGE_CAP_SECONDS, after: float = 1, at_least: float = DOWN_SECONDS
+) -> float:
     """Keep the service down until `condition()` (at most `cap` seconds), then `after`
-    seconds more, and at least DOWN_SECONDS; returns how long it was held."""
+    seconds more, and at least `at_least` seconds; returns how long it was held."""
     started = time.monotonic()
     while not condition() and time.monotonic() - started < cap:
         time.sleep(0.2)
     time.sleep(after)  # the worker is now inside the call that fails, or past it
-    time.sleep(max(0.0, started + DOWN_SECONDS - time.monotonic()))
+    time.sleep(max(0.0, started + at_least - time.monotonic()))
     return time.monotonic() - started
 
 
@@ -240,14 +245,16 @@ def check_every_step_once(run: Run, trainer: Trainer) -> dict:
     return again
 
 
-def restarted_during_a_save(run, trainer, faults, figures, service: str, after=None) -> None:
-    """Stop `service` as training reaches its next checkpoint save, start it again, then
-    check the run succeeds with every step trained once and record the figures. `after()`
-    runs once the service is back, before training is waited for."""
+def restarted_during_a_save(
+    run, trainer, faults, figures, service: str, after=None, at_least=DOWN_SECONDS
+) -> None:
+    """Stop `service` as training reaches its next checkpoint save (for `at_least` seconds),
+    start it again, then check the run succeeds with every step trained once and record the
+    figures. `after()` runs once the service is back, before training is waited for."""
     since = len(trainer.log)
     save = next_save(run, trainer)  # met while it is down (or stopping)
     with faults.stopped(service) as outage:
-        held = hold_until(lambda: meets_the_outage(run, trainer, save, since))
+        held = hold_until(lambda: meets_the_outage(run, trainer, save, since), at_least=at_least)
     if after is not None:
         after()
     resumed = wait_for(
@@ -280,7 +287,9 @@ def restarted_during_a_save(run, trainer, faults, figures, service: str, after=N
 def test_postgres_restarted_mid_run(start_run, trainer, faults, figures):
     run = start_run("postgres restart")
     training_with_a_checkpoint(run, trainer)
-    restarted_during_a_save(run, trainer, faults, figures, "postgres")
+    # Down longer than a lease, which nobody can renew meanwhile: the sweep leaves it to
+    # its holder for a lease's length after the restart (runs.sweep), so no step is lost.
+    restarted_during_a_save(run, trainer, faults, figures, "postgres", at_least=LEASE_SECONDS + 2)
 
 
 def test_redis_restarted_mid_training_and_across_the_hand_off(start_run, trainer, faults, figures):

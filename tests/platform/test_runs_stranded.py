@@ -151,6 +151,24 @@ def test_a_run_waiting_on_a_busy_queue_is_requeued_without_a_limit(project, alic
     assert len(queued_tasks(private_queue)) == settings.SLEUTH_RUN_MAX_REQUEUES + 2
 
 
+def test_a_held_lease_that_lapsed_while_the_database_was_down_is_swept_a_lease_later(
+    project, alice, private_queue, knob
+):
+    """Its holder could not renew while the database was down: the sweep leaves it until the
+    database has been up a lease's length, and meanwhile still queues a run nobody holds."""
+    held = handed_off_run(project, alice)
+    Run.objects.filter(pk=held.pk).update(lease_owner="a worker cut off by the restart")
+    waiting = handed_off_run(project, alice)
+
+    knob("SLEUTH_RUN_LEASE_SECONDS", 10**7)  # the session's Postgres is younger than that
+    assert sweep.runs_sweep() == [waiting.pk]
+    assert Run.objects.get(pk=held.pk).lease_owner  # still held
+
+    knob("SLEUTH_RUN_LEASE_SECONDS", 1)  # ...and older than this
+    assert sweep.runs_sweep() == [held.pk]  # (waiting's new deadline lies ahead)
+    assert Run.objects.get(pk=held.pk).lease_owner == ""
+
+
 def upload(project, name="notes.txt") -> Document:
     text = f"{name}: revenue was 42 million in 2023.\n"
     return document_upload(project=project, file=SimpleUploadedFile(name, text.encode()))
