@@ -130,6 +130,8 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
         Chunk("ACME_2018:p6:c0", "ACME_2018", 6, "Acme", "Notes on the balance sheet total"),
         # A section ending in a word, a text opening on a lone letter: never glued together.
         Chunk("ACME_2018:p7:c0", "ACME_2018", 7, "Acme", "t Leases of plants", "Notes financials"),
+        Chunk("ACME_2018:p8:c0", "ACME_2018", 8, "Acme", "Statements of Operations\nRevenue total"),
+        Chunk("ACME_2018:p9:c0", "ACME_2018", 9, "Acme", "Notes\nRevenue on the income statement"),
     ]
     SearchIndex.build(docs).save(tmp_path / "index")
     engine = SearchIndex.load(tmp_path / "index")
@@ -142,6 +144,9 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
         "[Acme] capital expenditure",
         "[Acme | balance sheet] total",  # "Shee t" read as "Sheet"
         "[Acme | financials] plants",
+        "[Acme | statement of financial position] total",  # the balance sheet
+        "[Acme | P&L statement] revenue",  # the statement of operations, then the note
+        "[Acme | income] revenue",
     ]
     for query in queries:
         expected = [h.chunk_id for h in engine.search(query, k=5)]

@@ -318,6 +318,29 @@ def test_a_page_filter_reads_a_letter_a_pdf_split_off_a_heading_word_joined_back
     ]
 
 
+def test_a_page_filter_naming_a_financial_statement_finds_it_under_the_filings_name():
+    # Questions ask for "the statement of financial position" and "the P&L statement";
+    # filings head those pages "Consolidated Balance Sheets", "Statements of Operations".
+    docs = [
+        chunk("W:p1:c0", "Walmart Inc.\nConsolidated Balance Sheets\nAccounts payable 46,092"),
+        chunk("W:p2:c0", "Walmart Inc.\nConsolidated Statements of Operations\nRevenue", page=2),
+        chunk("W:p3:c0", "Liquidity\nOur financial position: accounts payable rose", page=3),
+        chunk("W:p4:c0", "Notes\nIncome taxes on the statement of income", page=4),
+    ]
+    index = SearchIndex.build(docs)
+
+    def found(query):
+        return [h.chunk_id for h in index.search(query, k=4)]
+
+    assert found("[Walmart | statement of financial position] accounts payable") == ["W:p1:c0"]
+    assert found("[Walmart | balance sheet] accounts payable") == ["W:p1:c0"]
+    # Every income statement's name finds both pages a filing may call so, titles first.
+    for name in ("P&L statement", "income statement", "statement of earnings"):
+        assert found(f"[Walmart | {name}] revenue") == ["W:p2:c0", "W:p4:c0"], name
+    # A filter naming no statement is read as written: "income" alone is no statement.
+    assert found("[Walmart | income] revenue") == ["W:p4:c0"]
+
+
 def test_within_a_scope_words_are_weighed_by_their_rarity_among_the_scoped_chunks():
     # "widget" is rare in the index but in every 3M chunk; "capex" is everywhere else but in
     # one 3M chunk: inside the 3M scope, only "capex" tells the chunks apart.

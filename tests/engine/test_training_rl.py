@@ -381,6 +381,28 @@ def test_the_section_words_are_the_questions_own_phrase_word_for_word():
     assert index.search(query, k=1)[0].chunk_id == "initech-cash flows"
 
 
+def test_a_statement_its_heading_names_otherwise_is_searched_by_the_questions_name():
+    index = SearchIndex.build(statement_pages())
+    teacher = statement_teacher(index, section_search=True)
+
+    # "acme income statement . …" heads the income page: the question's "P&L statement" is
+    # copied, and the search tool reads it as the income statement's other names.
+    question = ask_within("acme", "P&L statement", "acme-income")
+    assert teacher.section(question) == (["p&l", "statement"], {"incom", "statement"})
+    query = teacher.section_query(question)
+    assert query.startswith("[acme | p&l statement] ")
+    kept = {hit.chunk_id for hit in index.search(query, k=5)}  # (and "retained earnings")
+    assert "acme-income" in kept and not kept & {"acme-cash flows", "acme-balance sheet"}
+    sheet = ask_within("initech", "statement of financial position", "initech-balance sheet")
+    assert teacher.section_words(sheet) == ["statement", "of", "financial", "position"]
+    assert index.search(teacher.section_query(sheet), k=1)[0].chunk_id == "initech-balance sheet"
+    # Where the question also writes the heading's own words, those come first.
+    both = ask_within("acme", "income statement, the P&L statement", "acme-income")
+    assert teacher.section_words(both) == ["income", "statement"]
+    # A statement name that is not the evidence's page is no phrase.
+    assert teacher.section_words(ask_within("acme", "P&L statement", "acme-cash flows")) == []
+
+
 def ask_within(entity: str, where: str, golden: str) -> Question:
     text = f"what was the capital expenditure of {entity} in its {where} ?"
     return Question(f"{entity} {where}", text, "40", entity, [Evidence("40")], [golden])

@@ -31,6 +31,19 @@ _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 HEADING_CHARS = 120
 TITLE_WORDS = 4  # a heading line this short is a title ("Consolidated Balance Sheets")
+# The names questions and filings give the same financial statement: a page filter naming one
+# finds the pages headed by any ("statement of financial position": "Balance Sheets").
+STATEMENT_NAMES = (
+    ("balance sheet", "statement of financial position", "statement of financial condition"),
+    (
+        "income statement",
+        "statement of income",
+        "statement of operations",
+        "statement of earnings",
+        "profit and loss",
+        "p&l",
+    ),
+)
 _PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
 
@@ -68,10 +81,21 @@ class Index:
             text = _LETTERS_DIGITS.sub(" ", text)
         return [self.stemmer.stemWord(w) for w in _WORD.findall(text) if w not in self.stopwords]
 
+    def readings(self, stems: list[str]) -> list[frozenset[str]]:
+        """A page filter's stems, and where they name a financial statement (STATEMENT_NAMES),
+        each with that name swapped for the statement's others."""
+        readings = [frozenset(stems)]
+        for names in STATEMENT_NAMES:
+            group = [frozenset(self.tokenize(name)) for name in names]
+            named = next((name for name in group if name <= readings[0]), None)
+            if named is not None:
+                readings = [r - named | other for r in readings for other in group]
+        return list(dict.fromkeys(readings))
+
     def pages_headed(self, stems: list[str]):
-        """A mask of the chunks on pages whose heading holds every one of `stems`: the
-        section's title and the first HEADING_CHARS characters of the page's first chunk,
-        line by line, a letter a PDF split off a word joined back ("Balance Shee t")."""
+        """A mask of the chunks on pages whose heading holds every one of `stems` (in one of
+        their readings): the section's title and the first HEADING_CHARS characters of the
+        page's first chunk, line by line, a letter a PDF split off a word joined back."""
         import numpy as np
 
         if self.headings is None:
@@ -87,15 +111,20 @@ class Index:
                     ]
                 self.title_lines.append(first[page])
                 self.headings.append(frozenset().union(*first[page]))
-        return np.array([set(stems) <= heading for heading in self.headings])
+        readings = self.readings(stems)
+        return np.array([any(r <= heading for r in readings) for heading in self.headings])
 
     def titled(self, stems: list[str], found) -> list[bool]:
         """Of the chunks `found`, whether a line of their page's heading holds every one of
-        `stems` and is a title: at most TITLE_WORDS stems, or `stems` and one more."""
-        wanted = frozenset(stems)
-        longest = max(TITLE_WORDS, len(wanted) + 1)
+        `stems` (in one of their readings) and is a title: at most TITLE_WORDS stems, or the
+        reading's and one more."""
+        readings = [(r, max(TITLE_WORDS, len(r) + 1)) for r in self.readings(stems)]
         return [
-            any(wanted <= line and len(line) <= longest for line in self.title_lines[int(i)])
+            any(
+                wanted <= line and len(line) <= longest
+                for line in self.title_lines[int(i)]
+                for wanted, longest in readings
+            )
             for i in found
         ]
 

@@ -27,7 +27,10 @@ names it and the prose's does not. The pages a heading line titles (a line of th
 holding every filter word and at most `TITLE_WORDS` words, stopwords aside, or the filter's
 words and one more) come first, then the rest the filter keeps: a filter written short ("|
 cash flow" for "the cash flow statement") keeps the prose pages that open on cash flows as
-well as the statement, and the query's words would rank the prose first.
+well as the statement, and the query's words would rank the prose first. A filter that names
+a financial statement by one of its names (`STATEMENT_NAMES`) finds it under any other: a
+question asks for "the statement of financial position" or "the P&L", a filing heads the page
+"Consolidated Balance Sheets" or "Consolidated Statements of Operations".
 
 Every chunk is indexed with its page's heading (`HEADING_WEIGHT` times), so the words that
 name a page find all of it, not only its first chunk: a question about "the cash flow
@@ -78,6 +81,18 @@ HEADING_WEIGHT = 3  # a heading's words count as often in each chunk of its page
 # "Consolidated Statements of Cash Flows", "Cash Flows:"; a longer one is the page's prose.
 TITLE_WORDS = 4
 FILTER_FIELDS = ("doc", "entity", "page")
+# The names questions and filings give the same financial statement (US GAAP's and IFRS's).
+STATEMENT_NAMES = (
+    ("balance sheet", "statement of financial position", "statement of financial condition"),
+    (
+        "income statement",
+        "statement of income",
+        "statement of operations",
+        "statement of earnings",
+        "profit and loss",
+        "p&l",
+    ),
+)
 
 # Words are runs of letters/digits; "_" and punctuation separate them, so a file name
 # like "3M_2018_10K" yields the words a question uses ("3m", "2018", "10k").
@@ -110,6 +125,9 @@ def tokenize(text: str, format_version: int = FORMAT_VERSION) -> list[str]:
     if format_version >= 3:
         text = _LETTERS_DIGITS.sub(" ", text)
     return [_stem(w) for w in _WORD.findall(text) if w not in _STOPWORDS]
+
+
+_STATEMENT_STEMS = [[frozenset(tokenize(name)) for name in names] for names in STATEMENT_NAMES]
 
 
 def names_word(word: str, names: list[str], entity: list[str], exact: bool = True) -> bool:
@@ -168,6 +186,18 @@ def split_where(scope: str) -> tuple[str, str]:
     """`"3M 2018 | cash flows"` -> `("3M 2018", "cash flows")`: documents, then page heading."""
     names, _, heading = scope.partition("|")
     return names.strip(), heading.strip()
+
+
+def filter_alternatives(stems: list[str]) -> list[frozenset[str]]:
+    """The stems a page filter may be read as: its own, and where it names a financial
+    statement (`STATEMENT_NAMES`), each with that name swapped for the statement's others
+    ("p&l statement": also "income statement", "statement of operations"…)."""
+    readings = [frozenset(stems)]
+    for names in _STATEMENT_STEMS:
+        named = next((name for name in names if name <= readings[0]), None)
+        if named is not None:
+            readings = [r - named | other for r in readings for other in names]
+    return list(dict.fromkeys(readings))
 
 
 def page_of(chunk: Chunk) -> tuple:
@@ -362,24 +392,34 @@ class SearchIndex:
         return [self._hit(int(i), float(scores[i])) for i in candidates[order]]
 
     def _pages_headed(self, stems: list[str]) -> np.ndarray:
-        """The chunks on pages whose heading holds every one of `stems`."""
+        """The chunks on pages whose heading holds every one of `stems`, in one of the ways
+        the filter may be read (`filter_alternatives`)."""
         self._read_headings()
-        mask = np.ones(len(self._chunks), dtype=bool)
-        for stem in set(stems):
-            holding = np.zeros(len(self._chunks), dtype=bool)
-            holding[self._headed.get(stem, [])] = True
-            mask &= holding
-        return mask
+        found = np.zeros(len(self._chunks), dtype=bool)
+        for reading in filter_alternatives(stems):
+            mask = np.ones(len(self._chunks), dtype=bool)
+            for stem in reading:
+                holding = np.zeros(len(self._chunks), dtype=bool)
+                holding[self._headed.get(stem, [])] = True
+                mask &= holding
+            found |= mask
+        return found
 
     def _titled(self, stems: list[str], ids: np.ndarray) -> np.ndarray:
         """Of the chunks `ids`, those on pages a line of whose heading holds every one of
-        `stems` and is a title: at most `TITLE_WORDS` stems, or `stems` and one more."""
+        `stems` (in one of its readings) and is a title: at most `TITLE_WORDS` stems, or the
+        reading's and one more."""
         self._read_headings()
-        wanted = frozenset(stems)
-        longest = max(TITLE_WORDS, len(wanted) + 1)
+        readings = [
+            (wanted, max(TITLE_WORDS, len(wanted) + 1)) for wanted in filter_alternatives(stems)
+        ]
         return np.array(
             [
-                any(wanted <= line and len(line) <= longest for line in self._title_lines[i])
+                any(
+                    wanted <= line and len(line) <= longest
+                    for line in self._title_lines[i]
+                    for wanted, longest in readings
+                )
                 for i in ids
             ],
             dtype=bool,

@@ -60,11 +60,30 @@ from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.documents.questions import Question
 from workers.rewards.quantities import extract_quantities, same_quantity, scale_hint
 from workers.rewards.text import content_terms, polarity
-from workers.search.index import HEADING_CHARS, SearchIndex, mend_split_letters, tokenize
+from workers.search.index import (
+    HEADING_CHARS,
+    STATEMENT_NAMES,
+    SearchIndex,
+    filter_alternatives,
+    mend_split_letters,
+    tokenize,
+)
 
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
 _YEAR = re.compile(r"(?:19|20)\d{2}")
 _DIGIT = re.compile(r"\d")
+# A financial statement's name as a question writes it: "the P&L statement", "statements of
+# financial position" (`STATEMENT_NAMES`), a plural or a trailing "statement" included.
+_STATEMENT_NAMED = re.compile(
+    r"\b(?:"
+    + "|".join(
+        r"\s+".join(re.escape(word) + ("s?" if word.isalpha() else "") for word in name.split())
+        for names in STATEMENT_NAMES
+        for name in names
+    )
+    + r")(?:\s+statements?)?(?!\w)",
+    re.IGNORECASE,
+)
 _POSSESSIVE = re.compile(r"['’]s?$")
 _CLAUSE = re.compile(r"(?<=[.!?:])\s+")  # sentences, and a preamble ending in a colon
 # A synthesized reason is taught when this share of its words is shown: the judge credits
@@ -250,6 +269,11 @@ class ScriptedTeacher:
         return searches if found else None
 
     def section_words(self, question: Question) -> list[str]:
+        """The phrase of the question naming the part of the document its evidence is on
+        (`section`)."""
+        return self.section(question)[0]
+
+    def section(self, question: Question) -> tuple[list[str], frozenset[str]]:
         """The phrase of the question that names the part of the document its evidence is
         on, word for word: "cash flow statement", "statement of cash flows", "balance
         sheet". The first run of the question's words (no punctuation between them, short
@@ -258,10 +282,17 @@ class ScriptedTeacher:
         name or a figure. Copied, not recalled: a student learns to repeat the phrase it
         reads, where it could only memorize a heading the question does not name, and a
         whole phrase is copied sooner than one word of it chosen ("flow"), which a small
-        student learns as the commonest one whatever the question says."""
+        student learns as the commonest one whatever the question says.
+
+        Failing that, a financial statement the question names by a name no golden heading
+        holds ("the P&L statement" for "Consolidated Statements of Income") is that name, as
+        written: the search tool's page filter reads it as any of the statement's names.
+
+        Returned with the stems the golden page's heading holds of it (of the name the
+        heading gives a statement), or `([], frozenset())`."""
         skip = self.names(question)
-        for chunk_id in sorted(question.golden_chunk_ids):
-            held = set(tokenize(self.page_heading(chunk_id)))
+        headings = [set(tokenize(self.page_heading(c))) for c in sorted(question.golden_chunk_ids)]
+        for held in headings:
 
             def heading_word(word: str, held: set[str] = held) -> bool:
                 stems = set(tokenize(word))
@@ -269,8 +300,13 @@ class ScriptedTeacher:
 
             for run in _word_runs(question.question, heading_word):
                 if phrase := self._phrase_or_nothing(run):
-                    return phrase
-        return []
+                    return phrase, frozenset(tokenize(" ".join(phrase)))
+        for held in headings:
+            for name in _STATEMENT_NAMED.finditer(question.question):
+                for reading in filter_alternatives(tokenize(name[0])):
+                    if reading <= held:
+                        return name[0].lower().split(), reading
+        return [], frozenset()
 
     def _phrase_or_nothing(self, run: list[str]) -> list[str]:
         """`run` less its trailing short words, when one of its words names a kind of page
@@ -363,8 +399,8 @@ def section_phrases(teacher: ScriptedTeacher, questions: Sequence[Question]) -> 
     period, and any question can carry them."""
     phrases: dict[str, SectionPhrase] = {}
     for question in questions:
-        words = teacher.section_words(question)
-        stems = {s for w in words for s in tokenize(w) if teacher.is_page_kind(s)}
+        _, held = teacher.section(question)  # a statement as its heading names it
+        stems = {s for s in held if teacher.is_page_kind(s)}
         if not stems:
             continue
         for sentence in teacher.instructions(question):
