@@ -12,7 +12,7 @@ from transformers import AutoModelForCausalLM
 from workers.agent.protocol import closing_tag, searched_query
 from workers.documents.chunking import Chunk
 from workers.publishing import PublishInfo, make_archive, publish_folder
-from workers.search.index import SearchHit, SearchIndex
+from workers.search.index import STATEMENT_NAMES, SearchHit, SearchIndex
 from workers.training.config import TrainConfig
 
 REPORT = {
@@ -153,6 +153,8 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
         assert [h["id"] for h in bundled.search(query, k=5)] == expected, query
     hits = engine.search(queries[0], k=5)
     assert hits[0].score < max(h.score for h in hits), "the test would not see titles ignored"
+    # The standalone script keeps its own copy of the statements' names: the same.
+    assert bundled_script(published).STATEMENT_NAMES == STATEMENT_NAMES
 
 
 def test_the_bundled_script_shows_results_as_the_engine_does(published):
