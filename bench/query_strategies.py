@@ -7,7 +7,7 @@ that had learnt it perfectly would get, and so what training can hope for.
 
 - echo@K: the question, K results.
 - scoped question: "[entity year] question", the entity as the question writes it and
-  the first year it names (the scripted teacher's first search; `teacher.scope`).
+  the latest year it names (the scripted teacher's first search; `teacher.scope`).
 - scoped key terms: the scope and the question less its entity, years and the words most
   questions share (the teacher's refined search).
 - scoped question, then scoped key terms: both searches, always (the teacher refines only

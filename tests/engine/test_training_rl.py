@@ -250,6 +250,9 @@ def test_the_teacher_scopes_to_the_documents_of_the_entity_and_year_the_question
         return teacher.scope(Question("q", text, "7", "JPMorgan", []))
 
     assert scope("What was JPM's revenue in 2021 Q1?") == "[JPM 2021] "
+    # A filing reports its year beside earlier ones: the latest year named is the one to read.
+    assert scope("How did JPM's revenue change between 2021 Q1 and 2022 Q2?") == "[JPM 2022] "
+    assert scope("What is JPM's 2022 revenue growth over 2021?") == "[JPM 2022] "
     # No 2019 filing: the tool falls back to JPMorgan's filings, so the habit stays one.
     assert scope("What was JPM's revenue in 2019?") == "[JPM 2019] "
     assert teacher.scope(Question("q", "What was Globex's revenue?", "7", "Globex", [])) == ""
@@ -280,6 +283,25 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
     assert [d.text for d in real] == [
         f"<search>[{q.entity} {FACTS[q.entity][0]}]</search>" for q in questions()
     ]
+
+
+def test_scope_drills_scope_to_the_latest_made_up_year_the_question_names():
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    teacher = ScriptedTeacher(index)
+    question = Question(
+        "q2", "what was acme revenue change from 2019 to 2021 ?", "seven", "acme", []
+    )
+    drills = scope_drills(
+        engine, teacher, [question], per_question=8, seed=5, taught=frozenset({"q2"})
+    )
+
+    assert len(drills) == 8
+    for drill in drills:
+        years = re.findall(r"\d{4}", drill.question)
+        assert len(years) == 2 and years != ["2019", "2021"]  # both swapped
+        assert drill.text.endswith(f" {max(years)}]</search>")
 
 
 def test_half_the_made_up_names_begin_as_a_training_company_does_and_name_no_document():

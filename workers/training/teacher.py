@@ -122,8 +122,8 @@ class ScriptedTeacher:
     _page_kinds: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def years(self, question: Question) -> list[str]:
-        """The (at most two) years a question names, in order."""
-        return list(dict.fromkeys(_YEAR.findall(question.question)))[:2]
+        """The years a question names, in order."""
+        return list(dict.fromkeys(_YEAR.findall(question.question)))
 
     def _learnable(self, stem: str) -> bool:
         df = self.index.document_frequency(stem)
@@ -237,10 +237,15 @@ class ScriptedTeacher:
         return {h.chunk_id for h in self.index.search(query, k)}
 
     def scope(self, question: Question) -> str:
-        """`"[3M 2018] "`: the entity as the question names it and the first year it asks
+        """`"[3M 2018] "`: the entity as the question names it and the latest year it asks
         about, when they name documents (the tool falls back to the entity's documents when
-        no filing has the year); else no scope."""
-        named = " ".join([self.entity_mention(question), *self.years(question)[:1]]).strip()
+        no filing has the year); else no scope. The latest: a filing reports its year beside
+        earlier ones, so "between FY2021 and FY2022" is read in the FY2022 filing (on all
+        financebench-dev questions naming two years or more, the golden filing's year is the
+        latest named for 21 of 21, the first for 14)."""
+        years = self.years(question)
+        named = " ".join([self.entity_mention(question), *([max(years)] if years else [])])
+        named = named.strip()
         return f"[{named}] " if named and self.index.documents_named(named) else ""
 
     def queries(self, question: Question) -> list[str] | None:
@@ -581,7 +586,7 @@ def scope_drills(
                 lambda m, new_years=new_years: new_years.get(m.group(), m.group()),
                 question.question.replace(mention, name),
             )
-            named = " ".join([name, *(new_years[y] for y in years[:1])])
+            named = " ".join([name, *([max(new_years.values())] if years else [])])
             # The section the question names, else (with refine_always) its key terms.
             second = teacher.section_query(question, f"[{named}] ")
             if not second and teacher.refine_always:
