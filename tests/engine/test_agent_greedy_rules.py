@@ -1,8 +1,9 @@
 """Rules of greedy decoding: with `Limits.loop_guard` no run of words written three times in a
 row, with `Limits.grounded_scope` a search's scope writes only pieces of the question's words
 and, where the question names a company of the index, begins with it; with
-`Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; sampling is
-never ruled.
+`Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; with
+`Limits.statement_filter` a search after the first filters its pages to the financial statement
+the question names; sampling is never ruled.
 
 Each rule on its own, then in the hf engine: a random tiny model made to favour " amount" falls
 into word loops greedily ("amount0<answer> amount0<answer> …"), and guarded, into none; a
@@ -19,6 +20,8 @@ from workers.agent.greedy_rules import (
     companies_named,
     ends_in_loop,
     scope_uncopied,
+    statement_left,
+    statement_words,
 )
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.trajectory import MODEL, Limits, SamplingParams
@@ -227,6 +230,67 @@ def test_greedy_decoding_passes_over_a_scope_letter_the_question_does_not_go_on_
     ruled = engine._rule(logits, [(QUESTION, typed), ("What was Pfizer's capex?", typed)])
     assert ruled[0].argmax() == e  # "Pf" is no piece of a question about PepsiCo
     assert ruled[1].argmax() == f  # and is of one about Pfizer
+
+
+# QUESTION names "its cash flow statement"; PROFIT names two statements.
+PROFIT = "What is PepsiCo's EBITDA? Use the income statement and the statement of cash flows."
+STATEMENT_LEFT = [
+    "<search>[PepsiCo 2021] capex",  # no filter
+    "<search>[PepsiCo 2021]",
+    "<search>[PepsiCo 2021 | p7] capex",  # proof72's, a word of no statement's name
+    "<search>[PepsiCo 2021 | pepsi",  # a word of the question, not of the name
+    "<search>[PepsiCo 2021 | cash flow p",  # on its way to no name's word
+    "<search>[PepsiCo 2021 | statement]",  # names no one statement
+    "<search>[PepsiCo 2021 | ]",
+    "<search>[PepsiCo 2021 | balance sheet]",  # a statement the question does not name
+]
+STATEMENT_KEPT = [
+    "<search>[PepsiCo 2021",  # the names still being written
+    "<search>[PepsiCo 2021 |",
+    "<search>[PepsiCo 2021 | c",
+    "<search>[PepsiCo 2021 | cash flow]",
+    "<search>[PepsiCo 2021 | Cash Flow Statement] capex",  # case aside
+    "<search>[PepsiCo 2021 | cash flow] capex pepsi p7",  # past the scope: free
+    "<search>[PepsiCo 2021 | statement ",  # "statement" may begin the filter
+    "<search>capex",  # no scope: the scope rule's matter
+    "<answer>$4.6 billion",
+]
+
+
+@pytest.mark.parametrize("segment", STATEMENT_LEFT)
+def test_a_later_search_that_leaves_the_statement_the_question_names(segment):
+    assert statement_left(segment, QUESTION)
+
+
+@pytest.mark.parametrize("segment", STATEMENT_KEPT)
+def test_a_later_search_within_the_statement_the_question_names(segment):
+    assert not statement_left(segment, QUESTION)
+
+
+def test_the_statements_a_question_names_are_all_of_them_a_plural_s_aside():
+    assert statement_words(PROFIT) == {"income", "statement", "of", "cash", "flows"}
+    assert not statement_left("<search>[PepsiCo 2022 | income]", PROFIT)
+    assert not statement_left("<search>[PepsiCo 2022 | cash flow]", PROFIT)  # of "flows"
+    assert statement_left("<search>[PepsiCo 2022 | cash flowing]", PROFIT)
+
+
+def test_a_question_that_names_no_statement_leaves_the_filter_free():
+    assert statement_words(EBITDA) == frozenset()
+    assert not statement_left("<search>[PepsiCo 2022] capex", EBITDA)
+    assert not statement_left("<search>[PepsiCo 2022 | p7] capex", EBITDA)
+
+
+def test_greedy_decoding_filters_a_later_search_to_the_statement_the_question_names():
+    tokenizer = char_tokenizer()
+    model = tiny_llama(tokenizer)
+    logits = torch.zeros(1, len(tokenizer))
+    p, c = tokenizer.convert_tokens_to_ids(["p", "c"])
+    logits[:, p], logits[:, c] = 2.0, 1.0
+    typed = tokenizer.encode("<search>[PepsiCo 2021 | ", add_special_tokens=False)
+    for on, searched, favoured in ((True, 1, c), (True, 0, p), (False, 1, p)):
+        limits = Limits(statement_filter=on)
+        engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
+        assert engine._rule(logits, [(QUESTION, typed, searched)])[0].argmax() == favoured
 
 
 def word_tokenizer() -> PreTrainedTokenizerFast:

@@ -291,7 +291,10 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         NOT_LOOPS,
         OTHER_QUESTIONS,
         PEPSICO,
+        PROFIT,
         QUESTION,
+        STATEMENT_KEPT,
+        STATEMENT_LEFT,
         UNCOPIED,
         UNNAMED,
         YES_NO_QUESTIONS,
@@ -302,6 +305,7 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         asks_yes_no,
         ends_in_loop,
         scope_uncopied,
+        statement_left,
     )
 
     run_agent = bundled_script(published)
@@ -316,6 +320,10 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         assert run_agent.asks_yes_no(question) == asks_yes_no(question), question
     for segment in ["<answer>", "<answer> Ye", "<answer>No.", "<answer>3M", "<answer>Nope"]:
         assert run_agent.answer_not_yes_no(segment) == answer_not_yes_no(segment), segment
+    for question in (QUESTION, PROFIT, EBITDA):
+        for segment in STATEMENT_LEFT + STATEMENT_KEPT + ["<search>[P 2022 | cash flow]"]:
+            ruled = statement_left(segment, question)
+            assert run_agent.statement_left(segment, question) == ruled, (segment, question)
 
 
 def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_does(published):
@@ -367,6 +375,16 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
     scores[0, chars.convert_tokens_to_ids("N")] = 1.0
     answer = torch.tensor([chars.encode("<answer>", add_special_tokens=False)])
     assert chars.convert_ids_to_tokens(int(yes_no(answer, scores)[0].argmax())) == "N"
+    # a search after the first, for a question naming a statement, is filtered to it
+    later = torch.tensor([chars.encode("<search>[PepsiCo 2021 | ", add_special_tokens=False)])
+    for searched, favoured in ((1, "c"), (0, "p")):
+        rules = run_agent._GreedyRules(
+            chars, 0, QUESTION, {"statement_filter": True}, searched=searched
+        )
+        scores = torch.zeros(1, len(chars))
+        scores[0, chars.convert_tokens_to_ids("p")] = 2.0
+        scores[0, chars.convert_tokens_to_ids("c")] = 1.0
+        assert chars.convert_ids_to_tokens(int(rules(later, scores)[0].argmax())) == favoured
 
 
 def test_the_bundled_script_runs_the_agent_loop_on_a_question(published):

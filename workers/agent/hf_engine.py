@@ -170,6 +170,7 @@ class RolloutEngine:
             sampling,
             groundings=[self._grounding(trajectories[i]) for i in live],
             questions=[trajectories[i].question for i in live],
+            searched=[len(trajectories[i].searches) for i in live],
         )
         for i, (ids, logprobs, ended_by_eos) in zip(live, segments, strict=True):
             self._after_segment(trajectories[i], ids, logprobs, ended_by_eos)
@@ -265,6 +266,7 @@ class RolloutEngine:
         sampling: SamplingParams,
         groundings: list[Grounding | None] | None = None,
         questions: list[str] | None = None,
+        searched: list[int] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
         """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos).
         A sequence's grounding, where given, bans unshown figures inside its answer; its
@@ -357,8 +359,11 @@ class HFRolloutEngine(RolloutEngine):
         sampling: SamplingParams,
         groundings: list[Grounding | None] | None = None,
         questions: list[str] | None = None,
+        searched: list[int] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
-        """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos)."""
+        """Decode one segment per sequence; returns (token ids, log-probs, ended_by_eos).
+        `questions` and `searched` (the searches each has run) are for the rules of greedy
+        decoding."""
         device = self.model.device
         grounded = groundings is not None and any(g is not None for g in groundings)
         ruled = sampling.temperature <= 0 and rules_on(self.limits) and questions is not None
@@ -378,7 +383,10 @@ class HFRolloutEngine(RolloutEngine):
             if grounded:
                 logits = self._ground(logits, [(groundings[i], out[i][0]) for i in rows])
             if ruled:
-                logits = self._rule(logits, [(questions[i], out[i][0]) for i in rows])
+                logits = self._rule(
+                    logits,
+                    [(questions[i], out[i][0], searched[i] if searched else 0) for i in rows],
+                )
             tokens, logprobs = _sample(logits, [generators[i] for i in rows], sampling)
             tokens = tokens.to(device)
             # One copy to the host per step, not one per row and value.
@@ -450,21 +458,24 @@ class HFRolloutEngine(RolloutEngine):
             logits[r, banned.to(logits.device)] = float("-inf")
         return logits
 
-    def _rule(self, logits: torch.Tensor, rows: list[tuple[str, list[int]]]) -> torch.Tensor:
+    def _rule(
+        self, logits: torch.Tensor, rows: list[tuple[str, list[int]] | tuple[str, list[int], int]]
+    ) -> torch.Tensor:
         """`logits` with each row's likeliest tokens masked out while they would break a
         rule of greedy decoding (`agent.greedy_rules`) that is on (`rows`: each batch row's
-        question and the segment's tokens so far); a row none of its likeliest
-        `CANDIDATES` keeps to is left as it is."""
+        question, the segment's tokens so far and, optionally, the searches it has run); a
+        row none of its likeliest `CANDIDATES` keeps to is left as it is."""
         names_company = getattr(self.tool, "names_company", None)  # a SearchIndex has it
         masked = None
-        for r, (question, ids) in enumerate(rows):
+        for r, (question, ids, *rest) in enumerate(rows):
+            searched = rest[0] if rest else 0
             companies = companies_named(question, names_company) if names_company else frozenset()
             ranked = logits[r].topk(min(CANDIDATES, logits.shape[-1])).indices.tolist()
             kept = (
                 n
                 for n, token in enumerate(ranked)
                 if not broken(
-                    self.tokenizer.decode([*ids, token]), question, self.limits, companies
+                    self.tokenizer.decode([*ids, token]), question, self.limits, companies, searched
                 )
             )
             if n := next(kept, 0):  # the first token keeping to the rules, past the likeliest

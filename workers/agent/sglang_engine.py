@@ -97,6 +97,7 @@ class SGLangRolloutEngine(RolloutEngine):
         sampling: SamplingParams,
         groundings: list | None = None,
         questions: list[str] | None = None,
+        searched: list[int] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
         if any(groundings or []):
             raise ValueError("grounded figures need the hf engine's per-token masks")

@@ -60,7 +60,8 @@ class Limits:
     )
     # Rules of greedy decoding (`agent.greedy_rules`), applied where the agent is used, never
     # in the trainer's rollouts: no run of words written three times in a row; a search's
-    # scope writes only words of the question; a yes-or-no question is answered Yes or No.
+    # scope writes only words of the question; a yes-or-no question is answered Yes or No; a
+    # later search filters to the financial statement the question names.
     loop_guard: bool = option(
         False, help="greedy decoding never writes a run of words three times in a row"
     )
@@ -70,6 +71,11 @@ class Limits:
     )
     yes_no_answers: bool = option(
         False, help="greedy decoding answers a question that asks yes or no with Yes or No first"
+    )
+    statement_filter: bool = option(
+        False,
+        help="greedy decoding searches, after the first search, within the financial statement "
+        "the question names",
     )
 
     def hits_for(self, searches_run: int) -> int:

@@ -535,16 +535,61 @@ def answer_not_yes_no(segment: str) -> bool:
     return not ("yes".startswith(first) or "no".startswith(first))
 
 
+_STATEMENT_NAMED = re.compile(
+    r"\b(?:balance sheets?|statements? of financial (?:position|condition)|income statements?"
+    r"|statements? of (?:income|operations|earnings|cash flows?)|profit (?:and|&) loss"
+    r"|p&l|cash flows? statements?)",
+    re.I,
+)
+_STATEMENT_LINKS = frozenset({"statement", "statements", "of", "and", "&"})
+
+
+def statement_words(question: str) -> frozenset:
+    """The words of the financial statements the question names, lowercased."""
+    return frozenset(
+        w for named in _STATEMENT_NAMED.findall(question) for w in named.lower().split()
+    )
+
+
+def statement_left(segment: str, question: str) -> bool:
+    """Whether a later search's text so far scopes its pages with anything but words of the
+    statements the question names (`statement_filter` in agent.json): its scope ends with no
+    "|", or writes after it a word none of their names has (a plural's "s" may go), or only
+    "statement", "of"…; a word still being written only has to begin one."""
+    named = statement_words(question)
+    start = segment.rfind("<search>")
+    if not named or start < 0:
+        return False
+    opened = re.match(r"\s*\[", segment[start + len("<search>") :])
+    if not opened:
+        return False
+    scope, closed, _ = segment[start + len("<search>") + opened.end() :].partition("]")
+    _, piped, heading = scope.partition("|")
+    if not piped:
+        return bool(closed)
+    words = heading.lower().split()
+    whole = {*named, *(word[:-1] for word in named if word.endswith("s"))}
+    if closed:
+        return not set(words) - _STATEMENT_LINKS or not set(words) <= whole
+    if heading[-1:].isspace():
+        return not set(words) <= whole
+    *written, last = words or [""]
+    return not (set(written) <= whole and any(word.startswith(last) for word in named))
+
+
 class _GreedyRules:
     """A logits processor for greedy decoding: the likeliest token whose turn (the tokens
     from `start`) breaks none of the rules `limits` (agent.json's) turns on: no word loop
     (`loop_guard`), no scope word the question lacks (`grounded_scope`; `companies`: those the
-    question names), a yes-or-no question answered Yes or No first (`yes_no_answers`)."""
+    question names), a yes-or-no question answered Yes or No first (`yes_no_answers`), a
+    search after the first (`searched` of them run) within the statement the question names
+    (`statement_filter`)."""
 
-    def __init__(self, tokenizer, start, question, limits: dict, companies=frozenset()):
+    def __init__(self, tokenizer, start, question, limits: dict, companies=frozenset(), searched=0):
         self.tokenizer, self.start, self.question = tokenizer, start, question
         self.loops, self.scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
         self.yes_no = bool(limits.get("yes_no_answers")) and asks_yes_no(question)
+        self.statement = bool(limits.get("statement_filter")) and searched > 0
         self.companies = companies
 
     def broken(self, text: str) -> bool:
@@ -552,6 +597,7 @@ class _GreedyRules:
             (self.loops and ends_in_loop(text))
             or (self.scope and scope_uncopied(text, self.question, self.companies))
             or (self.yes_no and answer_not_yes_no(text))
+            or (self.statement and statement_left(text, self.question))
         )
 
     def __call__(self, input_ids, scores):
@@ -604,8 +650,11 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         if limits.get("grounded_figures"):
             figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
             rules.append(_GroundedFigures(tokenizer, len(ids), seen, figure_tokens))
-        if any(limits.get(rule) for rule in ("loop_guard", "grounded_scope", "yes_no_answers")):
-            rules.append(_GreedyRules(tokenizer, len(ids), question, limits, companies))
+        ruled = ("loop_guard", "grounded_scope", "yes_no_answers", "statement_filter")
+        if any(limits.get(rule) for rule in ruled):
+            rules.append(
+                _GreedyRules(tokenizer, len(ids), question, limits, companies, len(searches))
+            )
         with torch.no_grad():
             out = model.generate(
                 torch.tensor([ids]),

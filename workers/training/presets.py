@@ -53,8 +53,10 @@ PRESETS: dict[str, dict] = {
             "your questions ask why) and on "
             "drills that copy made-up company names into the scope, then RL with groups of "
             "4 until 35 minutes are spent, then the evaluation "
-            "against the base model and echo. The agent decodes greedily with two rules: a "
-            "search's [scope] copies only words of the question, and no word loops."
+            "against the base model and echo. The agent decodes greedily with rules: a "
+            "search's [scope] copies only words of the question, no word loops, a yes-or-no "
+            "question is answered Yes or No, and a later search stays within the financial "
+            "statement the question names."
         ),
         "config": {
             "model": "default",
@@ -114,6 +116,11 @@ PRESETS: dict[str, dict] = {
                 "grounded_scope": True,
                 # proof63's student answered "3M" to "Is 3M a capital-intensive business…?"
                 "yes_no_answers": True,
+                # proof72's student filtered capex questions naming the cash flow statement to
+                # "| p7" and "| pepsi". The same weights under the rule: 0.460 -> 0.500 recall;
+                # proof69-71's: -0.02, +0.02, -0.02 (a question whose evidence is in a note, not
+                # in the income statement it names); each of the four at 2.0x echo@5 or more.
+                "statement_filter": True,
             },
             "eval_every": 0,
             "save_every": 2,

@@ -445,6 +445,7 @@ def train(
             loop_guard=False,
             grounded_scope=False,
             yes_no_answers=False,
+            statement_filter=False,
         ),
         model_name=config.model,
         precision=precision,
