@@ -117,9 +117,8 @@ PRESETS: dict[str, dict] = {
                 # proof63's student answered "3M" to "Is 3M a capital-intensive business…?"
                 "yes_no_answers": True,
                 # proof72's student filtered capex questions naming the cash flow statement to
-                # "| p7" and "| pepsi". The same weights under the rule: 0.460 -> 0.500 recall;
-                # proof69-71's: -0.02, +0.02, -0.02 (a question whose evidence is in a note, not
-                # in the income statement it names); each of the four at 2.0x echo@5 or more.
+                # "| p7" and "| pepsi". proof66-72's weights with the rule: recall 0.534 ->
+                # 0.540 on average, the lowest run 0.460 -> 0.493 (`agent.greedy_rules`).
                 "statement_filter": True,
             },
             "eval_every": 0,
