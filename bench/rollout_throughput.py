@@ -60,7 +60,15 @@ class ReprefillEngine(HFRolloutEngine):
 
     @torch.inference_mode()
     def _generate(
-        self, sequences, generators, budgets, stops, sampling, groundings=None, questions=None
+        self,
+        sequences,
+        generators,
+        budgets,
+        stops,
+        sampling,
+        groundings=None,
+        questions=None,
+        searched=None,
     ):
         assert not any(groundings or []), "the old engine had no grounded figures"
         device = self.model.device
