@@ -49,6 +49,38 @@ def test_right_yes_no_with_the_wrong_figure_is_incorrect(judge):
     assert not judge.judge("Did CVS pay a dividend?", truth, "Yes, $0.60 per share.").correct
 
 
+WAGES_Q = "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?"
+WAGES_TRUTH = "Wages expense as a percent of net sales increased in FY2023."
+
+
+@pytest.mark.parametrize("answer", ["Increased", "It increased.", "an increase"])
+def test_the_option_the_truth_chooses_is_correct(judge, answer):
+    # The option is a word of the question, which the text overlap alone does not count.
+    verdict = judge.judge(WAGES_Q, WAGES_TRUTH, answer)
+    assert verdict.correct and verdict.score == 1.0, verdict
+
+
+@pytest.mark.parametrize("answer", ["Decreased", "It increased or decreased", "Yes"])
+def test_the_other_option_both_or_neither_is_incorrect(judge, answer):
+    assert judge.judge(WAGES_Q, WAGES_TRUTH, answer).score == 0.0
+
+
+def test_the_right_option_with_the_wrong_figures_is_incorrect(judge):
+    question = "Has AMCOR's quick ratio improved or declined between FY2023 and FY2022?"
+    truth = "The quick ratio has slightly improved from 0.67 times to 0.69 times."
+    assert judge.judge(question, truth, "Improved, to 0.69 times").correct
+    verdict = judge.judge(question, truth, "Improved, to 0.95 times")
+    assert not verdict.correct and verdict.score == 0.5
+
+
+def test_a_choice_in_brackets_or_of_small_words_is_no_choice():
+    from workers.rewards.text import choice
+
+    assert choice("Which activity brought in the most (or lost the least) cash?") is None
+    assert choice("Is the dividend paid in cash or in stock?") is None  # "cash or in"
+    assert choice("Did margins improve or decline?") == ("improv", "declin")
+
+
 def test_text_answers_need_most_of_the_truth_key_words(judge):
     question = "What is the largest liability in American Express's balance sheet?"
     assert judge.judge(question, "Customer deposits", "Customer deposits.").correct

@@ -106,9 +106,29 @@ class OfflineJudge:
                 return self._verdict(False, 0.5, f"right {answer_polarity!r}, wrong figures")
             return self._verdict(True, 1.0, f"same {answer_polarity!r}")
 
+        chose = self._judge_choice(question, ground_truth, answer, truth_numbers, answer_numbers)
+        if chose:
+            return chose
         if truth_numbers and answer_numbers:
             return self._judge_numbers(truth_numbers, answer_numbers)
         return self._judge_text(question, ground_truth, answer, has_numbers=bool(truth_numbers))
+
+    def _judge_choice(self, question, ground_truth, answer, truth_numbers, answer_numbers):
+        """A verdict on a question offering two options ("Did it increase or decrease?")
+        whose truth says one of them: the option is a word of the question, which the text
+        overlap does not count. None where the truth or the answer says neither."""
+        options = text.choice(question)
+        truth_says = text.chosen(ground_truth, options) if options else set()
+        answer_says = text.chosen(answer, options) if len(truth_says) == 1 else set()
+        if not answer_says:
+            return None
+        (option,) = truth_says
+        if answer_says != truth_says:
+            says = "both options" if len(answer_says) == 2 else repr(min(answer_says))
+            return self._verdict(False, 0.0, f"says {says} where the truth says {option!r}")
+        if truth_numbers and answer_numbers and not _any_match(answer_numbers, truth_numbers):
+            return self._verdict(False, 0.5, f"right {option!r}, wrong figures")
+        return self._verdict(True, 1.0, f"same {option!r}")
 
     def _judge_numbers(
         self, truth: list[quantities.Quantity], answer: list[quantities.Quantity]

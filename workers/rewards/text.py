@@ -60,6 +60,29 @@ def polarity(text: str) -> str | None:
     return None
 
 
+# "increase or decrease", "improved or declined": one word on each side of "or", outside
+# brackets ("the most (or lost the least)" offers no choice of two words).
+_CHOICE = re.compile(r"(?<![(\w])([a-z]+)\s+or\s+([a-z]+)\b(?![^(]*\))", re.I)
+
+
+def choice(question: str) -> tuple[str, str] | None:
+    """The two options (stemmed) a question offers with "A or B", where it offers two
+    content words ("Did wages increase or decrease…?" -> ("increas", "decreas")), else None."""
+    for first, second in _CHOICE.findall(question):
+        options = [w.lower() for w in (first, second)]
+        if any(w in _STOPWORDS for w in options):
+            continue
+        a, b = _STEMMER.stemWords(options)
+        if a != b:
+            return a, b
+    return None
+
+
+def chosen(text: str, options: tuple[str, str]) -> set[str]:
+    """Which of a choice's stemmed `options` the text says."""
+    return set(options) & content_terms(text)
+
+
 def is_refusal(text: str) -> bool:
     """Whether the text declines to answer ("cannot be determined", "not enough information")."""
     return bool(_REFUSAL.search(text or ""))
