@@ -3,8 +3,7 @@ row, with `Limits.grounded_scope` a search's scope writes only pieces of the que
 and, where the question names a company of the index, begins with it; with
 `Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; with
 `Limits.statement_filter` a search after the first filters its pages to the financial statement
-the question names; with `Limits.choice_answers` a question offering two options in place of
-yes or no is answered with one of them first; sampling is never ruled.
+the question names; sampling is never ruled.
 
 Each rule on its own, then in the hf engine: a random tiny model made to favour " amount" falls
 into word loops greedily ("amount0<answer> amount0<answer> …"), and guarded, into none; a
@@ -16,12 +15,10 @@ from test_agent_grounding import FiguresIndex, char_tokenizer, tag_tokenizer, ti
 from transformers import PreTrainedTokenizerFast
 
 from workers.agent.greedy_rules import (
-    answer_not_chosen,
     answer_not_yes_no,
     asks_yes_no,
     companies_named,
     ends_in_loop,
-    options_offered,
     scope_uncopied,
     statement_left,
     statement_words,
@@ -217,54 +214,6 @@ def test_greedy_decoding_answers_a_yes_or_no_question_yes_or_no():
     rows = [(YES_NO_QUESTIONS[0], typed), (OTHER_QUESTIONS[1], typed)]
     for on, favoured in ((True, [n, three]), (False, [three, three])):
         limits = Limits(yes_no_answers=on)
-        engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
-        assert engine._rule(logits, rows).argmax(-1).tolist() == favoured
-
-
-WAGES = OTHER_QUESTIONS[0]
-OPTIONS_OFFERED = [
-    (WAGES, ("increase", "decrease")),
-    ("Has AMCOR's quick ratio improved or declined since FY2022?", ("improved", "declined")),
-    ("Looking at margins, did they go up or down in 2022?", ("up", "down")),
-    ("What is the FY2018 capital expenditure amount (in USD millions) for 3M?", None),
-    ("Which activity brought in the most (or lost the least) cash?", None),  # asks "which"
-    ("Is the dividend paid in cash or in stock?", None),  # "cash or in": no two options
-    ("Is 3M a capital-intensive business based on FY2022 data?", None),  # no "or" at all
-]
-
-
-@pytest.mark.parametrize(("question", "options"), OPTIONS_OFFERED)
-def test_the_options_a_question_offers_in_place_of_yes_or_no(question, options):
-    assert options_offered(question) == options
-
-
-CHOSEN = ["<answer>", "<answer>In", "<answer> Increased", "<answer>decrease</answer>"]
-CHOSEN += ["<answer>Increases in wages", "<search>[Ulta 2023] wages"]  # the last: no answer
-NOT_CHOSEN = ["<answer>Yes", "<answer>It increased", "<answer>$1.3", "<answer>Indeed"]
-NOT_CHOSEN += ["<answer></answer>", "<answer>Inx"]
-
-
-@pytest.mark.parametrize("segment", CHOSEN)
-def test_an_answer_opening_with_an_option_any_ending_aside(segment):
-    assert not answer_not_chosen(segment, ("increase", "decrease"))
-
-
-@pytest.mark.parametrize("segment", NOT_CHOSEN)
-def test_an_answer_opening_with_neither_option(segment):
-    assert answer_not_chosen(segment, ("increase", "decrease"))
-
-
-def test_greedy_decoding_answers_a_question_offering_two_options_with_one():
-    # proof73's and proof74's students answered "Yes" to the wages question
-    tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
-    logits = torch.zeros(2, len(tokenizer))
-    y, d = tokenizer.convert_tokens_to_ids(["Y", "d"])
-    logits[:, y], logits[:, d] = 2.0, 1.0
-    typed = tokenizer.encode("<answer>", add_special_tokens=False)
-    rows = [(WAGES, typed), (YES_NO_QUESTIONS[0], typed)]
-    for on, favoured in ((True, [d, y]), (False, [y, y])):
-        limits = Limits(choice_answers=on)
         engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
         assert engine._rule(logits, rows).argmax(-1).tolist() == favoured
 

@@ -284,14 +284,11 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
 
 def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     from test_agent_greedy_rules import (
-        CHOSEN,
         COPIED,
         EBITDA,
         LOOPS,
         NAMED,
-        NOT_CHOSEN,
         NOT_LOOPS,
-        OPTIONS_OFFERED,
         OTHER_QUESTIONS,
         PEPSICO,
         PROFIT,
@@ -304,11 +301,9 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     )
 
     from workers.agent.greedy_rules import (
-        answer_not_chosen,
         answer_not_yes_no,
         asks_yes_no,
         ends_in_loop,
-        options_offered,
         scope_uncopied,
         statement_left,
     )
@@ -325,13 +320,6 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         assert run_agent.asks_yes_no(question) == asks_yes_no(question), question
     for segment in ["<answer>", "<answer> Ye", "<answer>No.", "<answer>3M", "<answer>Nope"]:
         assert run_agent.answer_not_yes_no(segment) == answer_not_yes_no(segment), segment
-    for question, _ in OPTIONS_OFFERED:
-        assert run_agent.options_offered(question) == options_offered(question), question
-    for segment in CHOSEN + NOT_CHOSEN:
-        ruled = answer_not_chosen(segment, ("up", "down"))
-        assert run_agent.answer_not_chosen(segment, ("up", "down")) == ruled, segment
-        ruled = answer_not_chosen(segment, ("increase", "decrease"))
-        assert run_agent.answer_not_chosen(segment, ("increase", "decrease")) == ruled, segment
     for question in (QUESTION, PROFIT, EBITDA):
         for segment in STATEMENT_LEFT + STATEMENT_KEPT + ["<search>[P 2022 | cash flow]"]:
             ruled = statement_left(segment, question)
@@ -387,13 +375,6 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
     scores[0, chars.convert_tokens_to_ids("N")] = 1.0
     answer = torch.tensor([chars.encode("<answer>", add_special_tokens=False)])
     assert chars.convert_ids_to_tokens(int(yes_no(answer, scores)[0].argmax())) == "N"
-    # a question offering two options in place of yes or no is answered with one
-    wages = "Did wages increase or decrease in FY2023?"
-    choice = run_agent._GreedyRules(chars, 0, wages, {"choice_answers": True})
-    scores = torch.zeros(1, len(chars))
-    scores[0, chars.convert_tokens_to_ids("Y")] = 2.0
-    scores[0, chars.convert_tokens_to_ids("d")] = 1.0
-    assert chars.convert_ids_to_tokens(int(choice(answer, scores)[0].argmax())) == "d"
     # a search after the first, for a question naming a statement, is filtered to it
     later = torch.tensor([chars.encode("<search>[PepsiCo 2021 | ", add_special_tokens=False)])
     for searched, favoured in ((1, "c"), (0, "p")):

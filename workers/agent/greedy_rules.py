@@ -175,42 +175,6 @@ def answer_not_yes_no(segment: str) -> bool:
     return not ("yes".startswith(first) or "no".startswith(first))
 
 
-# Two options offered in place of yes or no ("Did … increase or decrease…?"): one word on
-# each side of "or", outside brackets.
-_OFFERS_TWO = re.compile(r"(?<![(\w])([a-z]+)\s+or\s+([a-z]+)\b(?![^(]*\))", re.I)
-_LINKING_WORDS = frozenset("a an the in on at of to for by from with it its is are was be".split())
-
-
-@functools.lru_cache(maxsize=256)
-def options_offered(question: str) -> tuple[str, str] | None:
-    """The two options, lowercased, a question offers where it would ask yes or no: its
-    first sentence begins as `asks_yes_no` reads it and offers "A or B" of two words ("Did
-    wages increase or decrease…?" -> ("increase", "decrease")); else None."""
-    first = question.strip().split("?")[0]
-    if not _ASKS_YES_NO.match(first):
-        return None
-    for pair in _OFFERS_TWO.findall(first):
-        a, b = (word.lower() for word in pair)
-        if a != b and not {a, b} & _LINKING_WORDS:
-            return a, b
-    return None
-
-
-def answer_not_chosen(segment: str, options: tuple[str, str]) -> bool:
-    """Whether the answer the `segment` writes begins with a word that is neither option,
-    any ending aside ("Increased" for "increase", "declined" for "decline"), or with letters
-    that cannot become one."""
-    start = segment.rfind(ANSWER_OPEN)
-    if start < 0:
-        return False
-    written = segment[start + len(ANSWER_OPEN) :].lstrip()
-    first = re.match(r"[^\W\d_]*", written).group().lower()
-    stems = [option[: max(4, len(option) - 2)] for option in options]  # "increa", "declin"
-    if len(first) < len(written):  # the first word is whole (or the answer opens otherwise)
-        return not any(first.startswith(stem) for stem in stems)
-    return not any(stem.startswith(first) or first.startswith(stem) for stem in stems)
-
-
 # A financial statement as questions name it: US GAAP's and IFRS's names, singular or plural.
 _STATEMENT_NAMED = re.compile(
     r"\b(?:balance sheets?|statements? of financial (?:position|condition)|income statements?"
@@ -268,7 +232,6 @@ def rules_on(limits: Limits) -> bool:
         or limits.grounded_scope
         or limits.yes_no_answers
         or limits.statement_filter
-        or limits.choice_answers
     )
 
 
@@ -286,9 +249,4 @@ def broken(
         or (limits.grounded_scope and scope_uncopied(segment, question, companies))
         or (limits.yes_no_answers and asks_yes_no(question) and answer_not_yes_no(segment))
         or (limits.statement_filter and searched > 0 and statement_left(segment, question))
-        or (
-            limits.choice_answers
-            and (options := options_offered(question)) is not None
-            and answer_not_chosen(segment, options)
-        )
     )

@@ -77,11 +77,6 @@ class Limits:
         help="greedy decoding searches, after the first search, within the financial statement "
         "the question names",
     )
-    choice_answers: bool = option(
-        False,
-        help="greedy decoding answers a question that offers two options in place of yes or "
-        "no with one of them first",
-    )
 
     def hits_for(self, searches_run: int) -> int:
         """Hits shown by a search after `searches_run` searches have run."""

@@ -535,43 +535,6 @@ def answer_not_yes_no(segment: str) -> bool:
     return not ("yes".startswith(first) or "no".startswith(first))
 
 
-_OFFERS_TWO = re.compile(r"(?<![(\w])([a-z]+)\s+or\s+([a-z]+)\b(?![^(]*\))", re.I)
-_LINKING_WORDS = frozenset("a an the in on at of to for by from with it its is are was be".split())
-
-
-def options_offered(question: str):
-    """The two options, lowercased, a question offers where it would ask yes or no ("Did
-    wages increase or decrease…?" -> ("increase", "decrease")); else None."""
-    first = question.strip().split("?")[0]
-    opens = re.match(
-        r"^(?:[^,?]*,\s*)?(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would"
-        r"|should)\b",
-        first,
-        re.I,
-    )
-    if not opens:
-        return None
-    for pair in _OFFERS_TWO.findall(first):
-        a, b = (word.lower() for word in pair)
-        if a != b and not {a, b} & _LINKING_WORDS:
-            return a, b
-    return None
-
-
-def answer_not_chosen(segment: str, options) -> bool:
-    """Whether the answer the segment writes begins with a word that is neither option, any
-    ending aside, or with letters that cannot become one (`choice_answers` in agent.json)."""
-    start = segment.rfind("<answer>")
-    if start < 0:
-        return False
-    written = segment[start + len("<answer>") :].lstrip()
-    first = re.match(r"[^\W\d_]*", written).group().lower()
-    stems = [option[: max(4, len(option) - 2)] for option in options]
-    if len(first) < len(written):
-        return not any(first.startswith(stem) for stem in stems)
-    return not any(stem.startswith(first) or first.startswith(stem) for stem in stems)
-
-
 _STATEMENT_NAMED = re.compile(
     r"\b(?:balance sheets?|statements? of financial (?:position|condition)|income statements?"
     r"|statements? of (?:income|operations|earnings|cash flows?)|profit (?:and|&) loss"
@@ -620,14 +583,13 @@ class _GreedyRules:
     (`loop_guard`), no scope word the question lacks (`grounded_scope`; `companies`: those the
     question names), a yes-or-no question answered Yes or No first (`yes_no_answers`), a
     search after the first (`searched` of them run) within the statement the question names
-    (`statement_filter`), a question offering two options answered with one (`choice_answers`)."""
+    (`statement_filter`)."""
 
     def __init__(self, tokenizer, start, question, limits: dict, companies=frozenset(), searched=0):
         self.tokenizer, self.start, self.question = tokenizer, start, question
         self.loops, self.scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
         self.yes_no = bool(limits.get("yes_no_answers")) and asks_yes_no(question)
         self.statement = bool(limits.get("statement_filter")) and searched > 0
-        self.options = options_offered(question) if limits.get("choice_answers") else None
         self.companies = companies
 
     def broken(self, text: str) -> bool:
@@ -636,7 +598,6 @@ class _GreedyRules:
             or (self.scope and scope_uncopied(text, self.question, self.companies))
             or (self.yes_no and answer_not_yes_no(text))
             or (self.statement and statement_left(text, self.question))
-            or (self.options is not None and answer_not_chosen(text, self.options))
         )
 
     def __call__(self, input_ids, scores):
@@ -689,13 +650,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         if limits.get("grounded_figures"):
             figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
             rules.append(_GroundedFigures(tokenizer, len(ids), seen, figure_tokens))
-        ruled = (
-            "loop_guard",
-            "grounded_scope",
-            "yes_no_answers",
-            "statement_filter",
-            "choice_answers",
-        )
+        ruled = ("loop_guard", "grounded_scope", "yes_no_answers", "statement_filter")
         if any(limits.get(rule) for rule in ruled):
             rules.append(
                 _GreedyRules(tokenizer, len(ids), question, limits, companies, len(searches))

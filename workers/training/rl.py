@@ -446,7 +446,6 @@ def train(
             grounded_scope=False,
             yes_no_answers=False,
             statement_filter=False,
-            choice_answers=False,
         ),
         model_name=config.model,
         precision=precision,
