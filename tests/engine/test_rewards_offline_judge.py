@@ -49,7 +49,9 @@ def test_right_yes_no_with_the_wrong_figure_is_incorrect(judge):
     assert not judge.judge("Did CVS pay a dividend?", truth, "Yes, $0.60 per share.").correct
 
 
-WAGES_Q = "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?"
+WAGES_Q = (
+    "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?"
+)
 WAGES_TRUTH = "Wages expense as a percent of net sales increased in FY2023."
 
 
