@@ -102,9 +102,7 @@ class OfflineJudge:
                 return self._verdict(
                     False, 0.0, f"says {answer_polarity!r} where the truth says {truth_polarity!r}"
                 )
-            if truth_numbers and answer_numbers and not _any_match(answer_numbers, truth_numbers):
-                return self._verdict(False, 0.5, f"right {answer_polarity!r}, wrong figures")
-            return self._verdict(True, 1.0, f"same {answer_polarity!r}")
+            return self._agreed(answer_polarity, truth_numbers, answer_numbers)
 
         chose = self._judge_choice(question, ground_truth, answer, truth_numbers, answer_numbers)
         if chose:
@@ -126,9 +124,14 @@ class OfflineJudge:
         if answer_says != truth_says:
             says = "both options" if len(answer_says) == 2 else repr(min(answer_says))
             return self._verdict(False, 0.0, f"says {says} where the truth says {option!r}")
+        return self._agreed(option, truth_numbers, answer_numbers)
+
+    def _agreed(self, said: str, truth_numbers, answer_numbers) -> Verdict:
+        """The verdict on an answer that says what the truth says (a yes or no, an option):
+        correct, unless it gives figures and none of them is the truth's."""
         if truth_numbers and answer_numbers and not _any_match(answer_numbers, truth_numbers):
-            return self._verdict(False, 0.5, f"right {option!r}, wrong figures")
-        return self._verdict(True, 1.0, f"same {option!r}")
+            return self._verdict(False, 0.5, f"right {said!r}, wrong figures")
+        return self._verdict(True, 1.0, f"same {said!r}")
 
     def _judge_numbers(
         self, truth: list[quantities.Quantity], answer: list[quantities.Quantity]
