@@ -5,9 +5,11 @@ import pytest
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from workers.agent.trajectory import MODEL, PROMPT, Trajectory
+from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.training import sft as sft_module
+from workers.training.batching import collate_packed
 from workers.training.config import TrainConfig
+from workers.training.logprobs import batch_logprobs
 from workers.training.sft import sft, warmdown_factor
 
 
@@ -75,3 +77,55 @@ def test_a_deadline_that_comes_first_ends_it_at_a_low_rate(monkeypatch):
 def test_the_warmdown_is_a_share():
     with pytest.raises(ValueError, match="sft_warmdown"):
         TrainConfig(sft_warmdown=1.5)
+
+
+def answered(seed: int) -> Trajectory:
+    """A search turn, its results, then an answer turn of three tokens."""
+    t = trajectory(seed)
+    t.append([7, 8], TOOL)
+    t.append([9, 10, 11], MODEL, [-1.0] * 3)
+    t.finish_reason = "answer"
+    return t
+
+
+def test_the_answer_mask_holds_the_last_model_turn_of_an_answered_trajectory():
+    t = answered(0)
+    assert t.answer_mask == [0] * 6 + [0] * 5 + [0, 0] + [1, 1, 1]
+    t.finish_reason = "max_turns"  # ended without an answer: its last turn is no answer
+    assert t.answer_mask == [0] * len(t.token_ids)
+
+
+def test_the_answer_weighs_in_the_loss_mask_and_the_count_of_targets_does_not_change():
+    rows = [[answered(0)], [answered(1)]]
+    plain = collate_packed(rows)
+    heavy = collate_packed(rows, answer_weight=3.0)
+    assert heavy.loss_mask[0].tolist()[-3:] == [3.0, 3.0, 3.0]
+    assert heavy.loss_mask[0].tolist()[6:11] == [1.0] * 5  # the search's tokens as before
+    assert heavy.model_tokens == plain.model_tokens == 16
+
+
+def test_a_heavier_answer_is_learned_faster_than_the_search():
+    """The same steps, answers weighing 1 or 5: with the weight the answer's log-likelihood
+    rises more and the search's less (Adam scales the whole step, so the weight moves it
+    towards the answer)."""
+
+    def after(weight: float) -> tuple[float, float]:
+        model = tiny_model()
+        data = [answered(seed) for seed in range(4)]
+        sft(model, data, epochs=10, lr=3e-3, max_batch_tokens=64, answer_weight=weight)
+        batch = collate_packed([[t] for t in data])
+        with torch.no_grad():
+            logp, _ = batch_logprobs(model, batch)
+        answer = torch.tensor([t.answer_mask for t in data], dtype=torch.bool)
+        search = batch.loss_mask.bool() & ~answer
+        return float(logp[answer].mean()), float(logp[search].mean())
+
+    answer_1, search_1 = after(1.0)
+    answer_5, search_5 = after(5.0)
+    assert answer_5 > answer_1 + 0.02
+    assert search_5 < search_1
+
+
+def test_the_answer_weight_is_positive():
+    with pytest.raises(ValueError, match="sft_answer_weight"):
+        TrainConfig(sft_answer_weight=0)

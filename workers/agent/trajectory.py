@@ -141,6 +141,18 @@ class Trajectory:
         """Searches that ran (malformed calls did not)."""
         return sum(1 for s in self.searches if s.malformed is None)
 
+    @property
+    def answer_mask(self) -> list[int]:
+        """1 on the model tokens of the answer's turn (those after the last prompt or tool
+        token, when the trajectory ended in an answer), 0 elsewhere."""
+        if self.finish_reason != "answer":
+            return [0] * len(self.producers)
+        start = next(
+            (i + 1 for i in range(len(self.producers) - 1, -1, -1) if self.producers[i] != MODEL),
+            0,
+        )
+        return [0] * start + [1] * (len(self.producers) - start)
+
     def append(self, ids: list[int], producer: int, logprobs: list[float] | None = None) -> None:
         """Append tokens from one producer; only MODEL tokens carry log-probs and loss."""
         if producer == MODEL and (logprobs is None or len(logprobs) != len(ids)):

@@ -36,7 +36,7 @@ class TokenBatch:
 
     @property
     def model_tokens(self) -> int:
-        return int(self.loss_mask.sum())
+        return int((self.loss_mask > 0).sum())
 
     @property
     def tokens(self) -> int:
@@ -111,9 +111,11 @@ def collate_packed(
     rows: Sequence[Sequence[Trajectory]],
     advantages: Sequence[Sequence[float]] | None = None,
     pad_id: int = 0,
+    answer_weight: float = 1.0,
 ) -> TokenBatch:
     """One row per group of trajectories, laid end to end. The tail of a shorter row is
-    padding with its own positions from 0: a sequence of its own that nothing attends to."""
+    padding with its own positions from 0: a sequence of its own that nothing attends to.
+    The loss mask weighs the answer's tokens `answer_weight` (`Trajectory.answer_mask`)."""
     width = max(sum(len(t.token_ids) for t in row) for row in rows)
     shape = (len(rows), width)
     input_ids = torch.full(shape, pad_id, dtype=torch.long)
@@ -131,6 +133,9 @@ def collate_packed(
             attention[r, span] = 1
             positions[r, span] = torch.arange(n)
             loss_mask[r, span] = torch.tensor(trajectory.loss_mask, dtype=torch.float32)
+            if answer_weight != 1.0:
+                answer = torch.tensor(trajectory.answer_mask, dtype=torch.bool)
+                loss_mask[r, start : start + n][answer] = answer_weight
             rollout_logp[r, span] = torch.tensor(trajectory.logprobs, dtype=torch.float32)
             if advantages is not None:
                 per_token_adv[r, span] = advantages[r][k]

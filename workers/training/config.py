@@ -51,6 +51,12 @@ class TrainConfig(Settings):
     sft_warmdown: float = option(
         0.0, help="last share of the cold start over which its learning rate falls to zero"
     )
+    # The weight of an answer's tokens against a search's in the cold start's loss. A
+    # trajectory's answer is a few tokens of its sixty-odd, the figure among them two or three:
+    # at weight 1 the cold start is mostly a lesson in searching.
+    sft_answer_weight: float = option(
+        1.0, help="cold-start loss weight of the answer's tokens (a search's tokens weigh 1)"
+    )
     # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
     scope_drills: int = option(2, help="per question, scoped searches on made-up names")
     # More of them for each of the customer's own questions: their shapes are what the agent
@@ -134,6 +140,8 @@ class TrainConfig(Settings):
             )
         if not 0 < self.sft_share <= 1:
             raise ValueError(f"sft_share must be above 0 and at most 1, not {self.sft_share}")
+        if self.sft_answer_weight <= 0:
+            raise ValueError(f"sft_answer_weight must be above 0, not {self.sft_answer_weight}")
         if not 0 <= self.sft_warmdown <= 1:
             raise ValueError(f"sft_warmdown must be from 0 to 1, not {self.sft_warmdown}")
 

@@ -469,6 +469,7 @@ def train(
             epochs=config.sft_epochs,
             lr=config.sft_lr,
             warmdown=config.sft_warmdown,
+            answer_weight=config.sft_answer_weight,
             max_batch_tokens=config.max_batch_tokens,
             pad_id=pad_id,
             seed=config.seed,

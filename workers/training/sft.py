@@ -32,12 +32,15 @@ def sft(
     precision: str = "float32",
     check: Callable[[], None] = lambda: None,
     warmdown: float = 0.0,
+    answer_weight: float = 1.0,
 ) -> list[float]:
     """Fine-tune `model` in place; returns the mean loss of each epoch. Stops early (after a
     micro-batch) once `time.monotonic()` passes `deadline`. `precision` as in
     `logprobs.token_logprobs`. `check()` runs before each micro-batch (a trainer's cancel
     check: it may raise to abandon the cold start). Over the last `warmdown` share of the
-    cold start the learning rate falls linearly towards zero (`warmdown_factor`)."""
+    cold start the learning rate falls linearly towards zero (`warmdown_factor`). An
+    answer's tokens weigh `answer_weight` in the loss, a search's 1 (the sum is divided by
+    the count of model tokens, whatever their weights): the update leans towards answering."""
     if not trajectories:
         return []
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr)
@@ -71,10 +74,13 @@ def sft(
             for group in optimizer.param_groups:
                 group["lr"] = lr * warmdown_factor(progress, warmdown)
             batch = collate_packed(
-                [[trajectories[i] for i in row] for row in rows], pad_id=pad_id
+                [[trajectories[i] for i in row] for row in rows],
+                pad_id=pad_id,
+                answer_weight=answer_weight,
             ).to(model.device)
             logp, _ = batch_logprobs(model, batch, precision=precision)
-            loss = -(logp * batch.loss_mask).sum() / batch.loss_mask.sum().clamp(min=1)
+            targets = (batch.loss_mask > 0).sum().clamp(min=1)
+            loss = -(logp * batch.loss_mask).sum() / targets
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
