@@ -17,6 +17,7 @@ from transformers import PreTrainedTokenizerFast
 from workers.agent.greedy_rules import (
     answer_not_yes_no,
     asks_yes_no,
+    broken,
     companies_named,
     ends_in_loop,
     scope_uncopied,
@@ -154,6 +155,28 @@ def test_greedy_decoding_begins_a_scope_with_the_company_its_tool_knows():
     for tool, favoured in ((NamedIndex(), p), (FiguresIndex(), f)):  # FiguresIndex knows none
         engine = HFRolloutEngine(model, tokenizer, tool, limits=limits, system_prompt="s")
         assert engine._rule(logits, [(EBITDA, typed)])[0].argmax() == favoured
+
+
+def test_greedy_decoding_finds_the_company_however_far_down_the_model_ranks_it():
+    """proof78's student, sure of "A.P." for American Express, ranked no token that goes on
+    to the company among its 64 likeliest, and the rule gave up: "[A.P. 2021]" searched
+    Activision's, Adobe's and Amcor's filings. The rule looks further down (`CANDIDATES`)."""
+    tokenizer = char_tokenizer()
+    model = tiny_llama(tokenizer)
+    limits = Limits(grounded_scope=True)
+    engine = HFRolloutEngine(model, tokenizer, NamedIndex(), limits=limits, system_prompt="s")
+    typed = tokenizer.encode("<search>[", add_special_tokens=False)
+    p = tokenizer.convert_tokens_to_ids("P")
+    logits = torch.full((1, len(tokenizer)), -10.0)
+    wrong = [
+        token
+        for token in range(len(tokenizer))
+        if broken(tokenizer.decode([*typed, token]), EBITDA, limits, PEPSICO)
+    ]
+    logits[0, wrong] = 10.0 + torch.arange(len(wrong)) / len(wrong)  # all likelier than "P"
+    logits[0, p] = 0.0
+    assert len(wrong) > 64
+    assert engine._rule(logits, [(EBITDA, typed)])[0].argmax() == p
 
 
 YES_NO_QUESTIONS = [

@@ -53,7 +53,11 @@ from workers.agent.trajectory import Limits
 
 MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
 REPEATS = 3  # a run written this many times in a row is a loop
-CANDIDATES = 64  # the likeliest tokens a step tries, in order, before it gives up on a rule
+# The likeliest tokens a step tries, in order, before it gives up on a rule. Far down the
+# ranking: a student sure of a wrong scope ("[A.P. 2021]" for American Express, proof78) ranked
+# no token going on to the company among its 64 likeliest. A step tries them only while the
+# likelier ones break a rule, and stops at the first that keeps to them.
+CANDIDATES = 4096
 _SCOPE_OPEN = re.compile(r"\s*\[")
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")
 _LETTERS_OR_DIGITS = re.compile(r"[a-z]+|[0-9]+")

@@ -420,7 +420,8 @@ class _GroundedFigures:
         return scores.masked_fill(mask, float("-inf"))
 
 
-LOOP_RUN_WORDS, LOOP_REPEATS, RULE_CANDIDATES = 4, 3, 64
+# As `workers.agent.greedy_rules`: a rule looks far down the ranking before it gives up.
+LOOP_RUN_WORDS, LOOP_REPEATS, RULE_CANDIDATES = 4, 3, 4096
 
 
 def ends_in_loop(text: str) -> bool:
