@@ -53,7 +53,8 @@ class TrainConfig(Settings):
     )
     # The weight of an answer's tokens against a search's in the cold start's loss. A
     # trajectory's answer is a few tokens of its sixty-odd, the figure among them two or three:
-    # at weight 1 the cold start is mostly a lesson in searching.
+    # at weight 1 the cold start is mostly a lesson in searching. At 4 (proof77) the student
+    # learned the answers' form harder, not which figure to copy: no preset takes it.
     sft_answer_weight: float = option(
         1.0, help="cold-start loss weight of the answer's tokens (a search's tokens weigh 1)"
     )
