@@ -166,7 +166,7 @@ class ForcedTurns:
 class SyntheticIndex:
     """Used when no index exists: fixed chunks, so only the engine is measured."""
 
-    def search(self, query: str, k: int = 5):
+    def search(self, query: str, k: int = 5, question: str = ""):
         from workers.search.index import SearchHit
 
         text = "Purchases of property, plant and equipment were $1,577 million in 2018. " * 40
@@ -177,10 +177,10 @@ class TimedTool:
     def __init__(self, tool):
         self.tool, self.seconds = tool, 0.0
 
-    def search(self, query, k=5):
+    def search(self, query, k=5, question=""):
         started = time.perf_counter()
         try:
-            return self.tool.search(query, k=k)
+            return self.tool.search(query, k=k, question=question)
         finally:
             self.seconds += time.perf_counter() - started
 

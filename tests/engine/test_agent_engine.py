@@ -57,7 +57,7 @@ class Hit:
 class FakeIndex:
     """Returns chunks whose ids name the query, so tests can see what was searched."""
 
-    def search(self, query: str, k: int = 5) -> list[Hit]:
+    def search(self, query: str, k: int = 5, question: str = "") -> list[Hit]:
         word = query.split()[0]
         return [Hit(f"{word}-{i}", f"{word} beta gamma delta") for i in range(k)]
 

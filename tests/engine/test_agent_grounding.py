@@ -58,7 +58,7 @@ def test_words_are_free_outside_figures():
 
 
 class FiguresIndex:
-    def search(self, query: str, k: int = 5) -> list[Hit]:
+    def search(self, query: str, k: int = 5, question: str = "") -> list[Hit]:
         return [Hit(f"c{i}", f"capital expenditure 1,577 and ratio {i}.8") for i in range(k)]
 
 

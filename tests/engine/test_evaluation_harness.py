@@ -32,7 +32,7 @@ class Hit:
 
 
 class FakeIndex:
-    def search(self, query: str, k: int = 5) -> list[Hit]:
+    def search(self, query: str, k: int = 5, question: str = "") -> list[Hit]:
         return [
             Hit(f"3m-{i}", f"Purchases of property, plant and equipment (1,577) {i}")
             for i in range(k)

@@ -201,6 +201,30 @@ def test_the_bundled_script_shows_only_new_hits_as_the_engine_does(published):
     assert len(set(seen_engine)) == len(seen_engine) == 7, "a hit shown twice, or too few"
 
 
+def test_the_bundled_script_reads_a_scope_naming_several_companies_as_the_engine_does(
+    published, tmp_path
+):
+    from test_search_index import AMERICANS
+
+    run_agent = bundled_script(published)
+    engine = SearchIndex.build(AMERICANS)
+    bundled = run_agent.Index(engine.save(tmp_path / "americans"))
+    asked = [
+        "",
+        "Which debt securities are registered under American Express' name?",
+        "Did American Water Works register any debt securities in 2022?",
+        "Which debt securities does Amcor list?",
+    ]
+    for question in asked:
+        assert bundled.companies_asked(question) == engine.companies_asked(question)
+        for query in ("[AMER 2022] debt securities", "[AM] debt", "[Amcor] debt", "debt"):
+            expected = [h.chunk_id for h in engine.search(query, k=3, question=question)]
+            got = [h["id"] for h in run_agent.new_hits(bundled, query, 3, set(), question)]
+            assert got == expected, (query, question)
+    narrowed = engine.search("[AMER 2022] debt", k=3, question=asked[1])
+    assert [h.chunk_id for h in narrowed] == ["ax"], "the test would not see a bundle that widens"
+
+
 def test_the_bundled_script_searches_a_scope_alone_as_the_engine_does(published):
     from test_agent_protocol import QUESTION, SEARCHES
 

@@ -177,6 +177,60 @@ def test_a_word_names_a_company_by_its_entity_not_its_documents_name():
     )
 
 
+AMERICANS = [
+    chunk(
+        "ax",
+        "debt securities registered",
+        doc="AMERICANEXPRESS_2022_10K",
+        entity="American Express",
+    ),
+    chunk(
+        "aw",
+        "debt securities registered",
+        doc="AMERICANWATERWORKS_2022_10K",
+        entity="American Water Works",
+    ),
+    chunk("am", "debt securities registered", doc="AMCOR_2022_10K", entity="Amcor"),
+]
+
+
+def test_a_scope_naming_several_companies_searches_those_the_question_names():
+    """proof78's student shortened "American Express" to "[AMER 2022]", which names American
+    Water Works too: searched for a question naming one of them, the scope searches its."""
+    index = SearchIndex.build(AMERICANS)
+
+    def found(query, question=""):
+        return sorted(h.chunk_id for h in index.search(query, k=3, question=question))
+
+    express = "Which debt securities are registered under American Express' name?"
+    water = "Did American Water Works register any debt securities in 2022?"
+    assert found("[AMER 2022] debt securities") == ["aw", "ax"]  # no question: as written
+    assert found("[AMER 2022] debt securities", express) == ["ax"]
+    assert found("[AMER 2022] debt securities", water) == ["aw"]
+    assert found("[AM 2022] debt securities", water) == ["aw"]
+    # A question naming neither, or a scope naming one company, is searched as written.
+    assert found("[AMER 2022] debt securities", "Which debt securities does Amcor list?") == [
+        "aw",
+        "ax",
+    ]
+    assert found("[Amcor 2022] debt securities", express) == ["am"]
+    assert found("debt securities", express) == ["am", "aw", "ax"]
+
+
+def test_the_companies_a_question_names_are_its_narrowest_reading():
+    index = SearchIndex.build(AMERICANS)
+    asked = index.companies_asked
+    assert asked("Was American Express able to retain card members?") == {"American Express"}
+    assert asked("Does AMEX have an improving margin?") == {"American Express"}
+    assert asked("What did American Water Works pay?") == {"American Water Works"}
+    assert asked("Which American company paid more?") == {
+        "American Express",
+        "American Water Works",
+    }
+    assert asked("Compare Amcor's and American Express's debt") == {"Amcor", "American Express"}
+    assert asked("What drove the reduction in SG&A expense in FY2023?") == frozenset()
+
+
 def test_a_scope_year_the_query_does_not_name_searches_the_years_it_names_too():
     docs = [
         chunk("k22", "revolving credit agreement", doc="PEPSICO_2022_10K", entity="PepsiCo"),

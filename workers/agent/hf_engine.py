@@ -233,7 +233,9 @@ class RolloutEngine:
         recorded): the query as run (`searched_query`)."""
         query = searched_query(query, trajectory.question)
         k = k or self.limits.hits_for(trajectory.searches_run)
-        hits = new_hits(self.tool, query, k, set(trajectory.retrieved_chunk_ids))
+        hits = new_hits(
+            self.tool, query, k, set(trajectory.retrieved_chunk_ids), trajectory.question
+        )
         head, tail = self._encode("\n<results>\n"), self._encode("\n</results>\n")
         room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)
         # Only chunks whose id survived the cut count as shown to the model.

@@ -115,7 +115,7 @@ class OpenAIAgent:
         query = searched_query(query, trajectory.question)
         shown = set(trajectory.retrieved_chunk_ids)
         k = self.limits.hits_for(trajectory.searches_run)
-        hits = new_hits(self.tool, query, k, shown)
+        hits = new_hits(self.tool, query, k, shown, trajectory.question)
         room = self.limits.max_result_tokens * _CHARS_PER_TOKEN
         # Characters stand in for tokens (no tokenizer here); as in the hf engine, every
         # hit gets an equal share of the room.

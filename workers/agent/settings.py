@@ -31,7 +31,9 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 # 7: the prompt's examples scope to "[name year]", not to a real filing ("[3M 2018]"), which
 #    students wrote for questions whose company they did not find (Walmart's, 3M's 2022):
 #    one to three validation questions in every run from proof25 to proof37.
-PROTOCOL_VERSION = 7
+# 8: a scope naming several companies searches those the question names ("[AMER 2022]" for
+#    American Express searched American Water Works' filings too, proof78).
+PROTOCOL_VERSION = 8
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
-"""The search tool as the agent sees it: anything with `.search(query, k)` returning hits
-shaped like `workers.search.index.SearchHit` (a `SearchIndex` fits; tests pass fakes)."""
+"""The search tool as the agent sees it: anything with `.search(query, k, question=...)`
+returning hits shaped like `workers.search.index.SearchHit` (a `SearchIndex` fits; tests pass
+fakes). `question` is the question the agent searches for, which a tool may read a query's
+scope by (`SearchIndex`: a scope naming several companies searches those the question names)."""
 
 from __future__ import annotations
 
@@ -17,14 +19,16 @@ class Hit(Protocol):
 
 
 class SearchTool(Protocol):
-    def search(self, query: str, k: int = 5) -> Sequence[Hit]: ...
+    def search(self, query: str, k: int = 5, question: str = "") -> Sequence[Hit]: ...
 
 
-def new_hits(tool: SearchTool, query: str, k: int, shown: Collection[str]) -> list[Hit]:
-    """The top k hits of `query` that the conversation has not `shown` yet (protocol 4): a
-    second search close to the first, which a small model writes often, shows the next
-    results instead of the same ones again."""
-    hits = tool.search(query, k=k + len(shown))
+def new_hits(
+    tool: SearchTool, query: str, k: int, shown: Collection[str], question: str = ""
+) -> list[Hit]:
+    """The top k hits of `query`, searched for `question`, that the conversation has not
+    `shown` yet (protocol 4): a second search close to the first, which a small model writes
+    often, shows the next results instead of the same ones again."""
+    hits = tool.search(query, k=k + len(shown), question=question)
     return [hit for hit in hits if hit.chunk_id not in shown][:k]
 
 

@@ -69,6 +69,7 @@ class Index:
             c["doc"]: _WORD.findall((c.get("entity") or "").lower()) for c in self.chunks
         }
         self.chunk_docs = [c["doc"] for c in self.chunks]
+        self.company = {c["doc"]: c.get("entity") or c["doc"] for c in self.chunks}
         self.stemmer = Stemmer.Stemmer("english")
         self.headings: list[frozenset[str]] | None = None  # by chunk: its page's heading
         self.title_lines: list[list[frozenset[str]]] = []  # and its lines, with `headings`
@@ -144,15 +145,38 @@ class Index:
                     return named
         return set()
 
-    def documents_scoped(self, names: str, text: str) -> set[str]:
+    def documents_scoped(self, names: str, text: str, question: str = "") -> set[str]:
         """The documents the scope names, and where it names a year, the same names'
-        documents of the other years the query's text names."""
+        documents of the other years the query's text names; where they are several
+        companies', those of the companies the question names, if any ("[AMER 2022]" for
+        American Express names American Water Works too)."""
         docs = self.documents_named(names)
         if named_years := set(_YEAR.findall(names)):
             rest = _YEAR.sub(" ", names)
             for year in sorted(set(_YEAR.findall(text)) - named_years):
                 docs |= self.documents_named(f"{rest} {year}")
+        if question and len({self.company[doc] for doc in docs}) > 1:
+            asked = self.companies_asked(question)
+            docs = {doc for doc in docs if self.company[doc] in asked} or docs
         return docs
+
+    def companies_asked(self, question: str) -> frozenset:
+        """The companies a question names, most narrowly: those each of its words (two
+        letters or more, not digits alone) names as a scope word would, less those of a word
+        naming more than another does ("american" of "American Express")."""
+        entities = sorted({tuple(words) for words in self.entity_words.values() if words})
+        named = set()
+        for word in set(_WORD.findall(question.lower())):
+            if len(word) < 2 or word.isdigit():
+                continue
+            if any(
+                _names_word(word, list(w), list(w), exact)
+                for exact in (True, False)
+                for w in entities
+            ):
+                named.add(frozenset(self.company[doc] for doc in self.documents_named(word)))
+        named.discard(frozenset())
+        return frozenset().union(*(c for c in named if not any(other < c for other in named)))
 
     def scores_within(self, ids: list[int], scope):
         """BM25 over the scoped chunks alone: each word's stored score (Lucene IDF times its
@@ -172,10 +196,11 @@ class Index:
                 scores[chunks[inside]] += data[indptr[token] : indptr[token + 1]][inside] * weight
         return scores
 
-    def search(self, query: str, k: int) -> list[dict]:
-        """A leading "[3M 2018]" limits the search to the documents it names, if any;
-        "[3M 2018 | cash flows]" to their pages whose heading holds those words, if any, the
-        pages a line of the heading titles first."""
+    def search(self, query: str, k: int, question: str = "") -> list[dict]:
+        """A leading "[3M 2018]" limits the search to the documents it names, if any (where
+        they are several companies', to the `question`'s); "[3M 2018 | cash flows]" to their
+        pages whose heading holds those words, if any, the pages a line of the heading titles
+        first."""
         import numpy as np
 
         scope = _SCOPE.match(query)
@@ -184,7 +209,7 @@ class Index:
             query = query[scope.end() :]
         vocab = self.retriever.vocab_dict
         ids = [vocab[t] for t in self.tokenize(query) if t in vocab]
-        docs = self.documents_scoped(names, query) if names.strip() else set()
+        docs = self.documents_scoped(names, query, question) if names.strip() else set()
         within = np.array([doc in docs for doc in self.chunk_docs]) if docs else None
         paged = False  # a page filter that some page (in scope) passes
         if stems := self.tokenize(heading):
@@ -260,10 +285,12 @@ def searched_query(query: str, question: str) -> str:
     return query
 
 
-def new_hits(index: Index, query: str, k: int, shown: set[str]) -> list[dict]:
-    """The top k hits of `query` not shown before in this conversation, as the engine the
-    agent was trained with gives them (a second search shows the next results)."""
-    return [hit for hit in index.search(query, k + len(shown)) if hit["id"] not in shown][:k]
+def new_hits(index: Index, query: str, k: int, shown: set[str], question: str = "") -> list[dict]:
+    """The top k hits of `query`, searched for `question`, not shown before in this
+    conversation, as the engine the agent was trained with gives them (a second search shows
+    the next results)."""
+    hits = index.search(query, k + len(shown), question)
+    return [hit for hit in hits if hit["id"] not in shown][:k]
 
 
 def fit_hits(hits: list[dict], room: int, encode, query: str = "", tokenize=None):
@@ -690,7 +717,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
             break
         searches.append(searched_query(query.group(1).strip(), question))
         head, tail = encode("\n<results>\n"), encode("\n</results>\n")
-        hits = new_hits(index, searches[-1], hits_for(limits, len(searches) - 1), shown)
+        hits = new_hits(index, searches[-1], hits_for(limits, len(searches) - 1), shown, question)
         room = max(limits["max_result_tokens"] - len(head) - len(tail), 0)
         body, ids_shown = fit_hits(hits, room, encode, searches[-1], index.tokenize)
         shown.update(ids_shown)

@@ -53,6 +53,12 @@ documents of the other years the query's own words name are searched beside its 
 (`documents_scoped`). A student copies a year digit by digit and writes a year it has seen
 often for one it reads ("[Pepsico 2022] As of May 26, 2023, …"); the question it copies after
 the scope still holds the year asked about.
+
+A search made for a question (`search(..., question=...)`, as the agent's every search is)
+reads a scope naming several companies in the light of it: only those of them the question
+names are searched, where it names any (`companies_asked`). A student shortens a name it
+copies, and the short form can name two companies: proof78's wrote "[AMER 2022]" for
+American Express, which names American Water Works too, and found the other's pages.
 """
 
 from __future__ import annotations
@@ -265,12 +271,16 @@ class SearchIndex:
         self._format = params.get("format_version", 1)
         self._doc_words: dict[str, list[str]] = {}
         self._entity_words: dict[str, list[str]] = {}
+        self._company: dict[str, str] = {}  # by document: its entity, else itself
         for c in chunks:
             if c.doc not in self._doc_words:
                 self._doc_words[c.doc] = _WORD.findall(f"{c.entity or ''} {c.doc}".lower())
                 self._entity_words[c.doc] = _WORD.findall((c.entity or "").lower())
+                self._company[c.doc] = c.entity or c.doc
         self._entity_word_lists = sorted({tuple(w) for w in self._entity_words.values() if w})
         self._names_company: dict[str, bool] = {}
+        self._companies_named_by: dict[str, frozenset[str]] = {}
+        self._companies_asked: dict[str, frozenset[str]] = {}
 
     @classmethod
     def build(cls, chunks: list[Chunk], k1: float = 1.5, b: float = 0.75) -> SearchIndex:
@@ -339,25 +349,50 @@ class SearchIndex:
             )
         return self._names_company[word]
 
-    def documents_scoped(self, names: str, text: str) -> list[str]:
+    def companies_asked(self, question: str) -> frozenset[str]:
+        """The companies (entities) a question names, most narrowly: those each of its words
+        names as a scope word would (`names_company`, `documents_named`), less those of a
+        word that names more than another does ("american" names American Express and
+        American Water Works; "express" says which)."""
+        if question not in self._companies_asked:
+            if len(self._companies_asked) >= 4096:  # a served agent's questions never end
+                self._companies_asked.clear()
+            words = {w for w in _WORD.findall(question.lower()) if len(w) > 1 and not w.isdigit()}
+            named = {
+                frozenset(self._company[doc] for doc in self.documents_named(word))
+                for word in words
+                if self.names_company(word)
+            } - {frozenset()}
+            narrowest = (c for c in named if not any(other < c for other in named))
+            self._companies_asked[question] = frozenset().union(*narrowest)
+        return self._companies_asked[question]
+
+    def documents_scoped(self, names: str, text: str, question: str = "") -> list[str]:
         """The documents a scope's `names` name (`documents_named`), and where they name a
-        year, the same names' documents of the other years the query's `text` names (see
-        the module's note)."""
+        year, the same names' documents of the other years the query's `text` names; where
+        they are several companies', those of the companies the `question` names, if any
+        (see the module's note)."""
         docs = set(self.documents_named(names))
         if named_years := set(_YEAR.findall(names)):
             rest = _YEAR.sub(" ", names)
             for year in sorted(set(_YEAR.findall(text)) - named_years):
                 docs.update(self.documents_named(f"{rest} {year}"))
+        if question and len({self._company[doc] for doc in docs}) > 1:
+            asked = self.companies_asked(question)
+            docs = {doc for doc in docs if self._company[doc] in asked} or docs
         return sorted(docs)
 
-    def search(self, query: str, k: int = 5, filters: dict | None = None) -> list[SearchHit]:
-        """The top k chunks for a query (see the module's note on a `[scope]`); `filters`
-        maps doc/entity/page to a value or a list of accepted values. Without a page filter,
-        chunks that share no word with the query never appear."""
+    def search(
+        self, query: str, k: int = 5, filters: dict | None = None, question: str = ""
+    ) -> list[SearchHit]:
+        """The top k chunks for a query (see the module's note on a `[scope]`, and on the
+        `question` the search is made for); `filters` maps doc/entity/page to a value or a
+        list of accepted values. Without a page filter, chunks that share no word with the
+        query never appear."""
         scope, query = split_scope(query)
         names, heading = split_where(scope)
         ids = [self._vocab[t] for t in self.tokenize(query) if t in self._vocab]
-        docs = self.documents_scoped(names, query) if names else []
+        docs = self.documents_scoped(names, query, question) if names else []
         within = self._mask({"doc": docs}) if docs else None
         paged = False  # a page filter that some page passes
         if heading_stems := self.tokenize(heading):
