@@ -279,7 +279,6 @@ class SearchIndex:
                 self._company[c.doc] = c.entity or c.doc
         self._entity_word_lists = sorted({tuple(w) for w in self._entity_words.values() if w})
         self._names_company: dict[str, bool] = {}
-        self._companies_named_by: dict[str, frozenset[str]] = {}
         self._companies_asked: dict[str, frozenset[str]] = {}
 
     @classmethod
