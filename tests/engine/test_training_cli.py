@@ -92,6 +92,13 @@ def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, 
     assert written["policy"] == "trained"
     assert {"question_id", "question", "searches", "answer", "text"} <= set(written)
 
+    # The goals table reads the finished run as it was written.
+    capsys.readouterr()
+    assert main(["goals", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert f"seed 0: {out.name} (1 q)" in table
+    assert len(table.splitlines()) == 6  # header, rule and one row for each of four goals
+
 
 def test_sleuth_train_explains_a_bad_question_file(tmp_path, capsys):
     pages, _, model_dir = write_inputs(tmp_path)

@@ -1,0 +1,220 @@
+"""The goals a trained agent is held to, read from finished runs (`sleuth goals RUN...`).
+
+A run folder written by `sleuth train` holds eval.json (the trained agent against echo@K and
+the untrained base on companies it never trained on), summary.json (the whole command's
+minutes) and config.json (which entities were held out). The goals, from issue 17:
+
+- golden recall >= 0.50 and >= 2x echo's at the same chunk count (echo@K, K the agent's
+  distinct chunks rounded up);
+- >= 1.5 searches a question where the first search misses;
+- answer score >= 0.10 and >= 2x echo@K's and the base's;
+- the whole command within 45 minutes.
+
+`goals_table` prints them for several runs side by side with their mean, as the README shows
+them, so the table there is this command's output and not a hand copy.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+RECALL_FLOOR = 0.50
+ANSWER_FLOOR = 0.10
+TIMES_BASELINE = 2.0
+SEARCHES_AFTER_MISS = 1.5
+MAX_MINUTES = 45.0
+
+
+class RunFolderError(ValueError):
+    """A folder that is not a finished run (no eval.json, or one in another format)."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What the goals need from one finished run."""
+
+    name: str
+    split_seed: int
+    minutes: float
+    questions: int
+    echo_k: int
+    recall: float
+    chunks: float
+    echo_recall: float
+    searches_after_miss: float
+    answer: float
+    echo_answer: float
+    base_answer: float
+
+    @classmethod
+    def read(cls, folder: str | Path) -> RunResult:
+        folder = Path(folder)
+        try:
+            report = json.loads((folder / "eval.json").read_text())
+            summary = json.loads((folder / "summary.json").read_text())
+            config = json.loads((folder / "config.json").read_text())
+        except FileNotFoundError as exc:
+            raise RunFolderError(
+                f"{folder}: no {Path(exc.filename).name}; is it a finished `sleuth train` run "
+                "(without --no-final-eval)?"
+            ) from None
+        except json.JSONDecodeError as exc:
+            raise RunFolderError(f"{folder}: unreadable JSON ({exc})") from None
+        try:
+            policies, k = report["policies"], report["echo_k"]
+            trained, echo, base = policies["trained"], policies[f"echo@{k}"], policies["base"]
+            split_seed = config.get("split_seed")
+            return cls(
+                name=folder.name,
+                split_seed=config["seed"] if split_seed is None else split_seed,
+                minutes=summary["minutes"],
+                questions=report["questions"],
+                echo_k=k,
+                recall=trained["golden_recall"],
+                chunks=trained["retrieved_chunks"],
+                echo_recall=echo["golden_recall"],
+                searches_after_miss=trained["searches_after_miss"],
+                answer=trained["answer_score"],
+                echo_answer=echo["answer_score"],
+                base_answer=base["answer_score"],
+            )
+        except KeyError as exc:
+            raise RunFolderError(f"{folder}: eval.json or config.json lacks {exc}") from None
+
+
+def _times(value: float, baseline: float) -> float:
+    return value / baseline if baseline > 0 else float("inf")
+
+
+def _times_text(value: float, baseline: float) -> str:
+    ratio = _times(value, baseline)
+    return "∞×" if ratio == float("inf") else f"{ratio:.2f}×"
+
+
+def recall_met(run: RunResult) -> bool:
+    return run.recall >= RECALL_FLOOR and _times(run.recall, run.echo_recall) >= TIMES_BASELINE
+
+
+def searches_met(run: RunResult) -> bool:
+    return run.searches_after_miss >= SEARCHES_AFTER_MISS
+
+
+def answer_met(run: RunResult) -> bool:
+    return (
+        run.answer >= ANSWER_FLOOR
+        and _times(run.answer, run.echo_answer) >= TIMES_BASELINE
+        and _times(run.answer, run.base_answer) >= TIMES_BASELINE
+    )
+
+
+def minutes_met(run: RunResult) -> bool:
+    return run.minutes <= MAX_MINUTES
+
+
+def _recall_cell(run: RunResult) -> str:
+    return (
+        f"{run.recall:.3f} at {run.chunks:.2f} chunks, "
+        f"{_times_text(run.recall, run.echo_recall)} echo@{run.echo_k} ({run.echo_recall:.3f})"
+    )
+
+
+def _answer_cell(run: RunResult) -> str:
+    return (
+        f"{run.answer:.3f}, {_times_text(run.answer, run.echo_answer)} echo@{run.echo_k} "
+        f"({run.echo_answer:.3f}), base {run.base_answer:.3f}"
+    )
+
+
+@dataclass(frozen=True)
+class Goal:
+    name: str
+    cell: Callable[[RunResult], str]
+    met: Callable[[RunResult], bool]
+
+
+GOALS: tuple[Goal, ...] = (
+    Goal(
+        f"golden recall ≥ {RECALL_FLOOR:.2f} and ≥ {TIMES_BASELINE:g}× echo's at the same chunks",
+        _recall_cell,
+        recall_met,
+    ),
+    Goal(
+        f"≥ {SEARCHES_AFTER_MISS:g} searches a question where the first misses",
+        lambda run: f"{run.searches_after_miss:.2f}",
+        searches_met,
+    ),
+    Goal(
+        f"answer score ≥ {ANSWER_FLOOR:.2f} and ≥ {TIMES_BASELINE:g}× echo's and the base's",
+        _answer_cell,
+        answer_met,
+    ),
+    Goal(
+        f"the whole command ≤ {MAX_MINUTES:g} minutes",
+        lambda run: f"{run.minutes:.1f} min",
+        minutes_met,
+    ),
+)
+
+
+def mean_run(runs: Sequence[RunResult]) -> RunResult:
+    """The runs' mean, each figure averaged (a ratio is then the means' ratio)."""
+
+    def mean(field: str) -> float:
+        return sum(getattr(run, field) for run in runs) / len(runs)
+
+    ks = {run.echo_k for run in runs}
+    return RunResult(
+        name="mean",
+        split_seed=-1,
+        minutes=mean("minutes"),
+        questions=sum(run.questions for run in runs),
+        echo_k=ks.pop() if len(ks) == 1 else max(run.echo_k for run in runs),
+        recall=mean("recall"),
+        chunks=mean("chunks"),
+        echo_recall=mean("echo_recall"),
+        searches_after_miss=mean("searches_after_miss"),
+        answer=mean("answer"),
+        echo_answer=mean("echo_answer"),
+        base_answer=mean("base_answer"),
+    )
+
+
+def goals_table(runs: Sequence[RunResult]) -> str:
+    """A Markdown table: one row a goal, one column a run and one their mean, and whether
+    the goal is met by every run, with the splits (`--split-seed`) that meet it."""
+    if not runs:
+        raise ValueError("no runs to report")
+    mean = mean_run(runs)
+    headers = [
+        "goal",
+        *(f"seed {run.split_seed}: {run.name} ({run.questions} q)" for run in runs),
+        "mean",
+        "met",
+    ]
+    rows = []
+    for goal in GOALS:
+        meeting = [run for run in runs if goal.met(run)]
+        if len(meeting) == len(runs):
+            verdict = "yes, by every run"
+        elif meeting:
+            seeds = ", ".join(str(s) for s in sorted({run.split_seed for run in meeting}))
+            verdict = f"by {len(meeting)} of {len(runs)} runs (seed {seeds})"
+        else:
+            verdict = "no"
+        rows.append(
+            [
+                goal.name,
+                *(_marked(goal.cell(run), goal.met(run)) for run in runs),
+                _marked(goal.cell(mean), goal.met(mean)),
+                verdict,
+            ]
+        )
+    lines = [headers, ["---"] + ["---"] * (len(headers) - 1), *rows]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+
+
+def _marked(cell: str, met: bool) -> str:
+    return f"**{cell}**" if met else cell
