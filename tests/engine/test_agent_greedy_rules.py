@@ -144,6 +144,18 @@ def test_the_companies_a_question_names_are_its_words_that_name_one():
     assert companies_named(question, NamedIndex().names_company) == {"pepsico", "pfizer"}
 
 
+def test_a_common_word_names_a_company_only_where_no_word_written_as_a_name_does():
+    names_company = NamedIndex().names_company  # knows PepsiCo, Pfizer, Amcor ("am…")
+    assert companies_named("Did PepsiCo's profit, as I am told, grow?", names_company) == {
+        "pepsico"
+    }
+    # Typed in lower case, the question is read whole.
+    assert companies_named("did pepsico's profit, as i am told, grow?", names_company) == {
+        "pepsico",
+        "am",
+    }
+
+
 def test_greedy_decoding_begins_a_scope_with_the_company_its_tool_knows():
     tokenizer = char_tokenizer()
     model = tiny_llama(tokenizer)

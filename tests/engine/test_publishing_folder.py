@@ -214,6 +214,8 @@ def test_the_bundled_script_reads_a_scope_naming_several_companies_as_the_engine
         "Which debt securities are registered under American Express' name?",
         "Did American Water Works register any debt securities in 2022?",
         "Which debt securities does Amcor list?",
+        "Are American Express' debt securities listed in american markets?",
+        "which debt securities does american water works list?",
     ]
     for question in asked:
         assert bundled.companies_asked(question) == engine.companies_asked(question)
@@ -357,9 +359,13 @@ def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_d
     bundled = run_agent.Index(published / "agent" / "index")
     engine = SearchIndex.load(published / "agent" / "index")
     entities = sorted({c.entity for c in engine.chunks if c.entity})
-    asked = [q.question for q in questions()] + [
-        f"What did {entity}'s FY2021 filing and Globx's report say?" for entity in entities
-    ]
+    asked = (
+        [q.question for q in questions()]
+        + [f"What did {entity}'s FY2021 filing and Globx's report say?" for entity in entities]
+        # a company's name as a common word: read beside a capitalised one, or alone
+        + [f"Was {a}'s {b.lower()} spend higher?" for a in entities for b in entities]
+        + [f"what did {entity.lower()} spend?" for entity in entities]
+    )
     named = [companies_named(q, engine.names_company) for q in asked]
     assert all(named[len(questions()) :]), named  # each entity's own name, at least
     assert [run_agent.companies_named(q, bundled) for q in asked] == named

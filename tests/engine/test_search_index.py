@@ -231,6 +231,34 @@ def test_the_companies_a_question_names_are_its_narrowest_reading():
     assert asked("What drove the reduction in SG&A expense in FY2023?") == frozenset()
 
 
+COMMON_WORD_NAMES = [
+    chunk("bb", "cash flows", doc="BESTBUY_2023_10K", entity="Best Buy"),
+    chunk("bl", "cash flows", doc="BLOCK_2020_10K", entity="Block"),
+    chunk("gm", "cash flows", doc="GENERALMILLS_2022_10K", entity="General Mills"),
+    chunk("ba", "cash flows", doc="BOEING_2022_10K", entity="Boeing"),
+]
+
+
+def test_a_company_named_by_a_common_word_is_asked_only_where_written_as_a_name():
+    """Questions say "to the best of your abilities" and "selling, general and
+    administrative": beside a company written as a name, those words name no Best Buy or
+    General Mills; a question with no capitalised company word is read whole."""
+    asked = SearchIndex.build(COMMON_WORD_NAMES).companies_asked
+    block = (
+        "Using the cash flow statement, answer the following question to the best of your "
+        "abilities: how much did Block (formerly known as Square) generate in FY2020?"
+    )
+    assert asked(block) == {"Block"}
+    assert asked("What is Boeing's selling, general and administrative expense?") == {"Boeing"}
+    assert asked("What did Best Buy and General Mills spend?") == {"Best Buy", "General Mills"}
+    assert asked("what did block and boeing spend on general expenses?") == {
+        "Block",
+        "Boeing",
+        "General Mills",
+    }
+    assert asked("What drove the reduction in SG&A expense in FY2023?") == frozenset()
+
+
 def test_a_scope_year_the_query_does_not_name_searches_the_years_it_names_too():
     docs = [
         chunk("k22", "revolving credit agreement", doc="PEPSICO_2022_10K", entity="PepsiCo"),

@@ -50,6 +50,7 @@ import re
 
 from workers.agent.protocol import ANSWER_OPEN, SEARCH_OPEN
 from workers.agent.trajectory import Limits
+from workers.search.index import naming_text
 
 MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
 REPEATS = 3  # a run written this many times in a row is a loop
@@ -133,12 +134,13 @@ def _names_no_company(scope: str, closed: bool, companies: frozenset[str]) -> bo
 
 
 def companies_named(question: str, names_company) -> frozenset[str]:
-    """The question's pieces (`question_pieces`) that name a company: `names_company(word)`
-    says whether a word names one (`SearchIndex.names_company`). Letters needed: a year or
-    a figure names no company."""
+    """The pieces (`question_pieces`) of the question's words written as a name that name a
+    company (`naming_text`: "Block", not "to the best of your abilities"):
+    `names_company(word)` says whether a word names one (`SearchIndex.names_company`).
+    Letters needed: a year or a figure names no company."""
     return frozenset(
         piece
-        for piece in question_pieces(question)
+        for piece in question_pieces(naming_text(question, names_company))
         if len(piece) > 1 and not piece.isdigit() and names_company(piece)
     )
 

@@ -33,7 +33,9 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 #    one to three validation questions in every run from proof25 to proof37.
 # 8: a scope naming several companies searches those the question names ("[AMER 2022]" for
 #    American Express searched American Water Works' filings too, proof78).
-PROTOCOL_VERSION = 8
+# 9: a question names companies by its words written as names ("Block"), not by common words
+#    that start a company's name ("to the best of your abilities": Best Buy), where it has any.
+PROTOCOL_VERSION = 9
 
 
 @dataclass(frozen=True)

@@ -160,20 +160,21 @@ class Index:
             docs = {doc for doc in docs if self.company[doc] in asked} or docs
         return docs
 
+    def names_company(self, word: str) -> bool:
+        """Whether a scope word names a company of the index: starts a word of its name, or
+        names it loosely ("amex")."""
+        entities = {tuple(words) for words in self.entity_words.values() if words}
+        return any(
+            _names_word(word, list(w), list(w), exact) for exact in (True, False) for w in entities
+        )
+
     def companies_asked(self, question: str) -> frozenset:
-        """The companies a question names, most narrowly: those each of its words (two
-        letters or more, not digits alone) names as a scope word would, less those of a word
-        naming more than another does ("american" of "American Express")."""
-        entities = sorted({tuple(words) for words in self.entity_words.values() if words})
+        """The companies a question names, most narrowly: those each of its words written as
+        a name (`naming_text`) names as a scope word would, less those of a word naming more
+        than another does ("american" of "American Express")."""
         named = set()
-        for word in set(_WORD.findall(question.lower())):
-            if len(word) < 2 or word.isdigit():
-                continue
-            if any(
-                _names_word(word, list(w), list(w), exact)
-                for exact in (True, False)
-                for w in entities
-            ):
+        for word in name_candidates(naming_text(question, self.names_company)):
+            if self.names_company(word):
                 named.add(frozenset(self.company[doc] for doc in self.documents_named(word)))
         named.discard(frozenset())
         return frozenset().union(*(c for c in named if not any(other < c for other in named)))
@@ -504,20 +505,28 @@ def question_pieces(question: str) -> set[str]:
     return pieces | set(re.findall(r"[a-z0-9]+", lowered) + re.findall(r"[a-z]+|[0-9]+", lowered))
 
 
+def naming_text(question: str, names_company) -> str:
+    """The question's words written as a name is (a capital or a digit: "Block", "AMEX",
+    "3M") where one of them names a company, else the whole question: "to the best of your
+    abilities" names no Best Buy beside "Block"."""
+    written = " ".join(w for w in question.split() if re.search(r"[A-Z0-9]", w))
+    if any(names_company(word) for word in name_candidates(written)):
+        return written
+    return question
+
+
+def name_candidates(text: str) -> set:
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 1 and not w.isdigit()}
+
+
 def companies_named(question: str, index: Index) -> frozenset:
-    """The question's pieces of two letters or more, not digits alone, that start a word of
-    a company's name in the index, or name one loosely ("amex")."""
-    companies = {tuple(words) for words in index.entity_words.values() if words}
+    """The pieces of the question's words written as a name (`naming_text`), two letters or
+    more, not digits alone, that start a word of a company's name in the index, or name one
+    loosely ("amex")."""
     return frozenset(
         piece
-        for piece in question_pieces(question)
-        if len(piece) > 1
-        and not piece.isdigit()
-        and any(
-            _names_word(piece, list(w), list(w), exact)
-            for exact in (True, False)
-            for w in companies
-        )
+        for piece in question_pieces(naming_text(question, index.names_company))
+        if len(piece) > 1 and not piece.isdigit() and index.names_company(piece)
     )
 
 

@@ -103,6 +103,8 @@ STATEMENT_NAMES = (
 # Words are runs of letters/digits; "_" and punctuation separate them, so a file name
 # like "3M_2018_10K" yields the words a question uses ("3m", "2018", "10k").
 _WORD = re.compile(r"[^\W_]+")
+# A word written as a name is: a capital or a digit in it ("Block", "AMEX", "3M", "eBay").
+_WRITTEN_AS_NAME = re.compile(r"[A-Z0-9]")
 # A figure: digits grouped by commas, or with a decimal part.
 _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 # Where letters meet digits inside a word ("fy|2019", "q|2", "10|k").
@@ -253,6 +255,25 @@ class SearchHit:
     text: str
 
 
+def naming_text(question: str, names_company) -> str:
+    """The part of `question` that may name a company: its words written as a name is, with
+    a capital or a digit ("Block", "AMEX", "3M"), where one of them names a company
+    (`names_company(word)`); else the whole question, so that one typed in lower case still
+    names "jpm". Questions use company names as common words: "to the best of your
+    abilities" names no Best Buy beside "Block", nor "selling, general and administrative"
+    General Mills beside "Boeing's"."""
+    written = " ".join(w for w in question.split() if _WRITTEN_AS_NAME.search(w))
+    if any(names_company(word) for word in name_candidates(written)):
+        return written
+    return question
+
+
+def name_candidates(text: str) -> set[str]:
+    """The words of `text`, lowercased, that could name a company: two characters or more,
+    not digits alone."""
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 1 and not w.isdigit()}
+
+
 class SearchIndex:
     def __init__(self, chunks: list[Chunk], retriever: bm25s.BM25, params: dict):
         self._chunks = chunks
@@ -350,13 +371,13 @@ class SearchIndex:
 
     def companies_asked(self, question: str) -> frozenset[str]:
         """The companies (entities) a question names, most narrowly: those each of its words
-        names as a scope word would (`names_company`, `documents_named`), less those of a
-        word that names more than another does ("american" names American Express and
-        American Water Works; "express" says which)."""
+        written as a name (`naming_text`) names as a scope word would (`names_company`,
+        `documents_named`), less those of a word that names more than another does
+        ("american" names American Express and American Water Works; "express" says which)."""
         if question not in self._companies_asked:
             if len(self._companies_asked) >= 4096:  # a served agent's questions never end
                 self._companies_asked.clear()
-            words = {w for w in _WORD.findall(question.lower()) if len(w) > 1 and not w.isdigit()}
+            words = name_candidates(naming_text(question, self.names_company))
             named = {
                 frozenset(self._company[doc] for doc in self.documents_named(word))
                 for word in words
