@@ -24,6 +24,17 @@ EVAL_REPORT = {
         "final": {"answer_score": 0.45, "golden_recall": 0.6, "pass@k": 0.55, "n": 20},
     }
 }
+# What a run's own evaluation writes (`evaluate_run`): echo@K given the agent's chunk count.
+_RUN_METRICS = {"pass@k": 0.0, "searches_after_miss": 1.0, "retrieved_chunks": 4.6, "n": 20}
+RUN_EVAL_REPORT = {
+    "policies": {
+        "trained": _RUN_METRICS | {"answer_score": 0.12, "golden_recall": 0.55},
+        "base": _RUN_METRICS | {"answer_score": 0.0, "golden_recall": 0.0},
+        "echo@5": _RUN_METRICS | {"answer_score": 0.05, "golden_recall": 0.25},
+    },
+    "echo_k": 5,
+    "questions": 20,
+}
 
 
 @pytest.fixture
@@ -170,12 +181,17 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
         is_final=True,
         size_bytes=11,
     )
-    Run.objects.filter(pk=run.pk).update(status=Run.Status.SUCCEEDED, eval_report=EVAL_REPORT)
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.SUCCEEDED, eval_report=RUN_EVAL_REPORT)
 
     expect(page.locator("#run-status")).to_have_text("Succeeded", timeout=15_000)
     expect(page.locator("#events")).to_contain_text("Step 2 done: reward 0.60.")
     expect(page.locator("#validation tbody tr").first).to_contain_text("Trained agent")
     expect(page.locator("#validation")).to_contain_text("One-shot BM25 (the question as the query)")
+    expect(page.locator("#verdict")).to_contain_text(
+        "Given the same 5 chunks as one-shot BM25 (the question as the query), the trained agent "
+        "found 2.20× the golden evidence it found (55.0% against 25.0%), and its answers "
+        "scored 12.0% against 5.0%"
+    )
     expect(page.locator("#charts")).to_have_attribute("data-steps", "2", timeout=15_000)
     expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
     page.get_by_role("button", name="Latest").click()

@@ -5,7 +5,13 @@ import json
 import pytest
 
 from workers.cli import main
-from workers.training.goals import RunFolderError, RunResult, goals_table, mean_run
+from workers.training.goals import (
+    BaselineComparison,
+    RunFolderError,
+    RunResult,
+    goals_table,
+    mean_run,
+)
 
 
 def write_run(
@@ -117,4 +123,14 @@ def test_a_folder_that_is_not_a_finished_run_is_named_with_what_it_lacks(tmp_pat
     old_format = write_run(tmp_path / "old")
     (old_format / "eval.json").write_text(json.dumps({"policies": {}, "echo_k": 5}))
     assert main(["goals", str(old_format)]) == 2
-    assert "eval.json or config.json lacks" in capsys.readouterr().err
+    assert "eval.json lacks the trained agent" in capsys.readouterr().err
+
+
+def test_the_comparison_needs_the_agent_echo_at_its_chunks_and_the_base_side_by_side(tmp_path):
+    report = json.loads((write_run(tmp_path / "r", echo_recall=0.0) / "eval.json").read_text())
+    comparison = BaselineComparison.of(report)
+    assert comparison.k == 5 and comparison.recall_times is None  # echo found nothing
+    assert comparison.answer_times == pytest.approx(0.12 / 0.05)
+    # `sleuth eval --json` names policies by their specs and has no echo_k: no comparison.
+    assert BaselineComparison.of({"policies": {"echo": {}, "runs/7/final": {}}}) is None
+    assert BaselineComparison.of(None) is None

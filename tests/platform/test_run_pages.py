@@ -283,6 +283,34 @@ def test_the_run_page_shows_status_events_checkpoints_and_the_validation_table(c
     assert "Cancel run" in html
 
 
+def test_a_finished_runs_page_says_how_far_the_agent_beat_one_shot_search(client_alice, run):
+    """A run's own evaluation (`evaluate_run`) names echo@K, the one-shot search given the
+    agent's chunk count: the page puts the two side by side in a sentence."""
+    metrics = {"searches_after_miss": 2.0, "retrieved_chunks": 4.8}
+    run.eval_report = {
+        "policies": {
+            "trained": metrics | {"golden_recall": 0.573, "answer_score": 0.04},
+            "base": metrics | {"golden_recall": 0.0, "answer_score": 0.0},
+            "echo@5": metrics | {"golden_recall": 0.28, "answer_score": 0.004},
+        },
+        "echo_k": 5,
+        "questions": 25,
+    }
+    run.status = Run.Status.SUCCEEDED
+    run.save()
+
+    html = page(client_alice.get(f"/runs/{run.pk}/"))
+
+    assert "Given the same 5 chunks as one-shot BM25" in html
+    assert "<strong>2.05×</strong> the golden evidence it found (57.3% against 28.0%)" in html
+    assert "answers scored 4.0% against 0.4% (the untrained model: 0.0%)" in html
+
+
+def test_a_report_without_echo_at_the_agents_chunks_gets_no_comparison_sentence(client_alice, run):
+    html = page(client_alice.get(f"/runs/{run.pk}/"))  # EVAL_REPORT: `sleuth eval`, no echo@K
+    assert "Trained agent" in html and 'id="verdict"' not in html
+
+
 def test_the_live_part_polls_while_the_run_is_active_and_stops_when_it_ends(client_alice, run):
     polling = page(client_alice.get(f"/runs/{run.pk}/live/"))
     Run.objects.filter(pk=run.pk).update(status=Run.Status.SUCCEEDED)

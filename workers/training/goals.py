@@ -33,6 +33,52 @@ class RunFolderError(ValueError):
 
 
 @dataclass(frozen=True)
+class BaselineComparison:
+    """The trained agent against one-shot search given as many chunks (echo@K) and against
+    the untrained base, from an eval report (eval.json, `sleuth eval --json`)."""
+
+    k: int
+    recall: float
+    echo_recall: float
+    answer: float
+    echo_answer: float
+    base_answer: float
+    searches_after_miss: float
+    chunks: float
+
+    @classmethod
+    def of(cls, report: dict | None) -> BaselineComparison | None:
+        """None for a report without the trained agent, echo@K and the base side by side."""
+        policies = (report or {}).get("policies") or {}
+        k = (report or {}).get("echo_k")
+        trained, echo, base = (policies.get(name) for name in ("trained", f"echo@{k}", "base"))
+        if not (trained and echo and base):
+            return None
+        try:
+            return cls(
+                k=k,
+                recall=trained["golden_recall"],
+                echo_recall=echo["golden_recall"],
+                answer=trained["answer_score"],
+                echo_answer=echo["answer_score"],
+                base_answer=base["answer_score"],
+                searches_after_miss=trained["searches_after_miss"],
+                chunks=trained["retrieved_chunks"],
+            )
+        except KeyError:
+            return None
+
+    @property
+    def recall_times(self) -> float | None:
+        """The agent's golden recall over echo@K's; None where echo found nothing."""
+        return self.recall / self.echo_recall if self.echo_recall > 0 else None
+
+    @property
+    def answer_times(self) -> float | None:
+        return self.answer / self.echo_answer if self.echo_answer > 0 else None
+
+
+@dataclass(frozen=True)
 class RunResult:
     """What the goals need from one finished run."""
 
@@ -63,26 +109,27 @@ class RunResult:
             ) from None
         except json.JSONDecodeError as exc:
             raise RunFolderError(f"{folder}: unreadable JSON ({exc})") from None
-        try:
-            policies, k = report["policies"], report["echo_k"]
-            trained, echo, base = policies["trained"], policies[f"echo@{k}"], policies["base"]
-            split_seed = config.get("split_seed")
-            return cls(
-                name=folder.name,
-                split_seed=config["seed"] if split_seed is None else split_seed,
-                minutes=summary["minutes"],
-                questions=report["questions"],
-                echo_k=k,
-                recall=trained["golden_recall"],
-                chunks=trained["retrieved_chunks"],
-                echo_recall=echo["golden_recall"],
-                searches_after_miss=trained["searches_after_miss"],
-                answer=trained["answer_score"],
-                echo_answer=echo["answer_score"],
-                base_answer=base["answer_score"],
+        comparison = BaselineComparison.of(report)
+        if comparison is None or "questions" not in report or "minutes" not in summary:
+            raise RunFolderError(
+                f"{folder}: eval.json lacks the trained agent, echo@K or the base side by side, "
+                "or summary.json its minutes"
             )
-        except KeyError as exc:
-            raise RunFolderError(f"{folder}: eval.json or config.json lacks {exc}") from None
+        split_seed = config.get("split_seed")
+        return cls(
+            name=folder.name,
+            split_seed=config.get("seed", 0) if split_seed is None else split_seed,
+            minutes=summary["minutes"],
+            questions=report["questions"],
+            echo_k=comparison.k,
+            recall=comparison.recall,
+            chunks=comparison.chunks,
+            echo_recall=comparison.echo_recall,
+            searches_after_miss=comparison.searches_after_miss,
+            answer=comparison.answer,
+            echo_answer=comparison.echo_answer,
+            base_answer=comparison.base_answer,
+        )
 
 
 def _times(value: float, baseline: float) -> float:

@@ -32,6 +32,15 @@ def lookup(mapping, key):
     return (mapping or {}).get(key)
 
 
+@register.filter
+def baseline_comparison(report: dict | None):
+    """The trained agent against one-shot BM25 at the same chunks and the untrained model,
+    from an eval report; None for a report without them side by side."""
+    from workers.training.goals import BaselineComparison
+
+    return BaselineComparison.of(report)
+
+
 @register.simple_tag
 def published_result() -> dict | None:
     """The numbers the landing page may show: only an eval report the operator chose to
@@ -47,7 +56,12 @@ def published_result() -> dict | None:
     rows = validation_rows(report)
     if not rows:
         return None
-    return {"rows": rows, "source": source, "n": rows[0].get("n")}
+    return {
+        "rows": rows,
+        "source": source,
+        "n": rows[0].get("n"),
+        "verdict": baseline_comparison(report),
+    }
 
 
 @register.filter
