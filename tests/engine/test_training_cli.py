@@ -128,8 +128,12 @@ def test_the_time_budget_keeps_room_for_the_final_evaluation():
     from workers.training.config import TrainConfig
 
     assert TrainConfig(max_minutes=45).training_seconds() == 35 * 60  # ten minutes kept
+    assert TrainConfig(max_minutes=45).training_seconds(25) == 35 * 60  # the README's runs
     assert TrainConfig(max_minutes=8).training_seconds() == 6 * 60  # a quarter kept
     assert TrainConfig().training_seconds() is None
+    # A large validation set gets the time its evaluation takes, training at least half.
+    assert TrainConfig(max_minutes=45).training_seconds(120) == 45 * 60 - (60 + 8 * 120)
+    assert TrainConfig(max_minutes=45).training_seconds(1000) == 45 * 60 / 2
 
 
 def _parsed(*argv: str):

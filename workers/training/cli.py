@@ -170,6 +170,7 @@ def cmd_train(args) -> int:
         resume=args.resume,
         log=lambda m: print(m, file=sys.stderr),
         judge=judge,
+        final_eval_questions=0 if args.no_final_eval else len(val_qs),
     )
     if summary["stopped_early"]:
         print(f"stopped early: {summary['stopped_early']}", file=sys.stderr)

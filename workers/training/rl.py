@@ -403,6 +403,7 @@ def train(
     on_step: Callable[[dict, list[dict]], None] | None = None,
     on_checkpoint: Callable[[Path, int], None] | None = None,
     judge=None,  # a ready judge (the platform's, with its key); default: from config.reward
+    final_eval_questions: int | None = None,  # what the time budget keeps room for
 ) -> dict:
     """Train in place; returns a summary. Writes metrics.jsonl, samples.jsonl, checkpoints.
 
@@ -415,7 +416,9 @@ def train(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    budget = config.training_seconds()
+    if final_eval_questions is None:
+        final_eval_questions = len(val_questions)
+    budget = config.training_seconds(final_eval_questions)
     deadline = started + budget if budget else None
     judge = judge if judge is not None else build_judge(config.reward)
     pad_id = tokenizer.pad_token_id or 0
