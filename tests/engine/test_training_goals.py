@@ -109,7 +109,7 @@ def test_the_mean_averages_each_figure_and_takes_the_ratio_of_the_means(tmp_path
         RunResult.read(write_run(tmp_path / "b", recall=0.4, echo_recall=0.3, split_seed=1)),
     ]
     mean = mean_run(runs)
-    assert (mean.recall, mean.echo_recall, mean.questions) == (0.5, 0.25, 40)
+    assert (mean.scores.recall, mean.scores.echo_recall, mean.questions) == (0.5, 0.25, 40)
     assert row(goals_table(runs), "golden recall")[3].startswith("**0.500 at 4.70 chunks, 2.00×")
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 RECALL_FLOOR = 0.50
@@ -35,7 +35,7 @@ class RunFolderError(ValueError):
 @dataclass(frozen=True)
 class BaselineComparison:
     """The trained agent against one-shot search given as many chunks (echo@K) and against
-    the untrained base, from an eval report (eval.json, `sleuth eval --json`)."""
+    the untrained base, from an eval report (a run's eval.json)."""
 
     k: int
     recall: float
@@ -71,11 +71,15 @@ class BaselineComparison:
     @property
     def recall_times(self) -> float | None:
         """The agent's golden recall over echo@K's; None where echo found nothing."""
-        return self.recall / self.echo_recall if self.echo_recall > 0 else None
+        return _times(self.recall, self.echo_recall)
 
     @property
     def answer_times(self) -> float | None:
-        return self.answer / self.echo_answer if self.echo_answer > 0 else None
+        return _times(self.answer, self.echo_answer)
+
+
+def _times(value: float, baseline: float) -> float | None:
+    return value / baseline if baseline > 0 else None
 
 
 @dataclass(frozen=True)
@@ -86,14 +90,7 @@ class RunResult:
     split_seed: int
     minutes: float
     questions: int
-    echo_k: int
-    recall: float
-    chunks: float
-    echo_recall: float
-    searches_after_miss: float
-    answer: float
-    echo_answer: float
-    base_answer: float
+    scores: BaselineComparison
 
     @classmethod
     def read(cls, folder: str | Path) -> RunResult:
@@ -109,8 +106,8 @@ class RunResult:
             ) from None
         except json.JSONDecodeError as exc:
             raise RunFolderError(f"{folder}: unreadable JSON ({exc})") from None
-        comparison = BaselineComparison.of(report)
-        if comparison is None or "questions" not in report or "minutes" not in summary:
+        scores = BaselineComparison.of(report)
+        if scores is None or "questions" not in report or "minutes" not in summary:
             raise RunFolderError(
                 f"{folder}: eval.json lacks the trained agent, echo@K or the base side by side, "
                 "or summary.json its minutes"
@@ -121,39 +118,34 @@ class RunResult:
             split_seed=config.get("seed", 0) if split_seed is None else split_seed,
             minutes=summary["minutes"],
             questions=report["questions"],
-            echo_k=comparison.k,
-            recall=comparison.recall,
-            chunks=comparison.chunks,
-            echo_recall=comparison.echo_recall,
-            searches_after_miss=comparison.searches_after_miss,
-            answer=comparison.answer,
-            echo_answer=comparison.echo_answer,
-            base_answer=comparison.base_answer,
+            scores=scores,
         )
 
 
-def _times(value: float, baseline: float) -> float:
-    return value / baseline if baseline > 0 else float("inf")
+def _at_least_twice(value: float, baseline: float) -> bool:
+    return value >= TIMES_BASELINE * baseline
 
 
 def _times_text(value: float, baseline: float) -> str:
     ratio = _times(value, baseline)
-    return "∞×" if ratio == float("inf") else f"{ratio:.2f}×"
+    return "∞×" if ratio is None else f"{ratio:.2f}×"
 
 
 def recall_met(run: RunResult) -> bool:
-    return run.recall >= RECALL_FLOOR and _times(run.recall, run.echo_recall) >= TIMES_BASELINE
+    s = run.scores
+    return s.recall >= RECALL_FLOOR and _at_least_twice(s.recall, s.echo_recall)
 
 
 def searches_met(run: RunResult) -> bool:
-    return run.searches_after_miss >= SEARCHES_AFTER_MISS
+    return run.scores.searches_after_miss >= SEARCHES_AFTER_MISS
 
 
 def answer_met(run: RunResult) -> bool:
+    s = run.scores
     return (
-        run.answer >= ANSWER_FLOOR
-        and _times(run.answer, run.echo_answer) >= TIMES_BASELINE
-        and _times(run.answer, run.base_answer) >= TIMES_BASELINE
+        s.answer >= ANSWER_FLOOR
+        and _at_least_twice(s.answer, s.echo_answer)
+        and _at_least_twice(s.answer, s.base_answer)
     )
 
 
@@ -162,16 +154,18 @@ def minutes_met(run: RunResult) -> bool:
 
 
 def _recall_cell(run: RunResult) -> str:
+    s = run.scores
     return (
-        f"{run.recall:.3f} at {run.chunks:.2f} chunks, "
-        f"{_times_text(run.recall, run.echo_recall)} echo@{run.echo_k} ({run.echo_recall:.3f})"
+        f"{s.recall:.3f} at {s.chunks:.2f} chunks, "
+        f"{_times_text(s.recall, s.echo_recall)} echo@{s.k} ({s.echo_recall:.3f})"
     )
 
 
 def _answer_cell(run: RunResult) -> str:
+    s = run.scores
     return (
-        f"{run.answer:.3f}, {_times_text(run.answer, run.echo_answer)} echo@{run.echo_k} "
-        f"({run.echo_answer:.3f}), base {run.base_answer:.3f}"
+        f"{s.answer:.3f}, {_times_text(s.answer, s.echo_answer)} echo@{s.k} "
+        f"({s.echo_answer:.3f}), base {s.base_answer:.3f}"
     )
 
 
@@ -190,7 +184,7 @@ GOALS: tuple[Goal, ...] = (
     ),
     Goal(
         f"≥ {SEARCHES_AFTER_MISS:g} searches a question where the first misses",
-        lambda run: f"{run.searches_after_miss:.2f}",
+        lambda run: f"{run.scores.searches_after_miss:.2f}",
         searches_met,
     ),
     Goal(
@@ -209,23 +203,22 @@ GOALS: tuple[Goal, ...] = (
 def mean_run(runs: Sequence[RunResult]) -> RunResult:
     """The runs' mean, each figure averaged (a ratio is then the means' ratio)."""
 
-    def mean(field: str) -> float:
-        return sum(getattr(run, field) for run in runs) / len(runs)
+    def mean(values) -> float:
+        values = list(values)
+        return sum(values) / len(values)
 
-    ks = {run.echo_k for run in runs}
+    scores = [run.scores for run in runs]
+    averaged = {
+        field.name: mean(getattr(s, field.name) for s in scores)
+        for field in fields(BaselineComparison)
+        if field.name != "k"
+    }
     return RunResult(
         name="mean",
         split_seed=-1,
-        minutes=mean("minutes"),
+        minutes=mean(run.minutes for run in runs),
         questions=sum(run.questions for run in runs),
-        echo_k=ks.pop() if len(ks) == 1 else max(run.echo_k for run in runs),
-        recall=mean("recall"),
-        chunks=mean("chunks"),
-        echo_recall=mean("echo_recall"),
-        searches_after_miss=mean("searches_after_miss"),
-        answer=mean("answer"),
-        echo_answer=mean("echo_answer"),
-        base_answer=mean("base_answer"),
+        scores=BaselineComparison(k=max(s.k for s in scores), **averaged),
     )
 
 
