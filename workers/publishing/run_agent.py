@@ -68,6 +68,8 @@ class Index:
         self.entity_words = {
             c["doc"]: _WORD.findall((c.get("entity") or "").lower()) for c in self.chunks
         }
+        # Each company's name words once, for `names_company` (asked for every question word).
+        self.entities = sorted({tuple(w) for w in self.entity_words.values() if w})
         self.chunk_docs = [c["doc"] for c in self.chunks]
         self.company = {c["doc"]: c.get("entity") or c["doc"] for c in self.chunks}
         self.stemmer = Stemmer.Stemmer("english")
@@ -163,9 +165,10 @@ class Index:
     def names_company(self, word: str) -> bool:
         """Whether a scope word names a company of the index: starts a word of its name, or
         names it loosely ("amex")."""
-        entities = {tuple(words) for words in self.entity_words.values() if words}
         return any(
-            _names_word(word, list(w), list(w), exact) for exact in (True, False) for w in entities
+            _names_word(word, list(w), list(w), exact)
+            for exact in (True, False)
+            for w in self.entities
         )
 
     def companies_asked(self, question: str) -> frozenset:
