@@ -182,8 +182,12 @@ def test_cli_writes_yes_no_comparisons_in_the_share_asked(tmp_path, capsys):
     assert main([*generate, "--n", "4", "--yes-no-share", "1"]) == 0
     questions = load_questions(out)
     assert questions and {q.answer for q in questions} <= {"Yes", "No"}
+    assert main([*generate, "--n", "4", "--yes-no-share", "1", "--yes-share", "0"]) == 0
+    assert {q.answer for q in load_questions(out)} == {"No"}
     assert main([*generate, "--yes-no-share", "1.5"]) == 2
     assert "--yes-no-share must be between 0 and 1" in capsys.readouterr().err
+    assert main([*generate, "--yes-share", "-0.1"]) == 2
+    assert "--yes-share must be between 0 and 1" in capsys.readouterr().err
 
 
 def test_offline_questions_vary_their_shape_and_skip_table_debris():
@@ -230,6 +234,25 @@ def test_offline_question_kinds_follow_the_share_asked_for():
     assert not any(q.answer in ("Yes", "No") for q in offline_questions(pool, n=100))
     mixed = offline_questions(pool, n=100, yes_no_share=0.5)
     assert 3 <= sum(q.answer in ("Yes", "No") for q in mixed) <= 13
+
+
+def test_offline_comparisons_answer_yes_in_the_share_asked_for():
+    rows = "\n".join(f"Line item number {w} {i} {i + 2}" for i, w in enumerate("abcdefghijklmnop"))
+    pool = chunk_sections("ACME_2019_10K", [Section(f"(Millions) 2019 2018\n{rows}", 3)], "Acme")
+
+    def answers(**share) -> list[str]:
+        return [
+            q.answer
+            for seed in range(4)
+            for q in offline_questions(pool, n=100, seed=seed, yes_no_share=1.0, **share)
+        ]
+
+    assert set(answers(yes_share=1.0)) == {"Yes"} and set(answers(yes_share=0.0)) == {"No"}
+    even, mostly_yes = answers(), answers(yes_share=0.8)
+    assert 0.3 <= even.count("Yes") / len(even) <= 0.7
+    assert mostly_yes.count("Yes") / len(mostly_yes) >= 0.65
+    # Only which answer is asked for moves: the rows asked about stay the seed's.
+    assert len(mostly_yes) == len(even)
 
 
 def test_a_bracketed_dollar_figure_is_negative():

@@ -706,6 +706,31 @@ def test_the_synthetic_curriculum_asks_yes_or_no_as_often_as_the_customer_does()
     assert 4 <= len(yes_no) <= 16, len(yes_no)  # about half, as in the customer's two
 
 
+def test_the_synthetic_curriculum_answers_yes_as_often_as_the_customer_does():
+    """A student that cannot yet read a yes or no from the figures answers it by the
+    answers it was taught: they are to be the customer's, not a coin's."""
+    rows = "\n".join(f"Line item {w} {i} {i + 3}" for i, w in enumerate("abcdefghijklmnopqrst"))
+    pages = [Chunk("acme-1", "acme-10k", 1, "acme", f"(Millions) 2021 2020\n{rows}\n")]
+    index = SearchIndex.build(pages)
+
+    def synthetic_answers(*truths: str) -> list[str]:
+        asked = [
+            Question(f"yn{i}", f"Did acme grow in 2021 ({i})?", truth, "acme", [])
+            for i, truth in enumerate(truths)
+        ]
+        cfg = config(synthetic_questions=20)
+        return [
+            q.answer
+            for seed in range(5)
+            for q in synthetic_curriculum(index, asked, dataclasses.replace(cfg, seed=seed))
+        ]
+
+    assert set(synthetic_answers("Yes.", "Yes, by a third.", "Yes")) == {"Yes"}
+    assert set(synthetic_answers("No.", "No, it shrank.")) == {"No"}
+    mostly_yes = synthetic_answers("Yes.", "Yes", "Yes", "No")
+    assert 0.6 <= mostly_yes.count("Yes") / len(mostly_yes) <= 0.9, mostly_yes
+
+
 def test_teacher_trajectories_train_only_on_the_teachers_own_tokens():
     tokenizer = tiny_tokenizer()
     index = SearchIndex.build(chunks())

@@ -26,8 +26,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--yes-no-share",
         type=float,
         default=0.0,
-        help="offline only: share of yes/no comparisons of a row's two latest years, "
-        "answered Yes as often as No (default 0: lookups only)",
+        help="offline only: share of yes/no comparisons of a row's two latest years "
+        "(default 0: lookups only)",
+    )
+    p.add_argument(
+        "--yes-share",
+        type=float,
+        default=0.5,
+        help="offline only: share of those comparisons answered Yes (default 0.5; a "
+        "training run uses the share of its own yes/no questions answered Yes)",
     )
     p.add_argument(
         "--cause-share",
@@ -53,7 +60,7 @@ def cmd_generate(args) -> int:
     if args.n < 1:
         print("sleuth: error: --n must be at least 1", file=sys.stderr)
         return 2
-    for name in ("yes_no_share", "cause_share"):
+    for name in ("yes_no_share", "yes_share", "cause_share"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             flag = "--" + name.replace("_", "-")
             print(f"sleuth: error: {flag} must be between 0 and 1", file=sys.stderr)
@@ -88,6 +95,7 @@ def cmd_generate(args) -> int:
             seed=args.seed,
             yes_no_share=args.yes_no_share,
             cause_share=args.cause_share,
+            yes_share=args.yes_share,
         )
         source = "table rows and filings' reasons (offline)"
     if not questions:

@@ -172,17 +172,21 @@ def offline_questions(
     seed: int = 0,
     yes_no_share: float = 0.0,
     cause_share: float = 0.0,
+    yes_share: float = 0.5,
 ) -> list[Question]:
     """Up to n questions, at most one per chunk row label: about `yes_no_share` of them
-    yes/no comparisons of a row's two latest years (answered "Yes" as often as "No"), up to
-    `cause_share` of them what drove a change a filing explains (`cause_questions`), the
-    rest a lookup of one cell."""
+    yes/no comparisons of a row's two latest years (about `yes_share` of them answered
+    "Yes"), up to `cause_share` of them what drove a change a filing explains
+    (`cause_questions`), the rest a lookup of one cell."""
     chunks = list(chunks)
     causes = cause_questions(chunks, round(n * cause_share), seed) if cause_share > 0 else []
-    return [*causes, *_table_questions(chunks, n - len(causes), seed, yes_no_share)]
+    tables = _table_questions(chunks, n - len(causes), seed, yes_no_share, yes_share)
+    return [*causes, *tables]
 
 
-def _table_questions(chunks: list[Chunk], n: int, seed: int, yes_no_share: float) -> list[Question]:
+def _table_questions(
+    chunks: list[Chunk], n: int, seed: int, yes_no_share: float, yes_share: float
+) -> list[Question]:
     rng = random.Random(seed)
     candidates = []
     for chunk in chunks:
@@ -202,7 +206,7 @@ def _table_questions(chunks: list[Chunk], n: int, seed: int, yes_no_share: float
     for chunk, row in candidates:
         # No draw without comparisons: the lookups of a seed stay those it always gave.
         compare = yes_no_share > 0 and rng.random() < yes_no_share
-        made = _comparison(row, chunk, rng) if compare else _lookup(row, chunk, rng)
+        made = _comparison(row, chunk, rng, yes_share) if compare else _lookup(row, chunk, rng)
         if made is None:
             continue
         text, answer, read = made
@@ -363,10 +367,10 @@ def _lookup(row: TableRow, chunk: Chunk, rng: random.Random):
     return text, row.answer(i), [(row.years[i], i)]
 
 
-def _comparison(row: TableRow, chunk: Chunk, rng: random.Random):
+def _comparison(row: TableRow, chunk: Chunk, rng: random.Random, yes_share: float = 0.5):
     """A yes/no question on whether the row rose or fell between its two latest years,
-    the shape picked so that "Yes" and "No" are equally likely; None when the two are
-    not distinct figures."""
+    the shape picked so that the answer is "Yes" with probability `yes_share`; None when
+    the two are not distinct figures."""
     columns = sorted(range(len(row.years)), key=lambda i: row.years[i], reverse=True)[:2]
     if len(columns) < 2 or row.years[columns[0]] == row.years[columns[1]]:
         return None
@@ -375,7 +379,7 @@ def _comparison(row: TableRow, chunk: Chunk, rng: random.Random):
     if new is None or old is None or new == old:
         return None
     went = "up" if new > old else "down"
-    want_yes = rng.random() < 0.5
+    want_yes = rng.random() < yes_share
     shape = rng.choice([s for s, d in _COMPARISONS if (d == went) == want_yes])
     text = shape.format(
         e=chunk.entity, l=_lower_first(row.label), a=row.years[earlier], b=row.years[later]

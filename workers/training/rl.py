@@ -147,20 +147,23 @@ def synthetic_curriculum(
 ) -> list[Question]:
     """`config.synthetic_questions` questions from the tables of the training entities'
     documents only: a validation entity's documents never feed training. Yes/no
-    comparisons come in the share the customer's own questions answer yes or no, "what
-    drove" questions in the share that ask why: the question kinds the student meets are
-    the customer's."""
+    comparisons come in the share the customer's own questions answer yes or no, answered
+    "Yes" as often as theirs are, "what drove" questions in the share that ask why: the
+    question kinds, and the answers a student cannot yet read the reason for, are the
+    customer's."""
     if not config.synthetic_questions:
         return []
     entities = {q.entity for q in train_questions if q.entity}
     chunks = [c for c in index.chunks if c.entity in entities]
     asked = max(len(train_questions), 1)
+    said = [polarity(q.answer) for q in train_questions if polarity(q.answer)]
     return offline_questions(
         chunks,
         n=config.synthetic_questions,
         seed=config.seed,
-        yes_no_share=sum(bool(polarity(q.answer)) for q in train_questions) / asked,
+        yes_no_share=len(said) / asked,
         cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
+        yes_share=said.count("yes") / len(said) if said else 0.5,
     )
 
 
@@ -246,7 +249,8 @@ def teacher_data(
         by_id |= {q.id: q for q in synthetic}
         log(
             f"synthetic curriculum: {len(synthetic)} questions from the training entities' "
-            f"tables ({sum(bool(polarity(q.answer)) for q in synthetic)} yes/no comparisons) "
+            f"tables ({sum(bool(polarity(q.answer)) for q in synthetic)} yes/no comparisons, "
+            f"{sum(polarity(q.answer) == 'yes' for q in synthetic)} answered yes) "
             f"and filings' reasons ({sum(q.meta['source'] == 'offline-cause' for q in synthetic)}"
             " what-drove questions), "
             f"{sum(len(t.valid_searches) > 1 for t in taught.values())} of them taught with "
