@@ -97,7 +97,9 @@ def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, 
     assert main(["goals", str(out)]) == 0
     table = capsys.readouterr().out
     assert f"seed 0: {out.name} (1 q)" in table
-    assert len(table.splitlines()) == 6  # header, rule and one row for each of four goals
+    # header, rule, one row for each of four goals and one for what the minutes bought
+    assert len(table.splitlines()) == 7
+    assert "float32, " in table.splitlines()[-1]
 
 
 def test_sleuth_train_explains_a_bad_question_file(tmp_path, capsys):

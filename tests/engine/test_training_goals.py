@@ -26,6 +26,7 @@ def write_run(
     base_answer=0.0,
     minutes=39.0,
     k=5,
+    bought=None,
 ):
     folder.mkdir(parents=True)
     metrics = {"searches_per_question": 1.0, "retrieved_chunks": float(k), "n": 20}
@@ -45,7 +46,8 @@ def write_run(
         "questions": 20,
     }
     (folder / "eval.json").write_text(json.dumps(report))
-    (folder / "summary.json").write_text(json.dumps({"minutes": minutes, "steps": 10}))
+    summary = {"minutes": minutes, "steps": 10} | (bought or {})
+    (folder / "summary.json").write_text(json.dumps(summary))
     (folder / "config.json").write_text(json.dumps({"seed": 0, "split_seed": split_seed}))
     return folder
 
@@ -111,6 +113,26 @@ def test_the_mean_averages_each_figure_and_takes_the_ratio_of_the_means(tmp_path
     mean = mean_run(runs)
     assert (mean.scores.recall, mean.scores.echo_recall, mean.questions) == (0.5, 0.25, 40)
     assert row(goals_table(runs), "golden recall")[3].startswith("**0.500 at 4.70 chunks, 2.00×")
+
+
+def test_a_last_row_says_what_each_runs_minutes_bought_where_its_summary_says(tmp_path):
+    slow = {"precision": "float32", "cold_start_epochs": 0.42, "steps": 6}
+    fast = {"precision": "bfloat16", "cold_start_epochs": 0.88, "steps": 14}
+    runs = [
+        RunResult.read(write_run(tmp_path / "a", bought=slow)),
+        RunResult.read(write_run(tmp_path / "b", bought=fast, split_seed=1)),
+        RunResult.read(write_run(tmp_path / "old", split_seed=2)),  # written before they were
+    ]
+    cells = row(goals_table(runs), "what the minutes bought")
+    assert cells[1:4] == [
+        "float32, 0.42 epoch of cold start, 6 RL steps",
+        "bfloat16, 0.88 epoch of cold start, 14 RL steps",
+        "10 RL steps",
+    ]
+    assert cells[4] == "10 RL steps"  # the mean: only what every run says
+    assert row(goals_table(runs[:2]), "what the minutes bought")[3] == (
+        "0.65 epoch of cold start, 10 RL steps"
+    )
 
 
 def test_a_folder_that_is_not_a_finished_run_is_named_with_what_it_lacks(tmp_path, capsys):

@@ -814,6 +814,35 @@ def test_the_cold_start_takes_at_most_its_share_of_a_timed_run(tmp_path, monkeyp
         config(sft_share=0)
 
 
+def test_the_summary_says_how_much_of_the_cold_start_a_timed_run_got(tmp_path, monkeypatch):
+    from workers.training import rl
+
+    taught = []
+
+    def two_batches_of_three(model, trajectories, *, on_step, **kwargs):
+        taught.append(len(trajectories))
+        for _ in range(2):  # then the deadline passed
+            on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": 3})
+        return [1.0]
+
+    monkeypatch.setattr(rl, "sft", two_batches_of_three)
+    tokenizer = tiny_tokenizer()
+    summary = rl.train(
+        config(steps=1, sft_epochs=3, save_every=0),
+        model=tiny_model(tokenizer),
+        tokenizer=tokenizer,
+        index=SearchIndex.build(chunks()),
+        train_questions=questions(),
+        val_questions=questions()[:1],
+        out_dir=tmp_path / "run",
+        progress=False,
+        log=lambda line: None,
+    )
+    assert summary["cold_start_batches"] == 2
+    assert summary["precision"] == "float32"
+    assert summary["cold_start_epochs"] == pytest.approx(6 / taught[0])
+
+
 def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evidence(tmp_path):
     tokenizer = tiny_tokenizer()
     unreachable = questions()
@@ -924,6 +953,10 @@ def test_a_tiny_model_learns_the_toy_search_task(cold_started_run):
     after = greedy_recall(trained, tokenizer, index)
 
     assert result["teacher_questions"] == len(FACTS)
+    # The summary says how much cold start the run got: all 150 epochs here.
+    assert result["precision"] == "float32"
+    assert result["cold_start_epochs"] == pytest.approx(150)
+    assert result["cold_start_batches"] >= 150
     assert before == 0.0
     assert after >= 0.75
     assert [m["step"] for m in metrics] == [1, 2, 3]

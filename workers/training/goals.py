@@ -11,7 +11,9 @@ minutes) and config.json (which entities were held out). The goals, from issue 1
 - the whole command within 45 minutes.
 
 `goals_table` prints them for several runs side by side with their mean, as the README shows
-them, so the table there is this command's output and not a hand copy.
+them, so the table there is this command's output and not a hand copy. A last row, no goal,
+says what each run's minutes bought on its machine (precision, the cold start's epochs, RL
+steps): the same preset trains about half as much on a CPU without bfloat16 instructions.
 """
 
 from __future__ import annotations
@@ -91,6 +93,10 @@ class RunResult:
     minutes: float
     questions: int
     scores: BaselineComparison
+    # What the run's time bought (summary.json; absent from runs before they were written).
+    rl_steps: float | None = None
+    precision: str | None = None
+    cold_start_epochs: float | None = None
 
     @classmethod
     def read(cls, folder: str | Path) -> RunResult:
@@ -119,6 +125,9 @@ class RunResult:
             minutes=summary["minutes"],
             questions=report["questions"],
             scores=scores,
+            rl_steps=summary.get("steps"),
+            precision=summary.get("precision"),
+            cold_start_epochs=summary.get("cold_start_epochs"),
         )
 
 
@@ -213,13 +222,35 @@ def mean_run(runs: Sequence[RunResult]) -> RunResult:
         for field in fields(BaselineComparison)
         if field.name != "k"
     }
+
+    def mean_known(name: str) -> float | None:
+        values = [getattr(run, name) for run in runs]
+        return None if None in values else mean(values)
+
+    precisions = {run.precision for run in runs}
     return RunResult(
         name="mean",
         split_seed=-1,
         minutes=mean(run.minutes for run in runs),
         questions=sum(run.questions for run in runs),
         scores=BaselineComparison(k=max(s.k for s in scores), **averaged),
+        rl_steps=mean_known("rl_steps"),
+        precision=precisions.pop() if len(precisions) == 1 else None,
+        cold_start_epochs=mean_known("cold_start_epochs"),
     )
+
+
+def _training_cell(run: RunResult) -> str:
+    """What the run trained, as far as its summary says: "float32, 0.42 epoch of cold
+    start, 6 RL steps"."""
+    parts = []
+    if run.precision:
+        parts.append(run.precision)
+    if run.cold_start_epochs is not None:
+        parts.append(f"{run.cold_start_epochs:.2f} epoch of cold start")
+    if run.rl_steps is not None:
+        parts.append(f"{run.rl_steps:g} RL steps")
+    return ", ".join(parts) or "–"
 
 
 def goals_table(runs: Sequence[RunResult]) -> str:
@@ -252,6 +283,7 @@ def goals_table(runs: Sequence[RunResult]) -> str:
                 verdict,
             ]
         )
+    rows.append(["what the minutes bought (no goal)", *map(_training_cell, [*runs, mean]), "–"])
     lines = [headers, ["---"] + ["---"] * (len(headers) - 1), *rows]
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 

@@ -91,7 +91,12 @@ def sft(
             bar.set_postfix(epoch=epoch + 1, loss=f"{loss.item():.3f}")
             if on_step:
                 on_step(
-                    {"epoch": epoch, "loss": loss.item(), "lr": optimizer.param_groups[0]["lr"]}
+                    {
+                        "epoch": epoch,
+                        "loss": loss.item(),
+                        "lr": optimizer.param_groups[0]["lr"],
+                        "trajectories": len(rows),
+                    }
                 )
         if not losses:
             break
