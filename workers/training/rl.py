@@ -679,7 +679,7 @@ def train(
         "minutes": (time.monotonic() - started) / 60,
         "teacher_questions": len(teacher_for),
         # What the time budget bought on this machine: the same preset sees 0.4 of an
-        # epoch of cold start on a 2-core CPU without bfloat16 (0.40) and nearly one with it.
+        # epoch of cold start on a 2-core CPU without bfloat16 and nearly one with it.
         "precision": precision,
         "cold_start_batches": len(taught),
         "cold_start_epochs": sum(taught) / len(cold_start) if cold_start else 0.0,
