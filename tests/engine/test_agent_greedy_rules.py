@@ -3,11 +3,14 @@ row, with `Limits.grounded_scope` a search's scope writes only pieces of the que
 and, where the question names a company of the index, begins with it; with
 `Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; with
 `Limits.statement_filter` a search after the first filters its pages to the financial statement
-the question names; sampling is never ruled.
+the question names; with `Limits.answer_form` a question offering two options is answered with
+one of them, and one opening with a question word never Yes or No; sampling is never ruled.
 
 Each rule on its own, then in the hf engine: a random tiny model made to favour " amount" falls
 into word loops greedily ("amount0<answer> amount0<answer> …"), and guarded, into none; a
 scope's likeliest letter that the question does not go on with is passed over."""
+
+import dataclasses
 
 import pytest
 import torch
@@ -15,14 +18,20 @@ from test_agent_grounding import FiguresIndex, char_tokenizer, tag_tokenizer, ti
 from transformers import PreTrainedTokenizerFast
 
 from workers.agent.greedy_rules import (
+    RULES,
     answer_not_yes_no,
+    answer_off_form,
+    asks_what,
     asks_yes_no,
     broken,
     companies_named,
     ends_in_loop,
+    offered_options,
+    rules_on,
     scope_uncopied,
     statement_left,
     statement_words,
+    unruled,
 )
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.trajectory import MODEL, Limits, SamplingParams
@@ -377,3 +386,102 @@ def test_greedy_decoding_guarded_writes_no_word_loop(looping_model):
 def test_sampling_is_never_guarded(looping_model):
     sampled = SamplingParams(temperature=1.0, seed=3)
     assert segments(looping_model, True, sampled) == segments(looping_model, False, sampled)
+
+
+CHOICE = "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?"
+WHY = "As of FY2023Q1, why did Pepsico raise full year guidance for FY2023?"
+
+
+@pytest.mark.parametrize(
+    ("question", "options"),
+    [
+        (CHOICE, ("increase", "decrease")),
+        (
+            "Has AMCOR's quick ratio improved or declined between FY2023 and FY2022?",
+            ("improved", "declined"),
+        ),
+        (YES_NO_QUESTIONS[0], None),  # a yes or no, no choice
+        ("What was the revenue or the profit of 3M in 2022?", None),  # opens as no yes-or-no does
+        ("Is revenue higher? Or profit?", None),  # only the first sentence
+    ],
+)
+def test_the_two_options_a_question_offers(question, options):
+    assert offered_options(question) == options
+
+
+ANSWER_FORMS = [
+    ("<answer>", CHOICE, False),
+    ("<answer>Increased", CHOICE, False),
+    ("<answer> decrease.", CHOICE, False),
+    ("<answer>Inc", CHOICE, False),  # on its way to "increased"
+    ("<answer>Yes", CHOICE, True),  # proof86's and proof87's answer
+    ("<answer>Y", CHOICE, True),
+    ("<answer>12.4%", CHOICE, True),
+    ("<answer>IncrEarnings", CHOICE, True),  # proof87's, let begin "Incr"
+    ("<answer>Declining", "Has the quick ratio improved or declined?", False),
+    ("<answer>Strong demand", WHY, False),
+    ("<answer>1.1 million", WHY, False),
+    ("<answer>Yes", WHY, True),
+    ("<answer>No,", WHY, True),
+    ("<answer>Northern Europe", WHY, False),
+    ("<answer>Yes", "What is Best Buy's FY2019 inventory?", True),  # proof88's
+    ("<answer>$5,409 million", "What is Best Buy's FY2019 inventory?", False),
+    # a question word after two commas is not read as one
+    ("<answer>Yes", "Among operations, investing and financing, which brought most?", False),
+    ("<answer>1.1 million", YES_NO_QUESTIONS[0], False),  # the yes-or-no rule's matter
+    ("<search>[Ulta 2023] wages", CHOICE, False),  # not an answer
+    ("<answer>IncrEasing expenses increase from</search>", CHOICE, True),  # proof87's
+    ("<answer>Increasing</s", CHOICE, True),
+    ("<answer>Increasing</", CHOICE, False),  # on its way to "</answer>"
+    ("<answer>Increasing</answer>", CHOICE, False),
+    ("<answer><answer>", WHY, True),  # proof86's, where figures were ruled out
+    ("<answer><", WHY, False),
+    ("<answer>$5,409 million<search>", "What is Best Buy's FY2019 inventory?", True),
+]
+
+
+@pytest.mark.parametrize(("segment", "question", "off"), ANSWER_FORMS)
+def test_an_answer_not_of_the_form_its_question_asks(segment, question, off):
+    assert answer_off_form(segment, question) == off
+
+
+@pytest.mark.parametrize(
+    ("question", "what"),
+    [
+        (WHY, True),
+        ("What is Best Buy's FY2019 inventory?", True),
+        ("In 2022 Q2, which of JPM's business segments had the highest net income?", True),
+        ("how much did 3M spend?", True),
+        (CHOICE, False),
+        (YES_NO_QUESTIONS[0], False),
+        ("Whatever the year, did 3M grow?", False),  # a word that begins with one is none
+    ],
+)
+def test_a_question_opening_with_a_question_word(question, what):
+    assert asks_what(question) == what
+
+
+def test_greedy_decoding_answers_a_what_question_but_yes_and_a_choice_with_an_option():
+    tokenizer = char_tokenizer()
+    model = tiny_llama(tokenizer)
+    logits = torch.zeros(2, len(tokenizer))
+    s, t, y, d = tokenizer.convert_tokens_to_ids(["s", "t", "Y", "d"])
+    logits[0, s], logits[0, t] = 2.0, 1.0  # "Yes" likelier than "Yet" to a why question
+    logits[1, y], logits[1, d] = 2.0, 1.0  # "Y" likelier than "d" to a choice
+    rows = [
+        (WHY, tokenizer.encode("<answer>Ye", add_special_tokens=False)),
+        (CHOICE, tokenizer.encode("<answer>", add_special_tokens=False)),
+    ]
+    for on, favoured in ((True, [t, d]), (False, [s, y])):
+        engine = HFRolloutEngine(
+            model, tokenizer, FiguresIndex(), limits=Limits(answer_form=on), system_prompt="s"
+        )
+        assert engine._rule(logits, rows).argmax(-1).tolist() == favoured
+
+
+def test_the_trainers_rollouts_run_with_every_rule_off():
+    ruled = Limits(**dict.fromkeys(RULES, True), max_turns=2)
+    assert rules_on(ruled)
+    assert not rules_on(unruled(ruled))
+    assert unruled(ruled).max_turns == 2
+    assert set(RULES) <= {f.name for f in dataclasses.fields(Limits)}

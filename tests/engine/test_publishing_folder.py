@@ -310,6 +310,7 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
 
 def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     from test_agent_greedy_rules import (
+        ANSWER_FORMS,
         COPIED,
         EBITDA,
         LOOPS,
@@ -328,6 +329,7 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
 
     from workers.agent.greedy_rules import (
         answer_not_yes_no,
+        answer_off_form,
         asks_yes_no,
         ends_in_loop,
         scope_uncopied,
@@ -346,6 +348,9 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         assert run_agent.asks_yes_no(question) == asks_yes_no(question), question
     for segment in ["<answer>", "<answer> Ye", "<answer>No.", "<answer>3M", "<answer>Nope"]:
         assert run_agent.answer_not_yes_no(segment) == answer_not_yes_no(segment), segment
+    for segment, question, _ in ANSWER_FORMS:
+        ruled = answer_off_form(segment, question)
+        assert run_agent.answer_off_form(segment, question) == ruled, (segment, question)
     for question in (QUESTION, PROFIT, EBITDA):
         for segment in STATEMENT_LEFT + STATEMENT_KEPT + ["<search>[P 2022 | cash flow]"]:
             ruled = statement_left(segment, question)
@@ -373,7 +378,7 @@ def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_d
 
 def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(published):
     import torch
-    from test_agent_greedy_rules import QUESTION, YES_NO_QUESTIONS, word_tokenizer
+    from test_agent_greedy_rules import CHOICE, QUESTION, YES_NO_QUESTIONS, word_tokenizer
     from test_agent_grounding import char_tokenizer
 
     run_agent = bundled_script(published)
@@ -405,6 +410,10 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
     scores[0, chars.convert_tokens_to_ids("N")] = 1.0
     answer = torch.tensor([chars.encode("<answer>", add_special_tokens=False)])
     assert chars.convert_ids_to_tokens(int(yes_no(answer, scores)[0].argmax())) == "N"
+    # a question offering a choice is answered with one of its options
+    choice = run_agent._GreedyRules(chars, 0, CHOICE, {"answer_form": True})
+    scores[0, chars.convert_tokens_to_ids("d")] = 0.5
+    assert chars.convert_ids_to_tokens(int(choice(answer, scores)[0].argmax())) == "d"
     # a search after the first, for a question naming a statement, is filtered to it
     later = torch.tensor([chars.encode("<search>[PepsiCo 2021 | ", add_special_tokens=False)])
     for searched, favoured in ((1, "c"), (0, "p")):

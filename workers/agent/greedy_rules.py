@@ -29,6 +29,12 @@ a scope, the index):
   financebench-dev's 18 such questions are answered yes or no, and the 18th ("Does AMEX have
   an improving operating margin profile…? If operating margin is not a useful metric…") in
   words a yes or no does not lose to a figure.
+- Answers of another form than asked (`Limits.answer_form`): a question that would ask yes or
+  no but offers two words to choose from ("Did wages … increase or decrease in FY2023?", "Has
+  the quick ratio improved or declined…?") is answered with one of them first (a word that
+  begins with its stem: "Increased", "declining"); one that opens with a question word ("What
+  is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…") never with
+  "Yes" or "No". proof86-88's students, taught many yes-or-no answers, answered "Yes" to both.
 - A statement the question names, left (`Limits.statement_filter`): a question that names a
   financial statement ("… shown in the cash flow statement", "Using the balance sheet, …") is
   searched within it after the first search, as the teacher searches: every later search's
@@ -45,10 +51,11 @@ Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs 
 tokens it sampled under the model's own distribution, and these are greedy's failures.
 """
 
+import dataclasses
 import functools
 import re
 
-from workers.agent.protocol import ANSWER_OPEN, SEARCH_OPEN
+from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN
 from workers.agent.trajectory import Limits
 from workers.search.index import naming_text
 
@@ -168,6 +175,68 @@ def asks_yes_no(question: str) -> bool:
     return bool(_ASKS_YES_NO.match(first)) and not _OFFERS_CHOICE.search(first)
 
 
+# A question that would ask yes or no but offers two words to choose from ("Did wages increase
+# or decrease…?", "Has the quick ratio improved or declined…?").
+_OFFERED = re.compile(r"\b([a-z]+)\s+or\s+([a-z]+)\b", re.I)
+# A question opening with a question word asks no yes or no ("What is…", "In 2022 Q2, which…").
+_ASKS_WHAT = re.compile(r"^(?:[^,?]*,\s*)?(?:what|which|why|who|whom|whose|how|where|when)\b", re.I)
+
+
+@functools.lru_cache(maxsize=256)
+def offered_options(question: str) -> tuple[str, str] | None:
+    """The two words a question asks to choose between, lowercased ("increase", "decrease"),
+    where its first sentence opens as a yes-or-no question does and offers "A or B"."""
+    first = question.strip().split("?")[0]
+    if not _ASKS_YES_NO.match(first):
+        return None
+    offered = _OFFERED.search(first)
+    return (offered[1].lower(), offered[2].lower()) if offered else None
+
+
+@functools.lru_cache(maxsize=256)
+def asks_what(question: str) -> bool:
+    """Whether the question's first sentence opens with a question word (what, which, how…)."""
+    return bool(_ASKS_WHAT.match(question.strip().split("?")[0]))
+
+
+def _stem(word: str) -> str:
+    """The start every form of an option's word shares ("increas" of "increase", "improv" of
+    "improved"): proof87's student, let begin "Incr", wrote "IncrEarnings"."""
+    stem = re.sub(r"(?:ing|ed|es|e|d|s)$", "", word)
+    return stem if len(stem) >= 3 else word
+
+
+def _closes_answer(tag: str) -> bool:
+    """Whether a tag written inside an answer is (on its way to) the answer's own closing:
+    proof87's student closed "IncrEasing expenses" with "</search>", and lost the answer."""
+    return tag.startswith(ANSWER_CLOSE) or ANSWER_CLOSE.startswith(tag)
+
+
+def answer_off_form(segment: str, question: str) -> bool:
+    """Whether the answer the `segment` writes is not of the form the question asks: it writes
+    a tag other than its closing `</answer>`; for a choice (`offered_options`), its first word
+    is neither option; for a question opening with a question word (`asks_what`), it is
+    "Yes" or "No"."""
+    start = segment.find(ANSWER_OPEN)  # the first: "<answer><answer>" is off
+    if start < 0:
+        return False
+    written = segment[start + len(ANSWER_OPEN) :].lstrip()
+    tag = written.find("<")
+    if tag >= 0 and not _closes_answer(written[tag:]):
+        return True
+    first = re.match(r"[^\W\d_]*", written).group().lower()
+    options = offered_options(question)
+    if options and written:
+        stems = [_stem(option) for option in options]
+        if len(first) < len(written):  # the first word is whole
+            return not any(first.startswith(stem) for stem in stems)
+        return not any(stem.startswith(first) or first.startswith(stem) for stem in stems)
+    if not asks_what(question):
+        return False
+    # "Yes" or "No" as the word so far: "North" and "Yesterday" are written by other tokens.
+    return first in ("yes", "no")
+
+
 def answer_not_yes_no(segment: str) -> bool:
     """Whether the answer the `segment` writes begins with a word that is not "Yes" or "No"
     (case aside), or with letters that cannot become one."""
@@ -231,14 +300,18 @@ def statement_left(segment: str, question: str) -> bool:
     return not (set(written) <= whole and any(word.startswith(last) for word in named))
 
 
+# The `Limits` switches of the rules above.
+RULES = ("loop_guard", "grounded_scope", "yes_no_answers", "statement_filter", "answer_form")
+
+
 def rules_on(limits: Limits) -> bool:
     """Whether any rule of greedy decoding is on."""
-    return (
-        limits.loop_guard
-        or limits.grounded_scope
-        or limits.yes_no_answers
-        or limits.statement_filter
-    )
+    return any(getattr(limits, rule) for rule in RULES)
+
+
+def unruled(limits: Limits) -> Limits:
+    """`limits` with every rule of greedy decoding off (the trainer's rollouts)."""
+    return dataclasses.replace(limits, **dict.fromkeys(RULES, False))
 
 
 def broken(
@@ -255,4 +328,5 @@ def broken(
         or (limits.grounded_scope and scope_uncopied(segment, question, companies))
         or (limits.yes_no_answers and asks_yes_no(question) and answer_not_yes_no(segment))
         or (limits.statement_filter and searched > 0 and statement_left(segment, question))
+        or (limits.answer_form and answer_off_form(segment, question))
     )

@@ -78,6 +78,12 @@ class Limits:
         "the question names",
     )
 
+    answer_form: bool = option(
+        False,
+        help="greedy decoding answers a question offering two options with one of them, and "
+        "one asking why, who or which in words, not a figure",
+    )
+
     def hits_for(self, searches_run: int) -> int:
         """Hits shown by a search after `searches_run` searches have run."""
         if not searches_run and self.first_results_per_search:

@@ -575,6 +575,57 @@ def answer_not_yes_no(segment: str) -> bool:
     return not ("yes".startswith(first) or "no".startswith(first))
 
 
+_OPENING = r"^(?:[^,?]*,\s*)?"  # an opening phrase and its comma ("In 2022 Q2, which…")
+
+
+def offered_options(question: str):
+    """The two words a question opening as a yes-or-no one asks to choose between with
+    "A or B" ("… increase or decrease…?" -> ("increase", "decrease")), else None."""
+    first = question.strip().split("?")[0]
+    opens = re.match(
+        _OPENING + r"(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b",
+        first,
+        re.I,
+    )
+    offered = re.search(r"\b([a-z]+)\s+or\s+([a-z]+)\b", first, re.I) if opens else None
+    return (offered[1].lower(), offered[2].lower()) if offered else None
+
+
+def asks_what(question: str) -> bool:
+    """Whether the question's first sentence opens with a question word (what, which, how…)."""
+    first = question.strip().split("?")[0]
+    return bool(
+        re.match(_OPENING + r"(?:what|which|why|who|whom|whose|how|where|when)\b", first, re.I)
+    )
+
+
+def answer_off_form(segment: str, question: str) -> bool:
+    """Whether the answer the segment writes is not of the form the question asks
+    (`answer_form` in agent.json): it writes a tag other than its closing "</answer>"; for a
+    choice, its first word does not begin with an option's stem ("increas" of "increase");
+    for a question opening with a question word, it is "Yes" or "No" so far."""
+    start = segment.find("<answer>")
+    if start < 0:
+        return False
+    written = segment[start + len("<answer>") :].lstrip()
+    tag = written[written.find("<") :] if "<" in written else ""
+    if tag and not (tag.startswith("</answer>") or "</answer>".startswith(tag)):
+        return True
+    first = re.match(r"[^\W\d_]*", written).group().lower()
+    options = offered_options(question)
+    if options and written:
+        stems = [re.sub(r"(?:ing|ed|es|e|d|s)$", "", option) for option in options]
+        stems = [
+            stem if len(stem) >= 3 else option for stem, option in zip(stems, options, strict=True)
+        ]
+        if len(first) < len(written):
+            return not any(first.startswith(stem) for stem in stems)
+        return not any(stem.startswith(first) or first.startswith(stem) for stem in stems)
+    if not asks_what(question):
+        return False
+    return first in ("yes", "no")
+
+
 _STATEMENT_NAMED = re.compile(
     r"\b(?:balance sheets?|statements? of financial (?:position|condition)|income statements?"
     r"|statements? of (?:income|operations|earnings|cash flows?)|profit (?:and|&) loss"
@@ -623,13 +674,14 @@ class _GreedyRules:
     (`loop_guard`), no scope word the question lacks (`grounded_scope`; `companies`: those the
     question names), a yes-or-no question answered Yes or No first (`yes_no_answers`), a
     search after the first (`searched` of them run) within the statement the question names
-    (`statement_filter`)."""
+    (`statement_filter`), an answer of the form the question asks (`answer_form`)."""
 
     def __init__(self, tokenizer, start, question, limits: dict, companies=frozenset(), searched=0):
         self.tokenizer, self.start, self.question = tokenizer, start, question
         self.loops, self.scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
         self.yes_no = bool(limits.get("yes_no_answers")) and asks_yes_no(question)
         self.statement = bool(limits.get("statement_filter")) and searched > 0
+        self.form = bool(limits.get("answer_form"))
         self.companies = companies
 
     def broken(self, text: str) -> bool:
@@ -638,6 +690,7 @@ class _GreedyRules:
             or (self.scope and scope_uncopied(text, self.question, self.companies))
             or (self.yes_no and answer_not_yes_no(text))
             or (self.statement and statement_left(text, self.question))
+            or (self.form and answer_off_form(text, self.question))
         )
 
     def __call__(self, input_ids, scores):
@@ -690,7 +743,13 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         if limits.get("grounded_figures"):
             figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
             rules.append(_GroundedFigures(tokenizer, len(ids), seen, figure_tokens))
-        ruled = ("loop_guard", "grounded_scope", "yes_no_answers", "statement_filter")
+        ruled = (
+            "loop_guard",
+            "grounded_scope",
+            "yes_no_answers",
+            "statement_filter",
+            "answer_form",
+        )
         if any(limits.get(rule) for rule in ruled):
             rules.append(
                 _GreedyRules(tokenizer, len(ids), question, limits, companies, len(searches))

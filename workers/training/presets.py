@@ -55,8 +55,9 @@ PRESETS: dict[str, dict] = {
             "4 until 35 minutes are spent, then the evaluation "
             "against the base model and echo. The agent decodes greedily with rules: a "
             "search's [scope] copies only words of the question, no word loops, a yes-or-no "
-            "question is answered Yes or No, and a later search stays within the financial "
-            "statement the question names."
+            "question is answered Yes or No, a question offering two options with one of them, "
+            "one opening with what, which or how never with Yes or No, and a later search stays "
+            "within the financial statement the question names."
         ),
         "config": {
             "model": "default",
@@ -120,6 +121,11 @@ PRESETS: dict[str, dict] = {
                 # "| p7" and "| pepsi". proof66-72's weights with the rule: recall 0.534 ->
                 # 0.540 on average, the lowest run 0.460 -> 0.493 (`agent.greedy_rules`).
                 "statement_filter": True,
+                # proof86-88's students answered "Yes" to "Did wages … increase or decrease?"
+                # and to "What is the year end FY2019 total amount of inventories…?", and one
+                # closed its answer with "</search>". Their weights with the rule: answer
+                # score 0.040 -> 0.080 on seeds 0 and 1, seed 2 unchanged (`agent.greedy_rules`).
+                "answer_form": True,
             },
             "eval_every": 0,
             "save_every": 2,

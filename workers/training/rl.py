@@ -35,6 +35,7 @@ import torch
 from tqdm import tqdm
 
 from workers.agent.engines import build_rollout_engine, sync_weights
+from workers.agent.greedy_rules import unruled
 from workers.agent.precision import resolve_precision
 from workers.agent.settings import ADAPTER_DIR, write_agent_settings
 from workers.agent.trajectory import SamplingParams, Trajectory
@@ -446,14 +447,7 @@ def train(
         tokenizer,
         index,
         # Log-probs the trainer recomputes are the model's own: no decoding rule in rollouts.
-        limits=replace(
-            config.limits,
-            grounded_figures=False,
-            loop_guard=False,
-            grounded_scope=False,
-            yes_no_answers=False,
-            statement_filter=False,
-        ),
+        limits=replace(unruled(config.limits), grounded_figures=False),
         model_name=config.model,
         precision=precision,
     )
