@@ -133,6 +133,9 @@ def test_a_last_row_says_what_each_runs_minutes_bought_where_its_summary_says(tm
     assert row(goals_table(runs[:2]), "what the minutes bought")[3] == (
         "0.65 epoch of cold start, 10 RL steps"
     )
+    seven = RunResult.read(write_run(tmp_path / "c", bought={**slow, "steps": 7}, split_seed=3))
+    mean = row(goals_table([runs[0], runs[0], seven]), "what the minutes bought")[4]
+    assert mean == "float32, 0.42 epoch of cold start, 6.3 RL steps"  # not 6.33333
 
 
 def test_a_folder_that_is_not_a_finished_run_is_named_with_what_it_lacks(tmp_path, capsys):

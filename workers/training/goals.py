@@ -249,7 +249,7 @@ def _training_cell(run: RunResult) -> str:
     if run.cold_start_epochs is not None:
         parts.append(f"{run.cold_start_epochs:.2f} epoch of cold start")
     if run.rl_steps is not None:
-        parts.append(f"{run.rl_steps:g} RL steps")
+        parts.append(f"{round(run.rl_steps, 1):g} RL steps")  # a mean: "6.3"
     return ", ".join(parts) or "–"
 
 
