@@ -29,8 +29,9 @@ a scope, the index):
   financebench-dev's 18 such questions are answered yes or no, and the 18th ("Does AMEX have
   an improving operating margin profile…? If operating margin is not a useful metric…") in
   words a yes or no does not lose to a figure.
-- Answers of another form than asked (`Limits.answer_form`): a question that would ask yes or
-  no but offers two words to choose from ("Did wages … increase or decrease in FY2023?", "Has
+- Answers of another form than asked (`Limits.answer_form`): an answer writes no tag but its
+  own `</answer>` (proof87's closed one with `</search>`, and lost it); a question that would
+  ask yes or no but offers two words to choose from ("Did wages … increase or decrease in FY2023?", "Has
   the quick ratio improved or declined…?") is answered with one of them first (a word that
   begins with its stem: "Increased", "declining"); one that opens with a question word ("What
   is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…") never with

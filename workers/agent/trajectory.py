@@ -61,7 +61,8 @@ class Limits:
     # Rules of greedy decoding (`agent.greedy_rules`), applied where the agent is used, never
     # in the trainer's rollouts: no run of words written three times in a row; a search's
     # scope writes only words of the question; a yes-or-no question is answered Yes or No; a
-    # later search filters to the financial statement the question names.
+    # later search filters to the financial statement the question names; an answer is of the
+    # form its question asks (an option offered, no yes or no to "what…", its own closing tag).
     loop_guard: bool = option(
         False, help="greedy decoding never writes a run of words three times in a row"
     )
@@ -80,8 +81,8 @@ class Limits:
 
     answer_form: bool = option(
         False,
-        help="greedy decoding answers a question offering two options with one of them, and "
-        "one asking why, who or which in words, not a figure",
+        help="greedy decoding answers a question offering two options with one of them, one "
+        "opening with a question word never with Yes or No, and closes an answer with its own tag",
     )
 
     def hits_for(self, searches_run: int) -> int:
