@@ -31,11 +31,12 @@ a scope, the index):
   words a yes or no does not lose to a figure.
 - Answers of another form than asked (`Limits.answer_form`): an answer writes no tag but its
   own `</answer>` (proof87's closed one with `</search>`, and lost it); a question that would
-  ask yes or no but offers two words to choose from ("Did wages … increase or decrease in FY2023?", "Has
-  the quick ratio improved or declined…?") is answered with one of them first (a word that
-  begins with its stem: "Increased", "declining"); one that opens with a question word ("What
-  is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…") never with
-  "Yes" or "No". proof86-88's students, taught many yes-or-no answers, answered "Yes" to both.
+  ask yes or no but offers two words to choose from ("Did wages … increase or decrease in
+  FY2023?", "Has the quick ratio improved or declined…?") is answered with one of them first (a
+  word that begins with its stem: "Increased", "declining"); one that opens with a question
+  word ("What is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…")
+  never with "Yes" or "No". proof86-88's students, taught many yes-or-no answers, answered
+  "Yes" to both.
 - A statement the question names, left (`Limits.statement_filter`): a question that names a
   financial statement ("… shown in the cash flow statement", "Using the balance sheet, …") is
   searched within it after the first search, as the teacher searches: every later search's
