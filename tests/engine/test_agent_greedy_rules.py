@@ -41,6 +41,12 @@ LOOPS = [
     "[PepsiCo 2021 | cash flow] amount] amount] amount]",
     "x usd millions usd millions usd millions",
     "a b c d a b c d a b c d",
+    "<answer>-111111122222221122222",  # proof93's answer to Best Buy's cash flows
+    "<answer>1.1.1.1.1.1.1.1.1.1.1",  # proof92's
+    "<answer>1.1.2.2.1.1.2.2.1.1.2",  # proof90's
+    "[3M 2018] capex 201820182018201820182018",
+    "<answer>1.1.1.1.",  # proof92's, at eight characters
+    "<answer>11111111",
 ]
 NOT_LOOPS = [
     "amount amount",  # twice is not a loop yet
@@ -48,6 +54,13 @@ NOT_LOOPS = [
     "$1,000,000,000 and 1,000,000,000",  # a figure's digits repeat tokens, not words
     "amount amount amoun",  # the third is not written yet
     "a b c d e a b c d e a b c d e",  # a run longer than four words
+    "<answer>$1,234,567,890,123",  # a figure's length
+    "<answer>1,000,000,000,000",  # zeros and separators repeat in a figure
+    "<answer>1111111",  # seven characters: not yet
+    "<answer>1.1.1.1",
+    "<answer>-111111122222221122222 ",  # a word ended
+    "<answer>$1,263 million 2022 2022",
+    "[3M 2018] statementofconsolidatedcashflows",  # a word of letters
     "",
 ]
 
@@ -207,6 +220,8 @@ YES_NO_QUESTIONS = [
     "Looking at VaR, did the risk that JPM faced in the second fiscal quarter of 2023 decrease?",
     "As of Q2'2023, is Pfizer spinning off any large business segments?",
     "were there any board member nominees with more votes against?",
+    "For 3M, which sells tape, did revenue grow in 2022?",  # a relative "which" gives way
+    "Assume you are an analyst. Using the balance sheet: is 3M's working capital positive?",
 ]
 OTHER_QUESTIONS = [
     "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?",
@@ -214,6 +229,8 @@ OTHER_QUESTIONS = [
     "As of FY2023Q1, why did Pepsico raise full year guidance for FY2023?",
     "If we exclude the impact of M&A, which segment has dragged down 3M's overall growth?",
     "Island revenue in 2022? Is it higher?",  # "Island" is no "Is"; only the first sentence
+    "Among operations, investing, and financing activities, which brought in the most cash?",
+    "By how much did Pepsico increase its unsecured five year revolving credit agreement?",
 ]
 
 
@@ -403,6 +420,7 @@ WHY = "As of FY2023Q1, why did Pepsico raise full year guidance for FY2023?"
         (YES_NO_QUESTIONS[0], None),  # a yes or no, no choice
         ("What was the revenue or the profit of 3M in 2022?", None),  # opens as no yes-or-no does
         ("Is revenue higher? Or profit?", None),  # only the first sentence
+        ("Assume you are an analyst: did wages increase or decrease?", ("increase", "decrease")),
     ],
 )
 def test_the_two_options_a_question_offers(question, options):
@@ -426,8 +444,10 @@ ANSWER_FORMS = [
     ("<answer>Northern Europe", WHY, False),
     ("<answer>Yes", "What is Best Buy's FY2019 inventory?", True),  # proof88's
     ("<answer>$5,409 million", "What is Best Buy's FY2019 inventory?", False),
-    # a question word after two commas is not read as one
-    ("<answer>Yes", "Among operations, investing and financing, which brought most?", False),
+    # proof93's "Yes": the question word opens the clause after three opening phrases
+    ("<answer>Yes", OTHER_QUESTIONS[-2], True),
+    ("<answer>Yes", "Assume you are an analyst. Answer from the balance sheet: what is X?", True),
+    ("<answer>Yes", YES_NO_QUESTIONS[-2], False),  # "which" opens a relative clause there
     ("<answer>1.1 million", YES_NO_QUESTIONS[0], False),  # the yes-or-no rule's matter
     ("<search>[Ulta 2023] wages", CHOICE, False),  # not an answer
     ("<answer>IncrEasing expenses increase from</search>", CHOICE, True),  # proof87's
@@ -452,6 +472,9 @@ def test_an_answer_not_of_the_form_its_question_asks(segment, question, off):
         ("What is Best Buy's FY2019 inventory?", True),
         ("In 2022 Q2, which of JPM's business segments had the highest net income?", True),
         ("how much did 3M spend?", True),
+        ("As of FY2023Q1, by how many percentage points did Pepsico raise guidance?", True),
+        (OTHER_QUESTIONS[-2], True),
+        (YES_NO_QUESTIONS[-2], False),
         (CHOICE, False),
         (YES_NO_QUESTIONS[0], False),
         ("Whatever the year, did 3M grow?", False),  # a word that begins with one is none

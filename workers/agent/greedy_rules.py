@@ -7,6 +7,10 @@ a scope, the index):
   turn's token limit cuts it: "[3M 2018 | cash flow] amount amount amount …" (proof50-54's
   validation queries). A turn may not end with the same run of 1-4 words written three times
   in a row. Words, not tokens: a figure's digits ("1,000,000") repeat tokens and are one word.
+  Nor may a word of no letters run longer than any figure (20 characters), nor a word repeat
+  the same 1-8 characters three times over 8 or more, zeros and separators aside: students wrote
+  answers of "1111…", "1.1.1.1…" or "-1111111222222211…" to the turn's limit (proof87,
+  proof90, proof92, proof93).
 - Scopes it did not copy (`Limits.grounded_scope`): a search's `[names | heading]` names the
   documents and pages to search, and the student is taught to copy them from the question;
   on companies it never saw, it wrote a training company's name instead ("[Pfizer 2021]" for
@@ -22,21 +26,22 @@ a scope, the index):
   question word that is no company ("[FY2022]" for "… for PepsiCo?" in proof58, "[M&A 2022]",
   "[VaR 2023]" in proof59) searches every filing of that year or all of them.
 
-- Answers that are no answer (`Limits.yes_no_answers`): a question that asks yes or no (its
-  first sentence, after any opening phrase and comma, begins "Is", "Does", "Has", "Was", …,
-  and offers no "or") is answered "Yes" or "No" first. proof63's student answered "3M" to "Is
-  3M a capital-intensive business based on FY2022 data?", where proof62's answered "No"; 17 of
-  financebench-dev's 18 such questions are answered yes or no, and the 18th ("Does AMEX have
-  an improving operating margin profile…? If operating margin is not a useful metric…") in
-  words a yes or no does not lose to a figure.
+- Answers that are no answer (`Limits.yes_no_answers`): a question that asks yes or no (the
+  clause of its first sentence that asks, the first after any opening phrases to open with
+  an auxiliary verb or a question word, begins "Is", "Does", "Has", "Was", …, and the
+  sentence offers no "or"; `asking_clause`) is answered "Yes" or "No" first. proof63's
+  student answered "3M" to "Is 3M a capital-intensive business based on FY2022 data?", where
+  proof62's answered "No"; 17 of financebench-dev's 18 such questions are answered yes or no,
+  and the 18th ("Does AMEX have an improving operating margin profile…? If operating margin
+  is not a useful metric…") in words a yes or no does not lose to a figure.
 - Answers of another form than asked (`Limits.answer_form`): an answer writes no tag but its
   own `</answer>` (proof87's closed one with `</search>`, and lost it); a question that would
   ask yes or no but offers two words to choose from ("Did wages … increase or decrease in
   FY2023?", "Has the quick ratio improved or declined…?") is answered with one of them first (a
   word that begins with its stem: "Increased", "declining"); one that opens with a question
-  word ("What is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…")
-  never with "Yes" or "No". proof86-88's students, taught many yes-or-no answers, answered
-  "Yes" to both.
+  word ("What is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…",
+  "Among operations, investing, and financing activities, which…") never with "Yes" or "No".
+  proof86-88's students, taught many yes-or-no answers, answered "Yes" to both.
 - A statement the question names, left (`Limits.statement_filter`): a question that names a
   financial statement ("… shown in the cash flow statement", "Using the balance sheet, …") is
   searched within it after the first search, as the teacher searches: every later search's
@@ -74,10 +79,29 @@ _LETTERS_OR_DIGITS = re.compile(r"[a-z]+|[0-9]+")
 _PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
 
+# No figure is this long ("$1,234,567,890,123" is 18 characters): a word of digits and signs
+# alone that runs on is a loop ("-1111111222222211222…", "1.1.2.2.1.1.2.2…": proof87's,
+# proof90's, proof92's and proof93's students wrote such answers to the turn's 64-token limit).
+MAX_FIGURE_CHARACTERS = 20
+# Nor does a figure repeat the same 1-8 characters three times over 8 characters or more,
+# zeros and separators aside ("1,000,000,000"): "1.1.1.1." is a loop twelve characters
+# before it runs too long, and a student let write it on wrote "1.1.1.1.1.1.1.1.1.1. 2.1.1.…".
+_CHARACTER_LOOP = re.compile(r"(\S{1,8}?)\1{2,}$")
+
+
 def ends_in_loop(text: str) -> bool:
     """Whether `text` ends with one run of 1-4 words written three times in a row
-    ("amount amount amount", "amount] usd amount] usd amount] usd")."""
+    ("amount amount amount", "amount] usd amount] usd amount] usd"), or with a word of no
+    letters longer than any figure ("-111111122222221122222", a tag before it aside), or
+    with the same few characters over and over ("1.1.1.1.", `_CHARACTER_LOOP`)."""
     words = text.split()
+    if words and not text[-1].isspace():
+        last = words[-1].rsplit(">", 1)[-1]
+        if len(last) > MAX_FIGURE_CHARACTERS and not any(c.isalpha() for c in last):
+            return True
+        looped = _CHARACTER_LOOP.search(last)
+        if looped and len(looped[0]) >= 8 and looped[0].strip("0,."):
+            return True
     for n in range(1, MAX_RUN_WORDS + 1):
         tail = words[-n * REPEATS :]
         if len(tail) < n * REPEATS:
@@ -161,44 +185,71 @@ def _piece_of(word: str, pieces: frozenset[str]) -> bool:
     )
 
 
-# An auxiliary verb opening a question asks yes or no ("Is 3M…", "Looking at VaR, did…").
-_ASKS_YES_NO = re.compile(
-    r"^(?:[^,?]*,\s*)?(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b",
+# The words that open the clause a question asks with: an auxiliary verb asks yes or no ("Is
+# 3M…", "Looking at VaR, did…"), a question word asks what ("In 2022 Q2, which…", "As of
+# FY2023Q1, by how many…"). Which, who, where and when also open relative clauses.
+_AUXILIARY = re.compile(
+    r"(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I
+)
+_QUESTION_WORD = re.compile(
+    r"(?:(?:by|in|of|for|to|from|at|on)\s+)?(?:what|which|why|who|whom|whose|how|where|when)\b",
     re.I,
 )
+_RELATIVE = re.compile(
+    r"(?:(?:by|in|of|for|to|from|at|on)\s+)?(?:which|who|whom|whose|where|when)\b", re.I
+)
+_CLAUSE_BREAK = re.compile(r"[,:;]|\.\s")
 _OFFERS_CHOICE = re.compile(r"\bor\b", re.I)  # "increase or decrease": no yes or no
+
+
+def first_sentence(question: str) -> str:
+    return question.strip().split("?")[0]
+
+
+@functools.lru_cache(maxsize=256)
+def asking_clause(question: str) -> str:
+    """The clause of the question's first sentence that asks: the first to open with an
+    auxiliary verb or a question word, after any opening phrases ("Among operations,
+    investing, and financing activities, which…", "Assume you are an analyst. Answer from
+    the balance sheet: what is…"); "" where none does. A clause opening with a relative word
+    gives way to a later one opening with an auxiliary verb ("For 3M, which sells tape, did
+    revenue grow?")."""
+    clauses = [c.strip() for c in _CLAUSE_BREAK.split(first_sentence(question))]
+    asking = [c for c in clauses if _AUXILIARY.match(c) or _QUESTION_WORD.match(c)]
+    auxiliary = [c for c in asking if _AUXILIARY.match(c)]
+    if asking and _RELATIVE.match(asking[0]) and auxiliary:
+        return auxiliary[0]
+    return asking[0] if asking else ""
 
 
 @functools.lru_cache(maxsize=256)
 def asks_yes_no(question: str) -> bool:
-    """Whether the question's first sentence asks yes or no: after any opening phrase and
-    comma it begins with an auxiliary verb, and it offers no choice ("… or …")."""
-    first = question.strip().split("?")[0]
-    return bool(_ASKS_YES_NO.match(first)) and not _OFFERS_CHOICE.search(first)
+    """Whether the question's first sentence asks yes or no: its asking clause opens with an
+    auxiliary verb, and it offers no choice ("… or …")."""
+    return bool(_AUXILIARY.match(asking_clause(question))) and not _OFFERS_CHOICE.search(
+        first_sentence(question)
+    )
 
 
 # A question that would ask yes or no but offers two words to choose from ("Did wages increase
 # or decrease…?", "Has the quick ratio improved or declined…?").
 _OFFERED = re.compile(r"\b([a-z]+)\s+or\s+([a-z]+)\b", re.I)
-# A question opening with a question word asks no yes or no ("What is…", "In 2022 Q2, which…").
-_ASKS_WHAT = re.compile(r"^(?:[^,?]*,\s*)?(?:what|which|why|who|whom|whose|how|where|when)\b", re.I)
 
 
 @functools.lru_cache(maxsize=256)
 def offered_options(question: str) -> tuple[str, str] | None:
     """The two words a question asks to choose between, lowercased ("increase", "decrease"),
-    where its first sentence opens as a yes-or-no question does and offers "A or B"."""
-    first = question.strip().split("?")[0]
-    if not _ASKS_YES_NO.match(first):
+    where its asking clause opens as a yes-or-no question does and it offers "A or B"."""
+    if not _AUXILIARY.match(asking_clause(question)):
         return None
-    offered = _OFFERED.search(first)
+    offered = _OFFERED.search(first_sentence(question))
     return (offered[1].lower(), offered[2].lower()) if offered else None
 
 
 @functools.lru_cache(maxsize=256)
 def asks_what(question: str) -> bool:
-    """Whether the question's first sentence opens with a question word (what, which, how…)."""
-    return bool(_ASKS_WHAT.match(question.strip().split("?")[0]))
+    """Whether the question's asking clause opens with a question word (what, which, how…)."""
+    return bool(_QUESTION_WORD.match(asking_clause(question)))
 
 
 def _stem(word: str) -> str:

@@ -457,8 +457,18 @@ LOOP_RUN_WORDS, LOOP_REPEATS, RULE_CANDIDATES = 4, 3, 4096
 
 def ends_in_loop(text: str) -> bool:
     """Whether `text` ends with one run of 1-4 words written three times in a row
-    ("amount amount amount"): a greedy loop (`loop_guard` in agent.json)."""
+    ("amount amount amount"), or with a word of no letters longer than any figure (20
+    characters, a tag before it aside: "-111111122222221122222"), or with a word that repeats
+    the same 1-8 characters three times over 8 or more, zeros and separators aside ("1.1.1.1.",
+    not "1,000,000,000"): a greedy loop (`loop_guard` in agent.json)."""
     words = text.split()
+    if words and not text[-1].isspace():
+        last = words[-1].rsplit(">", 1)[-1]
+        if len(last) > 20 and not any(c.isalpha() for c in last):
+            return True
+        looped = re.search(r"(\S{1,8}?)\1{2,}$", last)
+        if looped and len(looped[0]) >= 8 and looped[0].strip("0,."):
+            return True
     for n in range(1, LOOP_RUN_WORDS + 1):
         tail = words[-n * LOOP_REPEATS :]
         if len(tail) < n * LOOP_REPEATS:
@@ -548,17 +558,32 @@ def _names_no_company(scope: str, closed: bool, companies: frozenset) -> bool:
     return not any(company.startswith(first) for company in companies)
 
 
-def asks_yes_no(question: str) -> bool:
-    """Whether the question's first sentence asks yes or no: after any opening phrase and
-    comma it begins with an auxiliary verb ("Is 3M…", "Looking at VaR, did…"), and it offers
-    no choice ("… increase or decrease")."""
+_AUXILIARY = r"(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b"
+_PREPOSITION = r"(?:(?:by|in|of|for|to|from|at|on)\s+)?"
+_QUESTION_WORD = _PREPOSITION + r"(?:what|which|why|who|whom|whose|how|where|when)\b"
+_RELATIVE = _PREPOSITION + r"(?:which|who|whom|whose|where|when)\b"
+
+
+def asking_clause(question: str) -> str:
+    """The clause of the question's first sentence that asks: the first to open with an
+    auxiliary verb or a question word, after any opening phrases ("Among operations,
+    investing, and financing activities, which…"); a relative word's clause gives way to a
+    later auxiliary verb's ("For 3M, which sells tape, did revenue grow?"); "" where none."""
     first = question.strip().split("?")[0]
-    opens = re.match(
-        r"^(?:[^,?]*,\s*)?(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would"
-        r"|should)\b",
-        first,
-        re.I,
-    )
+    clauses = [c.strip() for c in re.split(r"[,:;]|\.\s", first)]
+    asking = [c for c in clauses if re.match(_AUXILIARY + "|" + _QUESTION_WORD, c, re.I)]
+    auxiliary = [c for c in asking if re.match(_AUXILIARY, c, re.I)]
+    if asking and re.match(_RELATIVE, asking[0], re.I) and auxiliary:
+        return auxiliary[0]
+    return asking[0] if asking else ""
+
+
+def asks_yes_no(question: str) -> bool:
+    """Whether the question's first sentence asks yes or no: its asking clause opens with an
+    auxiliary verb ("Is 3M…", "Looking at VaR, did…"), and it offers no choice ("… increase
+    or decrease")."""
+    first = question.strip().split("?")[0]
+    opens = re.match(_AUXILIARY, asking_clause(question), re.I)
     return bool(opens) and not re.search(r"\bor\b", first, re.I)
 
 
@@ -575,28 +600,18 @@ def answer_not_yes_no(segment: str) -> bool:
     return not ("yes".startswith(first) or "no".startswith(first))
 
 
-_OPENING = r"^(?:[^,?]*,\s*)?"  # an opening phrase and its comma ("In 2022 Q2, which…")
-
-
 def offered_options(question: str):
     """The two words a question opening as a yes-or-no one asks to choose between with
     "A or B" ("… increase or decrease…?" -> ("increase", "decrease")), else None."""
     first = question.strip().split("?")[0]
-    opens = re.match(
-        _OPENING + r"(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b",
-        first,
-        re.I,
-    )
+    opens = re.match(_AUXILIARY, asking_clause(question), re.I)
     offered = re.search(r"\b([a-z]+)\s+or\s+([a-z]+)\b", first, re.I) if opens else None
     return (offered[1].lower(), offered[2].lower()) if offered else None
 
 
 def asks_what(question: str) -> bool:
-    """Whether the question's first sentence opens with a question word (what, which, how…)."""
-    first = question.strip().split("?")[0]
-    return bool(
-        re.match(_OPENING + r"(?:what|which|why|who|whom|whose|how|where|when)\b", first, re.I)
-    )
+    """Whether the question's asking clause opens with a question word (what, which, how…)."""
+    return bool(re.match(_QUESTION_WORD, asking_clause(question), re.I))
 
 
 def answer_off_form(segment: str, question: str) -> bool:
