@@ -84,7 +84,7 @@ _PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 # proof90's, proof92's and proof93's students wrote such answers to the turn's 64-token limit).
 MAX_FIGURE_CHARACTERS = 20
 # Nor does a figure repeat the same 1-8 characters three times over 8 characters or more,
-# zeros and separators aside ("1,000,000,000"): "1.1.1.1." is a loop twelve characters
+# zeros and separators aside ("1,000,000,000"): "1.1.1.1." is a loop thirteen characters
 # before it runs too long, and a student let write it on wrote "1.1.1.1.1.1.1.1.1.1. 2.1.1.…".
 _CHARACTER_LOOP = re.compile(r"(\S{1,8}?)\1{2,}$")
 
@@ -202,7 +202,7 @@ _CLAUSE_BREAK = re.compile(r"[,:;]|\.\s")
 _OFFERS_CHOICE = re.compile(r"\bor\b", re.I)  # "increase or decrease": no yes or no
 
 
-def first_sentence(question: str) -> str:
+def _first_sentence(question: str) -> str:
     return question.strip().split("?")[0]
 
 
@@ -214,7 +214,7 @@ def asking_clause(question: str) -> str:
     the balance sheet: what is…"); "" where none does. A clause opening with a relative word
     gives way to a later one opening with an auxiliary verb ("For 3M, which sells tape, did
     revenue grow?")."""
-    clauses = [c.strip() for c in _CLAUSE_BREAK.split(first_sentence(question))]
+    clauses = [c.strip() for c in _CLAUSE_BREAK.split(_first_sentence(question))]
     asking = [c for c in clauses if _AUXILIARY.match(c) or _QUESTION_WORD.match(c)]
     auxiliary = [c for c in asking if _AUXILIARY.match(c)]
     if asking and _RELATIVE.match(asking[0]) and auxiliary:
@@ -227,7 +227,7 @@ def asks_yes_no(question: str) -> bool:
     """Whether the question's first sentence asks yes or no: its asking clause opens with an
     auxiliary verb, and it offers no choice ("… or …")."""
     return bool(_AUXILIARY.match(asking_clause(question))) and not _OFFERS_CHOICE.search(
-        first_sentence(question)
+        _first_sentence(question)
     )
 
 
@@ -242,7 +242,7 @@ def offered_options(question: str) -> tuple[str, str] | None:
     where its asking clause opens as a yes-or-no question does and it offers "A or B"."""
     if not _AUXILIARY.match(asking_clause(question)):
         return None
-    offered = _OFFERED.search(first_sentence(question))
+    offered = _OFFERED.search(_first_sentence(question))
     return (offered[1].lower(), offered[2].lower()) if offered else None
 
 

@@ -54,10 +54,10 @@ PRESETS: dict[str, dict] = {
             "drills that copy made-up company names into the scope, then RL with groups of "
             "4 until 35 minutes are spent, then the evaluation "
             "against the base model and echo. The agent decodes greedily with rules: a "
-            "search's [scope] copies only words of the question, no word loops, a yes-or-no "
-            "question is answered Yes or No, a question offering two options with one of them, "
-            "one opening with what, which or how never with Yes or No, and a later search stays "
-            "within the financial statement the question names."
+            "search's [scope] copies only words of the question, no word or figure loops, a "
+            "yes-or-no question is answered Yes or No, a question offering two options with "
+            "one of them, one asking what, which or how never with Yes or No, and a later "
+            "search stays within the financial statement the question names."
         ),
         "config": {
             "model": "default",
