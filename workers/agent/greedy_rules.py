@@ -87,6 +87,7 @@ MAX_FIGURE_CHARACTERS = 20
 # zeros and separators aside ("1,000,000,000"): "1.1.1.1." is a loop thirteen characters
 # before it runs too long, and a student let write it on wrote "1.1.1.1.1.1.1.1.1.1. 2.1.1.…".
 _CHARACTER_LOOP = re.compile(r"(\S{1,8}?)\1{2,}$")
+MIN_CHARACTER_LOOP = 8
 
 
 def ends_in_loop(text: str) -> bool:
@@ -100,7 +101,7 @@ def ends_in_loop(text: str) -> bool:
         if len(last) > MAX_FIGURE_CHARACTERS and not any(c.isalpha() for c in last):
             return True
         looped = _CHARACTER_LOOP.search(last)
-        if looped and len(looped[0]) >= 8 and looped[0].strip("0,."):
+        if looped and len(looped[0]) >= MIN_CHARACTER_LOOP and looped[0].strip("0,."):
             return True
     for n in range(1, MAX_RUN_WORDS + 1):
         tail = words[-n * REPEATS :]
@@ -191,13 +192,11 @@ def _piece_of(word: str, pieces: frozenset[str]) -> bool:
 _AUXILIARY = re.compile(
     r"(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I
 )
+_PREPOSITION = r"(?:(?:by|in|of|for|to|from|at|on)\s+)?"  # "by how many…", "in which…"
 _QUESTION_WORD = re.compile(
-    r"(?:(?:by|in|of|for|to|from|at|on)\s+)?(?:what|which|why|who|whom|whose|how|where|when)\b",
-    re.I,
+    _PREPOSITION + r"(?:what|which|why|who|whom|whose|how|where|when)\b", re.I
 )
-_RELATIVE = re.compile(
-    r"(?:(?:by|in|of|for|to|from|at|on)\s+)?(?:which|who|whom|whose|where|when)\b", re.I
-)
+_RELATIVE = re.compile(_PREPOSITION + r"(?:which|who|whom|whose|where|when)\b", re.I)
 _CLAUSE_BREAK = re.compile(r"[,:;]|\.\s")
 _OFFERS_CHOICE = re.compile(r"\bor\b", re.I)  # "increase or decrease": no yes or no
 
