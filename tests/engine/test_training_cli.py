@@ -138,6 +138,26 @@ def test_the_time_budget_keeps_room_for_the_final_evaluation():
     assert TrainConfig(max_minutes=45).training_seconds(1000) == 45 * 60 / 2
 
 
+def test_a_slower_machine_keeps_more_time_for_the_final_evaluation():
+    from workers.training.config import (
+        EVAL_SECONDS_PER_QUESTION,
+        TrainConfig,
+        eval_seconds_per_question,
+    )
+
+    # A fast machine (or none measured) is given the constant; a slow one what it measured.
+    assert eval_seconds_per_question() == EVAL_SECONDS_PER_QUESTION
+    assert eval_seconds_per_question(2.0) == EVAL_SECONDS_PER_QUESTION
+    assert eval_seconds_per_question(12.5) == 12.5
+    config = TrainConfig(max_minutes=45)
+    # 25 questions fit the ten minutes kept at either speed; 60 do not on the slow machine.
+    assert config.training_seconds(25, eval_seconds_per_question(12.5)) == 35 * 60
+    assert config.training_seconds(60, eval_seconds_per_question(6.0)) == 35 * 60
+    assert config.training_seconds(60, eval_seconds_per_question(12.5)) == 45 * 60 - (
+        60 + 12.5 * 60
+    )
+
+
 def _parsed(*argv: str):
     from workers.cli import build_parser
     from workers.training.cli import config_from_args

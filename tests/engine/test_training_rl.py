@@ -814,6 +814,39 @@ def test_the_cold_start_takes_at_most_its_share_of_a_timed_run(tmp_path, monkeyp
         config(sft_share=0)
 
 
+def test_a_slow_cold_start_ends_rl_early_enough_for_the_final_evaluation(tmp_path, monkeypatch):
+    from workers.training import rl
+
+    clock = {"skipped": 0.0}  # seconds the fake cold start "took"
+    real_monotonic = time.monotonic
+    monkeypatch.setattr(rl.time, "monotonic", lambda: real_monotonic() + clock["skipped"])
+
+    def two_slow_batches(model, trajectories, *, on_step, **kwargs):
+        for _ in range(2):  # 700 s a micro-batch: a question of the evaluation takes as long
+            clock["skipped"] += 700
+            on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": 3})
+        return [1.0]
+
+    monkeypatch.setattr(rl, "sft", two_slow_batches)
+    tokenizer = tiny_tokenizer()
+    summary = rl.train(
+        config(steps=3, sft_epochs=1, save_every=0, max_minutes=45),
+        model=tiny_model(tokenizer),
+        tokenizer=tokenizer,
+        index=SearchIndex.build(chunks()),
+        train_questions=questions(),
+        val_questions=questions()[:1],
+        out_dir=tmp_path / "run",
+        progress=False,
+        log=lambda line: None,
+        final_eval_questions=100,
+    )
+    # At 8 s a question the 100 would leave RL until 30.7 minutes, past the cold start's
+    # 23.3; at the measured speed they need half the 45, so RL ends after its first step.
+    assert summary["stopped_early"] == "time budget spent"
+    assert summary["steps"] == 1
+
+
 def test_the_summary_says_how_much_of_the_cold_start_a_timed_run_got(tmp_path, monkeypatch):
     from workers.training import rl
 

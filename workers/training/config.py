@@ -12,6 +12,19 @@ from workers.settings import Settings, option
 # questions took 3.4 minutes (the trained agent, the base, echo@K and echo). A GPU is faster.
 EVAL_SETUP_SECONDS = 60
 EVAL_SECONDS_PER_QUESTION = 8
+# A slower machine evaluates slower, as it trains slower: a question of the final evaluation
+# (four policies, 16 questions a batch) took about as long as a cold-start micro-batch of
+# 4096 tokens, on a 2-core CPU with bfloat16 (proof82: 5.8 s against about 6 s) and one
+# without (proof94: 11.1 s against 12.3 s).
+EVAL_QUESTION_PER_COLD_START_BATCH = 1.0
+
+
+def eval_seconds_per_question(cold_start_batch_seconds: float | None = None) -> float:
+    """What a question of the final evaluation is given: `EVAL_SECONDS_PER_QUESTION`, more
+    on a machine whose cold start ran slower (its measured seconds a micro-batch)."""
+    measured = (cold_start_batch_seconds or 0.0) * EVAL_QUESTION_PER_COLD_START_BATCH
+    return max(EVAL_SECONDS_PER_QUESTION, measured)
+
 
 LossKind = Literal["dppo_tv", "dppo_kl", "tis", "mis"]
 LOSS_KINDS: tuple[str, ...] = LossKind.__args__
@@ -154,15 +167,19 @@ class TrainConfig(Settings):
     def entity_split_seed(self) -> int:
         return self.seed if self.split_seed is None else self.split_seed
 
-    def training_seconds(self, final_eval_questions: int = 0) -> float | None:
+    def training_seconds(
+        self,
+        final_eval_questions: int = 0,
+        seconds_per_question: float = EVAL_SECONDS_PER_QUESTION,
+    ) -> float | None:
         """What training may spend of max_minutes: the final evaluation (four policies on
-        each of `final_eval_questions`) needs the rest, a quarter or ten minutes, more for a
-        large validation set, never more than half."""
+        each of `final_eval_questions`, `seconds_per_question` each) needs the rest, a
+        quarter or ten minutes, more for a large validation set, never more than half."""
         if not self.max_minutes:
             return None
         budget = 60 * self.max_minutes
         reserve = max(
             min(budget / 4, 600),
-            EVAL_SETUP_SECONDS + EVAL_SECONDS_PER_QUESTION * final_eval_questions,
+            EVAL_SETUP_SECONDS + seconds_per_question * final_eval_questions,
         )
         return budget - min(reserve, budget / 2)

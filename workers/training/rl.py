@@ -54,7 +54,7 @@ from workers.training.checkpoint import (
     restore_rng_states,
     save_checkpoint,
 )
-from workers.training.config import TrainConfig
+from workers.training.config import TrainConfig, eval_seconds_per_question
 from workers.training.logprobs import batch_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
 from workers.training.sft import sft
@@ -465,6 +465,7 @@ def train(
             engine, teacher, teacher_for, by_id, train_questions, config, log
         )
     if cold_start:
+        cold_started = time.monotonic()
         losses = sft(
             model,
             cold_start,
@@ -483,6 +484,14 @@ def train(
             on_step=lambda record: taught.append(record["trajectories"]),
         )
         log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
+        if taught and budget:
+            # The final evaluation runs at this machine's speed, which the cold start measured:
+            # RL ends early enough for it on a slow machine with a large validation set.
+            batch_seconds = (time.monotonic() - cold_started) / len(taught)
+            budget = config.training_seconds(
+                final_eval_questions, eval_seconds_per_question(batch_seconds)
+            )
+            deadline = started + budget
     sync_weights(engine, model)  # the cold start's weights, before the first rollout
 
     reference = None
