@@ -436,6 +436,13 @@ ANSWER_FORMS = [
     ("<answer>Y", CHOICE, True),
     ("<answer>12.4%", CHOICE, True),
     ("<answer>IncrEarnings", CHOICE, True),  # proof87's, let begin "Incr"
+    ("<answer>IncrEaSpn", CHOICE, True),  # proof95's, let begin "Increas"
+    ("<answer>Increasements", CHOICE, True),  # proof90's, right by the judge's stemmer
+    ("<answer>Increasing expenses", CHOICE, False),
+    ("<answer>decreases", CHOICE, False),
+    ("<answer>Improvement", "Has the quick ratio improved or declined?", True),
+    ("<answer>Improving,", "Has the quick ratio improved or declined?", False),
+    ("<answer>Lower", "Was the margin higher or lower in 2022?", False),
     ("<answer>Declining", "Has the quick ratio improved or declined?", False),
     ("<answer>Strong demand", WHY, False),
     ("<answer>1.1 million", WHY, False),

@@ -38,7 +38,7 @@ a scope, the index):
   own `</answer>` (proof87's closed one with `</search>`, and lost it); a question that would
   ask yes or no but offers two words to choose from ("Did wages … increase or decrease in
   FY2023?", "Has the quick ratio improved or declined…?") is answered with one of them first (a
-  word that begins with its stem: "Increased", "declining"); one that opens with a question
+  form of it: "Increased", "declining", not "IncrEaSpn"); one that opens with a question
   word ("What is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…",
   "Among operations, investing, and financing activities, which…") never with "Yes" or "No".
   proof86-88's students, taught many yes-or-no answers, answered "Yes" to both.
@@ -251,11 +251,17 @@ def asks_what(question: str) -> bool:
     return bool(_QUESTION_WORD.match(asking_clause(question)))
 
 
-def _stem(word: str) -> str:
-    """The start every form of an option's word shares ("increas" of "increase", "improv" of
-    "improved"): proof87's student, let begin "Incr", wrote "IncrEarnings"."""
-    stem = re.sub(r"(?:ing|ed|es|e|d|s)$", "", word)
-    return stem if len(stem) >= 3 else word
+# The endings a verb or an adjective takes ("increase", "increases", "increased", "increasing").
+_ENDINGS = ("e", "es", "ed", "ing", "d", "s")
+
+
+def _forms(option: str) -> frozenset[str]:
+    """The words that say an option: the option, or the start every form of it shares
+    ("increas" of "increase", "improv" of "improved") with an ending. proof87's student,
+    let begin "Incr", wrote "IncrEarnings"; proof95's, let begin "Increas", "IncrEaSpn"."""
+    stem = re.sub(r"(?:ing|ed|es|e|d|s)$", "", option)
+    stem = stem if len(stem) >= 3 else option
+    return frozenset({option, *(stem + ending for ending in _ENDINGS)})
 
 
 def _closes_answer(tag: str) -> bool:
@@ -267,8 +273,8 @@ def _closes_answer(tag: str) -> bool:
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the `segment` writes is not of the form the question asks: it writes
     a tag other than its closing `</answer>`; for a choice (`offered_options`), its first word
-    is neither option; for a question opening with a question word (`asks_what`), it is
-    "Yes" or "No"."""
+    is no form of either option (`_forms`); for a question opening with a question word
+    (`asks_what`), it is "Yes" or "No"."""
     start = segment.find(ANSWER_OPEN)  # the first: "<answer><answer>" is off
     if start < 0:
         return False
@@ -279,10 +285,10 @@ def answer_off_form(segment: str, question: str) -> bool:
     first = re.match(r"[^\W\d_]*", written).group().lower()
     options = offered_options(question)
     if options and written:
-        stems = [_stem(option) for option in options]
+        forms = _forms(options[0]) | _forms(options[1])
         if len(first) < len(written):  # the first word is whole
-            return not any(first.startswith(stem) for stem in stems)
-        return not any(stem.startswith(first) or first.startswith(stem) for stem in stems)
+            return first not in forms
+        return not any(form.startswith(first) for form in forms)
     if not asks_what(question):
         return False
     # "Yes" or "No" as the word so far: "North" and "Yesterday" are written by other tokens.

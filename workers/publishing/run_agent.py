@@ -617,7 +617,7 @@ def asks_what(question: str) -> bool:
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the segment writes is not of the form the question asks
     (`answer_form` in agent.json): it writes a tag other than its closing "</answer>"; for a
-    choice, its first word does not begin with an option's stem ("increas" of "increase");
+    choice, its first word is no form of an option ("increased", "increasing");
     for a question opening with a question word, it is "Yes" or "No" so far."""
     start = segment.find("<answer>")
     if start < 0:
@@ -629,13 +629,14 @@ def answer_off_form(segment: str, question: str) -> bool:
     first = re.match(r"[^\W\d_]*", written).group().lower()
     options = offered_options(question)
     if options and written:
-        stems = [re.sub(r"(?:ing|ed|es|e|d|s)$", "", option) for option in options]
-        stems = [
-            stem if len(stem) >= 3 else option for stem, option in zip(stems, options, strict=True)
-        ]
+        forms = set()
+        for option in options:
+            stem = re.sub(r"(?:ing|ed|es|e|d|s)$", "", option)
+            stem = stem if len(stem) >= 3 else option
+            forms |= {option, *(stem + ending for ending in ("e", "es", "ed", "ing", "d", "s"))}
         if len(first) < len(written):
-            return not any(first.startswith(stem) for stem in stems)
-        return not any(stem.startswith(first) or first.startswith(stem) for stem in stems)
+            return first not in forms
+        return not any(form.startswith(first) for form in forms)
     if not asks_what(question):
         return False
     return first in ("yes", "no")
