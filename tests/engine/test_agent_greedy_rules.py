@@ -437,6 +437,9 @@ ANSWER_FORMS = [
     ("<answer>12.4%", CHOICE, True),
     ("<answer>IncrEarnings", CHOICE, True),  # proof87's, let begin "Incr"
     ("<answer>IncrEaSpn", CHOICE, True),  # proof95's, let begin "Increas"
+    ("<answer>IncrEaSd", CHOICE, True),  # and let write "Increasd"
+    ("<answer>Increased1111111000", CHOICE, True),
+    ("<answer>Increased 2023", CHOICE, False),
     ("<answer>Increasements", CHOICE, True),  # proof90's, right by the judge's stemmer
     ("<answer>Increasing expenses", CHOICE, False),
     ("<answer>decreases", CHOICE, False),

@@ -251,17 +251,19 @@ def asks_what(question: str) -> bool:
     return bool(_QUESTION_WORD.match(asking_clause(question)))
 
 
-# The endings a verb or an adjective takes ("increase", "increases", "increased", "increasing").
-_ENDINGS = ("e", "es", "ed", "ing", "d", "s")
+# The endings of a verb's forms after the start they share ("increas": "increase",
+# "increases", "increased", "increasing").
+_ENDINGS = ("e", "es", "ed", "ing")
 
 
 def _forms(option: str) -> frozenset[str]:
-    """The words that say an option: the option, or the start every form of it shares
-    ("increas" of "increase", "improv" of "improved") with an ending. proof87's student,
-    let begin "Incr", wrote "IncrEarnings"; proof95's, let begin "Increas", "IncrEaSpn"."""
+    """The words that say an option: the option with or without an "s", or the start every
+    form of it shares ("increas" of "increase", "improv" of "improved") with an ending.
+    proof87's student, let begin "Incr", wrote "IncrEarnings"; proof95's, let begin
+    "Increas", "IncrEaSpn", and let write "Increasd", "IncrEaSd1111111000…"."""
     stem = re.sub(r"(?:ing|ed|es|e|d|s)$", "", option)
     stem = stem if len(stem) >= 3 else option
-    return frozenset({option, *(stem + ending for ending in _ENDINGS)})
+    return frozenset({option, option + "s", *(stem + ending for ending in _ENDINGS)})
 
 
 def _closes_answer(tag: str) -> bool:
@@ -286,8 +288,8 @@ def answer_off_form(segment: str, question: str) -> bool:
     options = offered_options(question)
     if options and written:
         forms = _forms(options[0]) | _forms(options[1])
-        if len(first) < len(written):  # the first word is whole
-            return first not in forms
+        if len(first) < len(written):  # the first word is whole, unless digits go on with it
+            return first not in forms or written[len(first)].isdigit()
         return not any(form.startswith(first) for form in forms)
     if not asks_what(question):
         return False

@@ -633,9 +633,9 @@ def answer_off_form(segment: str, question: str) -> bool:
         for option in options:
             stem = re.sub(r"(?:ing|ed|es|e|d|s)$", "", option)
             stem = stem if len(stem) >= 3 else option
-            forms |= {option, *(stem + ending for ending in ("e", "es", "ed", "ing", "d", "s"))}
+            forms |= {option, option + "s", *(stem + end for end in ("e", "es", "ed", "ing"))}
         if len(first) < len(written):
-            return first not in forms
+            return first not in forms or written[len(first)].isdigit()
         return not any(form.startswith(first) for form in forms)
     if not asks_what(question):
         return False
