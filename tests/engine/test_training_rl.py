@@ -785,6 +785,25 @@ def test_the_teacher_keeps_no_trajectory_whose_answer_states_a_figure_its_result
     assert list(teacher_trajectories(engine, teacher, [read, unread])) == [read.id, unread.id]
 
 
+def train_tiny(settings: TrainConfig, out_dir, **kwargs) -> dict:
+    """`rl.train` on the tiny model, index and questions, quietly (`kwargs` passed on)."""
+    from workers.training import rl
+
+    tokenizer = tiny_tokenizer()
+    return rl.train(
+        settings,
+        model=tiny_model(tokenizer),
+        tokenizer=tokenizer,
+        index=SearchIndex.build(chunks()),
+        train_questions=questions(),
+        val_questions=questions()[:1],
+        out_dir=out_dir,
+        progress=False,
+        log=lambda line: None,
+        **kwargs,
+    )
+
+
 def test_the_cold_start_takes_at_most_its_share_of_a_timed_run(tmp_path, monkeypatch):
     from workers.training import rl
 
@@ -795,18 +814,10 @@ def test_the_cold_start_takes_at_most_its_share_of_a_timed_run(tmp_path, monkeyp
         return [0.0]
 
     monkeypatch.setattr(rl, "sft", recorded_sft)
-    tokenizer = tiny_tokenizer()
     for share in (0.5, 0.8):
-        rl.train(
+        train_tiny(
             config(steps=1, sft_epochs=1, save_every=0, max_minutes=40, sft_share=share),
-            model=tiny_model(tokenizer),
-            tokenizer=tokenizer,
-            index=SearchIndex.build(chunks()),
-            train_questions=questions(),
-            val_questions=questions()[:1],
-            out_dir=tmp_path / f"run-{share}",
-            progress=False,
-            log=lambda line: None,
+            tmp_path / f"run-{share}",
         )
     # 40 minutes leave 30 to train (the evaluation gets the rest): 15 or 24 to the cold start.
     assert [round(d / 60) for d in deadlines] == [15, 24]
@@ -828,17 +839,9 @@ def test_a_slow_cold_start_ends_rl_early_enough_for_the_final_evaluation(tmp_pat
         return [1.0]
 
     monkeypatch.setattr(rl, "sft", two_slow_batches)
-    tokenizer = tiny_tokenizer()
-    summary = rl.train(
+    summary = train_tiny(
         config(steps=3, sft_epochs=1, save_every=0, max_minutes=45),
-        model=tiny_model(tokenizer),
-        tokenizer=tokenizer,
-        index=SearchIndex.build(chunks()),
-        train_questions=questions(),
-        val_questions=questions()[:1],
-        out_dir=tmp_path / "run",
-        progress=False,
-        log=lambda line: None,
+        tmp_path / "run",
         final_eval_questions=100,
     )
     # At 8 s a question the 100 would leave RL until 30.7 minutes, past the cold start's
@@ -859,18 +862,7 @@ def test_the_summary_says_how_much_of_the_cold_start_a_timed_run_got(tmp_path, m
         return [1.0]
 
     monkeypatch.setattr(rl, "sft", two_batches_of_three)
-    tokenizer = tiny_tokenizer()
-    summary = rl.train(
-        config(steps=1, sft_epochs=3, save_every=0),
-        model=tiny_model(tokenizer),
-        tokenizer=tokenizer,
-        index=SearchIndex.build(chunks()),
-        train_questions=questions(),
-        val_questions=questions()[:1],
-        out_dir=tmp_path / "run",
-        progress=False,
-        log=lambda line: None,
-    )
+    summary = train_tiny(config(steps=1, sft_epochs=3, save_every=0), tmp_path / "run")
     assert summary["cold_start_batches"] == 2
     assert summary["precision"] == "float32"
     assert summary["cold_start_epochs"] == pytest.approx(6 / taught[0])
