@@ -407,6 +407,8 @@ def test_sampling_is_never_guarded(looping_model):
 
 CHOICE = "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?"
 WHY = "As of FY2023Q1, why did Pepsico raise full year guidance for FY2023?"
+WHAT_DROVE = "What drove the reduction in SG&A expense as a percent of net sales in FY2023?"
+EXPLAIN_WHY = "What is AMEX's operating margin? If it is not useful, state that and explain why."
 
 
 @pytest.mark.parametrize(
@@ -448,7 +450,12 @@ ANSWER_FORMS = [
     ("<answer>Lower", "Was the margin higher or lower in 2022?", False),
     ("<answer>Declining", "Has the quick ratio improved or declined?", False),
     ("<answer>Strong demand", WHY, False),
-    ("<answer>1.1 million", WHY, False),
+    ("<answer>1.1 million", WHY, True),  # proof97's "-11 million": a reason is in words
+    ("<answer>-", WHAT_DROVE, True),
+    ("<answer> $104,233 million", WHAT_DROVE, True),
+    ("<answer>Lower marketing expenses", WHAT_DROVE, False),
+    ("<answer>", WHAT_DROVE, False),
+    ("<answer>-11 million", EXPLAIN_WHY, False),  # "explain why" in its instructions asks none
     ("<answer>Yes", WHY, True),
     ("<answer>No,", WHY, True),
     ("<answer>Northern Europe", WHY, False),

@@ -40,8 +40,10 @@ a scope, the index):
   FY2023?", "Has the quick ratio improved or declined…?") is answered with one of them first (a
   form of it: "Increased", "declining", not "IncrEaSpn"); one that opens with a question
   word ("What is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…",
-  "Among operations, investing, and financing activities, which…") never with "Yes" or "No".
-  proof86-88's students, taught many yes-or-no answers, answered "Yes" to both.
+  "Among operations, investing, and financing activities, which…") never with "Yes" or "No";
+  one asking what drove a change, or why, in words: never opening with a figure or a sign.
+  proof86-88's students, taught many yes-or-no answers, answered "Yes" to both; proof97's
+  answered every "What drove…" and "why did…" question with a figure ("-11 million").
 - A statement the question names, left (`Limits.statement_filter`): a question that names a
   financial statement ("… shown in the cash flow statement", "Using the balance sheet, …") is
   searched within it after the first search, as the teacher searches: every later search's
@@ -64,6 +66,7 @@ import re
 
 from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN
 from workers.agent.trajectory import Limits
+from workers.documents.synthesis import asks_cause
 from workers.search.index import naming_text
 
 MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
@@ -272,17 +275,28 @@ def _closes_answer(tag: str) -> bool:
     return tag.startswith(ANSWER_CLOSE) or ANSWER_CLOSE.startswith(tag)
 
 
+# What a figure opens with: a digit, a sign, a currency, a bracket of a negative.
+_FIGURE_OPENERS = "-+$€£¥(.,%"
+
+
+def _opens_figure(written: str) -> bool:
+    return written[0].isdigit() or written[0] in _FIGURE_OPENERS
+
+
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the `segment` writes is not of the form the question asks: it writes
-    a tag other than its closing `</answer>`; for a choice (`offered_options`), its first word
-    is no form of either option (`_forms`); for a question opening with a question word
-    (`asks_what`), it is "Yes" or "No"."""
+    a tag other than its closing `</answer>`; for a question asking what drove a change, or
+    why (`synthesis.asks_cause`), it opens as a figure does (a digit, a sign); for a choice
+    (`offered_options`), its first word is no form of either option (`_forms`); for a
+    question opening with a question word (`asks_what`), it is "Yes" or "No"."""
     start = segment.find(ANSWER_OPEN)  # the first: "<answer><answer>" is off
     if start < 0:
         return False
     written = segment[start + len(ANSWER_OPEN) :].lstrip()
     tag = written.find("<")
     if tag >= 0 and not _closes_answer(written[tag:]):
+        return True
+    if written[:1] and _opens_figure(written) and asks_cause(question):
         return True
     first = re.match(r"[^\W\d_]*", written).group().lower()
     options = offered_options(question)

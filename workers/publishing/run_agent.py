@@ -609,6 +609,13 @@ def offered_options(question: str):
     return (offered[1].lower(), offered[2].lower()) if offered else None
 
 
+# A question asking what drove a change, or why (the engine's `synthesis.asks_cause`).
+_ASKS_CAUSE = (
+    r"\bwhat drove\b|\bwhy (?:did|do|does|has|have|is|are|was|were)\b"
+    r"|\bwhat (?:was|were) the (?:main )?(?:reason|driver)"
+)
+
+
 def asks_what(question: str) -> bool:
     """Whether the question's asking clause opens with a question word (what, which, how…)."""
     return bool(re.match(_QUESTION_WORD, asking_clause(question), re.I))
@@ -618,6 +625,7 @@ def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the segment writes is not of the form the question asks
     (`answer_form` in agent.json): it writes a tag other than its closing "</answer>"; for a
     choice, its first word is no form of an option ("increased", "increasing");
+    for a question asking what drove a change, or why, it opens as a figure does;
     for a question opening with a question word, it is "Yes" or "No" so far."""
     start = segment.find("<answer>")
     if start < 0:
@@ -625,6 +633,9 @@ def answer_off_form(segment: str, question: str) -> bool:
     written = segment[start + len("<answer>") :].lstrip()
     tag = written[written.find("<") :] if "<" in written else ""
     if tag and not (tag.startswith("</answer>") or "</answer>".startswith(tag)):
+        return True
+    opens_figure = written[:1].isdigit() or written[:1] in tuple("-+$€£¥(.,%")
+    if opens_figure and re.search(_ASKS_CAUSE, question, re.I):
         return True
     first = re.match(r"[^\W\d_]*", written).group().lower()
     options = offered_options(question)
