@@ -56,7 +56,8 @@ PRESETS: dict[str, dict] = {
             "against the base model and echo. The agent decodes greedily with rules: a "
             "search's [scope] copies only words of the question, no word or figure loops, a "
             "yes-or-no question is answered Yes or No, a question offering two options with "
-            "one of them, one asking what, which or how never with Yes or No, and a later "
+            "one of them, one asking what, which or how never with Yes or No, one asking "
+            "what drove a change, or why, in words rather than a figure, and a later "
             "search stays within the financial statement the question names."
         ),
         "config": {
