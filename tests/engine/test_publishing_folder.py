@@ -335,6 +335,7 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         scope_uncopied,
         statement_left,
     )
+    from workers.documents import synthesis
 
     run_agent = bundled_script(published)
     for text in LOOPS + NOT_LOOPS:
@@ -351,6 +352,8 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     for segment, question, _ in ANSWER_FORMS:
         ruled = answer_off_form(segment, question)
         assert run_agent.answer_off_form(segment, question) == ruled, (segment, question)
+    # the questions asking a cause: the curriculum's reading of them, copied
+    assert run_agent._ASKS_CAUSE == synthesis._ASKS_CAUSE.pattern
     for question in (QUESTION, PROFIT, EBITDA):
         for segment in STATEMENT_LEFT + STATEMENT_KEPT + ["<search>[P 2022 | cash flow]"]:
             ruled = statement_left(segment, question)
