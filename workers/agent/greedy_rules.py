@@ -7,10 +7,10 @@ a scope, the index):
   turn's token limit cuts it: "[3M 2018 | cash flow] amount amount amount …" (proof50-54's
   validation queries). A turn may not end with the same run of 1-4 words written three times
   in a row. Words, not tokens: a figure's digits ("1,000,000") repeat tokens and are one word.
-  Nor may a word of no letters run longer than any figure (20 characters), nor a word repeat
-  the same 1-8 characters three times over 8 or more, zeros and separators aside: students wrote
-  answers of "1111…", "1.1.1.1…" or "-1111111222222211…" to the turn's limit (proof87,
-  proof90, proof92, proof93).
+  Nor may a word of no letters run longer than any figure (20 characters, 15 digits), nor a
+  word repeat the same 1-8 characters three times over 8 or more, zeros and separators aside:
+  students wrote answers of "1111…", "1.1.1.1…" or "-1111111222222211…" to the turn's limit
+  (proof87, proof90, proof92, proof93), and "-1111111222222211111" (proof97).
 - Scopes it did not copy (`Limits.grounded_scope`): a search's `[names | heading]` names the
   documents and pages to search, and the student is taught to copy them from the question;
   on companies it never saw, it wrote a training company's name instead ("[Pfizer 2021]" for
@@ -41,9 +41,12 @@ a scope, the index):
   form of it: "Increased", "declining", not "IncrEaSpn"); one that opens with a question
   word ("What is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…",
   "Among operations, investing, and financing activities, which…") never with "Yes" or "No";
-  one asking what drove a change, or why, in words: never opening with a figure or a sign.
+  one asking what drove a change, or why, or which of a kind ("which of JPM's segments…"), in
+  words: never opening with a figure or a sign; and no answer closes before it writes a word.
   proof86-88's students, taught many yes-or-no answers, answered "Yes" to both; proof97's
-  answered every "What drove…" and "why did…" question with a figure ("-11 million").
+  answered every "What drove…" and "why did…" question with a figure ("-11 million"), and
+  proof98's and proof99's every "which…" question ("1,238 million" for JPM's segment with the
+  lowest net revenue); proof99's, figures ruled out, closed two answers with nothing in them.
 - A statement the question names, left (`Limits.statement_filter`): a question that names a
   financial statement ("… shown in the cash flow statement", "Using the balance sheet, …") is
   searched within it after the first search, as the teacher searches: every later search's
@@ -91,17 +94,23 @@ MAX_FIGURE_CHARACTERS = 20
 # before it runs too long, and a student let write it on wrote "1.1.1.1.1.1.1.1.1.1. 2.1.1.…".
 _CHARACTER_LOOP = re.compile(r"(\S{1,8}?)\1{2,}$")
 MIN_CHARACTER_LOOP = 8
+# Nor has a figure more digits than this ("$1,234,567,890,123" has 13): proof97's student
+# answered "-1111111222222211111", nineteen digits in twenty characters, under both rules above.
+MAX_FIGURE_DIGITS = 15
 
 
 def ends_in_loop(text: str) -> bool:
     """Whether `text` ends with one run of 1-4 words written three times in a row
     ("amount amount amount", "amount] usd amount] usd amount] usd"), or with a word of no
-    letters longer than any figure ("-111111122222221122222", a tag before it aside), or
-    with the same few characters over and over ("1.1.1.1.", `_CHARACTER_LOOP`)."""
+    letters longer than any figure, in characters or in digits ("-111111122222221122222", a
+    tag before it aside), or with the same few characters over and over ("1.1.1.1.",
+    `_CHARACTER_LOOP`)."""
     words = text.split()
     if words and not text[-1].isspace():
         last = words[-1].rsplit(">", 1)[-1]
-        if len(last) > MAX_FIGURE_CHARACTERS and not any(c.isalpha() for c in last):
+        if not any(c.isalpha() for c in last) and (
+            len(last) > MAX_FIGURE_CHARACTERS or sum(c.isdigit() for c in last) > MAX_FIGURE_DIGITS
+        ):
             return True
         looped = _CHARACTER_LOOP.search(last)
         if looped and len(looped[0]) >= MIN_CHARACTER_LOOP and looped[0].strip("0,."):
@@ -283,10 +292,28 @@ def _opens_figure(written: str) -> bool:
     return written[0].isdigit() or written[0] in _FIGURE_OPENERS
 
 
+# A question asking which of a kind names it in words ("Which of JPM's business segments…":
+# "Corporate"; "Among operations, investing and financing activities, which…"), unless the
+# kind is a time ("In which fiscal year…").
+_ASKS_WHICH = re.compile(
+    _PREPOSITION
+    + r"which\b(?!\s+(?:fiscal\s+)?(?:years?|quarters?|months?|periods?|dates?|days?)\b)",
+    re.I,
+)
+
+
+@functools.lru_cache(maxsize=256)
+def asks_in_words(question: str) -> bool:
+    """Whether the question asks for words, not a figure: what drove a change, or why
+    (`synthesis.asks_cause`), or which of a kind (its asking clause opens with "which")."""
+    return asks_cause(question) or bool(_ASKS_WHICH.match(asking_clause(question)))
+
+
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the `segment` writes is not of the form the question asks: it writes
-    a tag other than its closing `</answer>`; for a question asking what drove a change, or
-    why (`synthesis.asks_cause`), it opens as a figure does (a digit, a sign); for a choice
+    a tag other than its closing `</answer>`, or closes before it writes anything; for a
+    question asking in words (`asks_in_words`), it opens as a figure does (a digit, a sign);
+    for a choice
     (`offered_options`), its first word is no form of either option (`_forms`); for a
     question opening with a question word (`asks_what`), it is "Yes" or "No"."""
     start = segment.find(ANSWER_OPEN)  # the first: "<answer><answer>" is off
@@ -294,9 +321,9 @@ def answer_off_form(segment: str, question: str) -> bool:
         return False
     written = segment[start + len(ANSWER_OPEN) :].lstrip()
     tag = written.find("<")
-    if tag >= 0 and not _closes_answer(written[tag:]):
+    if tag >= 0 and (not _closes_answer(written[tag:]) or not written[:tag].strip()):
         return True
-    if written[:1] and _opens_figure(written) and asks_cause(question):
+    if written[:1] and _opens_figure(written) and asks_in_words(question):
         return True
     first = re.match(r"[^\W\d_]*", written).group().lower()
     options = offered_options(question)

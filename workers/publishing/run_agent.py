@@ -458,13 +458,15 @@ LOOP_RUN_WORDS, LOOP_REPEATS, RULE_CANDIDATES = 4, 3, 4096
 def ends_in_loop(text: str) -> bool:
     """Whether `text` ends with one run of 1-4 words written three times in a row
     ("amount amount amount"), or with a word of no letters longer than any figure (20
-    characters, a tag before it aside: "-111111122222221122222"), or with a word that repeats
-    the same 1-8 characters three times over 8 or more, zeros and separators aside ("1.1.1.1.",
-    not "1,000,000,000"): a greedy loop (`loop_guard` in agent.json)."""
+    characters or 15 digits, a tag before it aside: "-111111122222221122222"), or with a word
+    that repeats the same 1-8 characters three times over 8 or more, zeros and separators aside
+    ("1.1.1.1.", not "1,000,000,000"): a greedy loop (`loop_guard` in agent.json)."""
     words = text.split()
     if words and not text[-1].isspace():
         last = words[-1].rsplit(">", 1)[-1]
-        if len(last) > 20 and not any(c.isalpha() for c in last):
+        if not any(c.isalpha() for c in last) and (
+            len(last) > 20 or sum(c.isdigit() for c in last) > 15
+        ):
             return True
         looped = re.search(r"(\S{1,8}?)\1{2,}$", last)
         if looped and len(looped[0]) >= 8 and looped[0].strip("0,."):
@@ -616,6 +618,21 @@ _ASKS_CAUSE = (
 )
 
 
+# A question asking which of a kind, unless the kind is a time (the engine's `_ASKS_WHICH`).
+_ASKS_WHICH = (
+    _PREPOSITION
+    + r"which\b(?!\s+(?:fiscal\s+)?(?:years?|quarters?|months?|periods?|dates?|days?)\b)"
+)
+
+
+def asks_in_words(question: str) -> bool:
+    """Whether the question asks for words: what drove a change, or why, or which of a kind."""
+    return bool(
+        re.search(_ASKS_CAUSE, question, re.I)
+        or re.match(_ASKS_WHICH, asking_clause(question), re.I)
+    )
+
+
 def asks_what(question: str) -> bool:
     """Whether the question's asking clause opens with a question word (what, which, how…)."""
     return bool(re.match(_QUESTION_WORD, asking_clause(question), re.I))
@@ -623,9 +640,10 @@ def asks_what(question: str) -> bool:
 
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the segment writes is not of the form the question asks
-    (`answer_form` in agent.json): it writes a tag other than its closing "</answer>"; for a
-    choice, its first word is no form of an option ("increased", "increasing");
-    for a question asking what drove a change, or why, it opens as a figure does;
+    (`answer_form` in agent.json): it writes a tag other than its closing "</answer>", or
+    closes before it writes anything; for a choice, its first word is no form of an option
+    ("increased", "increasing"); for a question asking what drove a change, or why, or which
+    of a kind, it opens as a figure does;
     for a question opening with a question word, it is "Yes" or "No" so far."""
     start = segment.find("<answer>")
     if start < 0:
@@ -634,8 +652,10 @@ def answer_off_form(segment: str, question: str) -> bool:
     tag = written[written.find("<") :] if "<" in written else ""
     if tag and not (tag.startswith("</answer>") or "</answer>".startswith(tag)):
         return True
+    if tag and not written[: written.find("<")].strip():
+        return True
     opens_figure = written[:1].isdigit() or written[:1] in tuple("-+$€£¥(.,%")
-    if opens_figure and re.search(_ASKS_CAUSE, question, re.I):
+    if opens_figure and asks_in_words(question):
         return True
     first = re.match(r"[^\W\d_]*", written).group().lower()
     options = offered_options(question)
