@@ -327,7 +327,6 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         YES_NO_QUESTIONS,
     )
 
-    from workers.agent import greedy_rules
     from workers.agent.greedy_rules import (
         answer_not_yes_no,
         answer_off_form,
@@ -355,7 +354,6 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         assert run_agent.answer_off_form(segment, question) == ruled, (segment, question)
     # the questions asking a cause: the curriculum's reading of them, copied
     assert run_agent._ASKS_CAUSE == synthesis._ASKS_CAUSE.pattern
-    assert run_agent._ASKS_WHICH == greedy_rules._ASKS_WHICH.pattern
     for question in (QUESTION, PROFIT, EBITDA):
         for segment in STATEMENT_LEFT + STATEMENT_KEPT + ["<search>[P 2022 | cash flow]"]:
             ruled = statement_left(segment, question)

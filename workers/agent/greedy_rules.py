@@ -41,12 +41,9 @@ a scope, the index):
   form of it: "Increased", "declining", not "IncrEaSpn"); one that opens with a question
   word ("What is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…",
   "Among operations, investing, and financing activities, which…") never with "Yes" or "No";
-  one asking what drove a change, or why, or which of a kind ("which of JPM's segments…"), in
-  words: never opening with a figure or a sign; and no answer closes before it writes a word.
+  one asking what drove a change, or why, in words: never opening with a figure or a sign.
   proof86-88's students, taught many yes-or-no answers, answered "Yes" to both; proof97's
-  answered every "What drove…" and "why did…" question with a figure ("-11 million"), and
-  proof98's and proof99's every "which…" question ("1,238 million" for JPM's segment with the
-  lowest net revenue); proof99's, figures ruled out, closed two answers with nothing in them.
+  answered every "What drove…" and "why did…" question with a figure ("-11 million").
 - A statement the question names, left (`Limits.statement_filter`): a question that names a
   financial statement ("… shown in the cash flow statement", "Using the balance sheet, …") is
   searched within it after the first search, as the teacher searches: every later search's
@@ -292,28 +289,10 @@ def _opens_figure(written: str) -> bool:
     return written[0].isdigit() or written[0] in _FIGURE_OPENERS
 
 
-# A question asking which of a kind names it in words ("Which of JPM's business segments…":
-# "Corporate"; "Among operations, investing and financing activities, which…"), unless the
-# kind is a time ("In which fiscal year…").
-_ASKS_WHICH = re.compile(
-    _PREPOSITION
-    + r"which\b(?!\s+(?:fiscal\s+)?(?:years?|quarters?|months?|periods?|dates?|days?)\b)",
-    re.I,
-)
-
-
-@functools.lru_cache(maxsize=256)
-def asks_in_words(question: str) -> bool:
-    """Whether the question asks for words, not a figure: what drove a change, or why
-    (`synthesis.asks_cause`), or which of a kind (its asking clause opens with "which")."""
-    return asks_cause(question) or bool(_ASKS_WHICH.match(asking_clause(question)))
-
-
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the `segment` writes is not of the form the question asks: it writes
-    a tag other than its closing `</answer>`, or closes before it writes anything; for a
-    question asking in words (`asks_in_words`), it opens as a figure does (a digit, a sign);
-    for a choice
+    a tag other than its closing `</answer>`; for a question asking what drove a change, or
+    why (`synthesis.asks_cause`), it opens as a figure does (a digit, a sign); for a choice
     (`offered_options`), its first word is no form of either option (`_forms`); for a
     question opening with a question word (`asks_what`), it is "Yes" or "No"."""
     start = segment.find(ANSWER_OPEN)  # the first: "<answer><answer>" is off
@@ -321,9 +300,9 @@ def answer_off_form(segment: str, question: str) -> bool:
         return False
     written = segment[start + len(ANSWER_OPEN) :].lstrip()
     tag = written.find("<")
-    if tag >= 0 and (not _closes_answer(written[tag:]) or not written[:tag].strip()):
+    if tag >= 0 and not _closes_answer(written[tag:]):
         return True
-    if written[:1] and _opens_figure(written) and asks_in_words(question):
+    if written[:1] and _opens_figure(written) and asks_cause(question):
         return True
     first = re.match(r"[^\W\d_]*", written).group().lower()
     options = offered_options(question)

@@ -618,21 +618,6 @@ _ASKS_CAUSE = (
 )
 
 
-# A question asking which of a kind, unless the kind is a time (the engine's `_ASKS_WHICH`).
-_ASKS_WHICH = (
-    _PREPOSITION
-    + r"which\b(?!\s+(?:fiscal\s+)?(?:years?|quarters?|months?|periods?|dates?|days?)\b)"
-)
-
-
-def asks_in_words(question: str) -> bool:
-    """Whether the question asks for words: what drove a change, or why, or which of a kind."""
-    return bool(
-        re.search(_ASKS_CAUSE, question, re.I)
-        or re.match(_ASKS_WHICH, asking_clause(question), re.I)
-    )
-
-
 def asks_what(question: str) -> bool:
     """Whether the question's asking clause opens with a question word (what, which, how…)."""
     return bool(re.match(_QUESTION_WORD, asking_clause(question), re.I))
@@ -640,10 +625,9 @@ def asks_what(question: str) -> bool:
 
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the segment writes is not of the form the question asks
-    (`answer_form` in agent.json): it writes a tag other than its closing "</answer>", or
-    closes before it writes anything; for a choice, its first word is no form of an option
-    ("increased", "increasing"); for a question asking what drove a change, or why, or which
-    of a kind, it opens as a figure does;
+    (`answer_form` in agent.json): it writes a tag other than its closing "</answer>"; for a
+    choice, its first word is no form of an option ("increased", "increasing");
+    for a question asking what drove a change, or why, it opens as a figure does;
     for a question opening with a question word, it is "Yes" or "No" so far."""
     start = segment.find("<answer>")
     if start < 0:
@@ -652,10 +636,8 @@ def answer_off_form(segment: str, question: str) -> bool:
     tag = written[written.find("<") :] if "<" in written else ""
     if tag and not (tag.startswith("</answer>") or "</answer>".startswith(tag)):
         return True
-    if tag and not written[: written.find("<")].strip():
-        return True
     opens_figure = written[:1].isdigit() or written[:1] in tuple("-+$€£¥(.,%")
-    if opens_figure and asks_in_words(question):
+    if opens_figure and re.search(_ASKS_CAUSE, question, re.I):
         return True
     first = re.match(r"[^\W\d_]*", written).group().lower()
     options = offered_options(question)
