@@ -117,6 +117,36 @@ def test_a_scope_of_the_questions_own_words_is_copied(segment):
     assert not scope_uncopied(segment, QUESTION)
 
 
+SPAN = "What is the FY2018 - FY2020 3 year average unadjusted EBITDA % margin for Walmart?"
+EARLIER_YEAR = [
+    "<search>[Walmart 2018]",  # proof96's, proof97's and proof100's: the 2018 filing only
+    "<search>[Walmart 2018",
+    "<search>[Walmart FY2018 | margin]",
+    "<search>[Walmart 2020 | 2018 margin]",
+    "<search>[Walmart 201",  # on its way to 2018, not to 2020
+    "<search>[Walmart 201 - 2020]",  # proof100's weights under a rule of whole years only
+    "<search>[Walmart 20200]",
+]
+LATEST_YEAR = [
+    "<search>[Walmart 2020] EBITDA 2018",  # after the scope: free
+    "<search>[Walmart 20",  # on its way to 2020 or 2018: not yet
+    "<search>[Walmart 202",
+    "<search>[Walmart 2020 | 3 year]",  # digits of no year
+    "<search>[Walmart 2020 | ebitda margin]",
+    "<search>[Walmart | margin]",
+]
+
+
+@pytest.mark.parametrize("segment", EARLIER_YEAR)
+def test_a_scope_year_other_than_the_latest_the_question_names_is_uncopied(segment):
+    assert scope_uncopied(segment, SPAN)
+
+
+@pytest.mark.parametrize("segment", LATEST_YEAR)
+def test_a_scope_of_the_latest_year_the_question_names_is_copied(segment):
+    assert not scope_uncopied(segment, SPAN)
+
+
 EBITDA = "What is the FY2022 unadjusted EBITDA less capex for PepsiCo?"  # proof58's "[FY2022]"
 PEPSICO = frozenset({"pepsico"})
 UNNAMED = [

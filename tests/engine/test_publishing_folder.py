@@ -110,11 +110,14 @@ def test_the_bundled_index_reads_a_scope_year_beside_the_querys_as_the_engine(pu
     engine = SearchIndex.load(tmp_path / "index")
     bundled = bundled_script(published).Index(tmp_path / "index")
     wrong_year = "[Pepsico 2022] As of May 26, 2023, the revolving credit agreement"
-    queries = [wrong_year, "[Pepsico 2022] revolving credit agreement", "[Pepsico] in 2023"]
+    earlier_year = "[Pepsico 2023] the revolving credit agreement, FY2021 - FY2023"
+    queries = [wrong_year, earlier_year, "[Pepsico 2022] revolving credit agreement"]
+    queries.append("[Pepsico] in 2023")
     for query in queries:
         expected = [h.chunk_id for h in engine.search(query, k=3)]
         assert [h["id"] for h in bundled.search(query, k=3)] == expected
     assert len(engine.search(wrong_year, k=3)) == 2  # the test sees a bundle reading one year
+    assert len(engine.search(earlier_year, k=3)) == 1  # and one reading every year named
 
 
 def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(published, tmp_path):
@@ -312,7 +315,9 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     from test_agent_greedy_rules import (
         ANSWER_FORMS,
         COPIED,
+        EARLIER_YEAR,
         EBITDA,
+        LATEST_YEAR,
         LOOPS,
         NAMED,
         NOT_LOOPS,
@@ -320,6 +325,7 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         PEPSICO,
         PROFIT,
         QUESTION,
+        SPAN,
         STATEMENT_KEPT,
         STATEMENT_LEFT,
         UNCOPIED,
@@ -342,6 +348,8 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         assert run_agent.ends_in_loop(text) == ends_in_loop(text), text
     for segment in UNCOPIED + COPIED:
         assert run_agent.scope_uncopied(segment, QUESTION) == scope_uncopied(segment, QUESTION)
+    for segment in EARLIER_YEAR + LATEST_YEAR:
+        assert run_agent.scope_uncopied(segment, SPAN) == scope_uncopied(segment, SPAN), segment
     for segment in UNNAMED + NAMED:
         ruled = scope_uncopied(segment, EBITDA, PEPSICO)
         assert run_agent.scope_uncopied(segment, EBITDA, PEPSICO) == ruled, segment

@@ -259,7 +259,7 @@ def test_a_company_named_by_a_common_word_is_asked_only_where_written_as_a_name(
     assert asked("What drove the reduction in SG&A expense in FY2023?") == frozenset()
 
 
-def test_a_scope_year_the_query_does_not_name_searches_the_years_it_names_too():
+def test_a_scope_year_the_query_does_not_name_searches_the_later_years_it_names_too():
     docs = [
         chunk("k22", "revolving credit agreement", doc="PEPSICO_2022_10K", entity="PepsiCo"),
         chunk("k23", "revolving credit agreement", doc="PEPSICO_2023_8K", entity="PepsiCo"),
@@ -278,13 +278,14 @@ def test_a_scope_year_the_query_does_not_name_searches_the_years_it_names_too():
         "k23",
     ]
     assert found("[Pepsico 2022] revolving credit agreement in FY2023") == ["k22", "k23"]
-    # A scope year the query holds, or a query naming none, keeps to the scope's year.
+    # A scope year the query holds, an earlier one (the scope's filing reports it too), or a
+    # query naming none, keeps to the scope's year.
     assert found("[Pepsico 2022] revolving credit agreement in 2022") == ["k22"]
+    assert found("[Pepsico 2023] revolving credit agreement, FY2021 - FY2023") == ["k23"]
     assert found("[Pepsico 2022] revolving credit agreement") == ["k22"]
     # A scope with no year is not narrowed or widened by the query's years.
     assert found("[Pepsico] revolving credit agreement in 2023") == ["k21", "k22", "k23"]
-    assert index.documents_scoped("Pepsico 2021", "between 2022 and 2023") == [
-        "PEPSICO_2021_10K",
+    assert index.documents_scoped("Pepsico 2022", "between 2021 and 2023") == [
         "PEPSICO_2022_10K",
         "PEPSICO_2023_8K",
     ]

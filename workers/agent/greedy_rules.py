@@ -25,6 +25,10 @@ a scope, the index):
   the search tool reads a scope), the scope's names must begin with one of them: copying a
   question word that is no company ("[FY2022]" for "… for PepsiCo?" in proof58, "[M&A 2022]",
   "[VaR 2023]" in proof59) searches every filing of that year or all of them.
+  A year in a scope is the latest the question names, as the teacher writes it: a filing
+  reports its year beside earlier ones, so "FY2018 - FY2020" is read in the 2020 filing.
+  Students copy the first ("[Walmart 2018]" for Walmart's FY2018 - FY2020 EBITDA margin in
+  proof96, proof97 and proof100, which searched the 2018 filing only).
 
 - Answers that are no answer (`Limits.yes_no_answers`): a question that asks yes or no (the
   clause of its first sentence that asks, the first after any opening phrases to open with
@@ -140,6 +144,8 @@ def scope_uncopied(segment: str, question: str, companies: frozenset[str] = froz
     words = scope.replace("|", " ").lower().split()
     if not words:
         return False
+    if _year_not_latest(scope, bool(closed), question):
+        return True
     pieces = question_pieces(question)
     *written, last = words
     if closed or scope[-1] in "| \t\n":
@@ -147,6 +153,34 @@ def scope_uncopied(segment: str, question: str, companies: frozenset[str] = froz
     elif not any(last in piece for piece in pieces):  # a word still being written
         return True
     return not all(_piece_of(word, pieces) for word in written)
+
+
+# A year as questions and document names write it: four digits, alone or in "FY2019Q2".
+_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+# Digits on their way to a year, or one: "201", "2018", "20180" (not "2" of "Q2", nor "10").
+_YEARLIKE = re.compile(r"(?<!\d)(?:19|20)\d+")
+
+
+@functools.lru_cache(maxsize=256)
+def latest_year(question: str) -> str | None:
+    """The latest year the question names ("2020" of "FY2018 - FY2020"), or None."""
+    return max(_YEAR.findall(question), default=None)
+
+
+def _year_not_latest(scope: str, closed: bool, question: str) -> bool:
+    """Whether a scope writes a year, or three digits or more on their way to one, other than
+    the latest year the question names: the digits run on from no start of it ("201" for
+    2020), or end short of it ("[Walmart 201 - 2020]", proof100's weights under a rule of
+    whole years only)."""
+    latest = latest_year(question)
+    if not latest:
+        return False
+    for run in _YEARLIKE.finditer(scope):
+        digits = run.group()
+        ended = closed or run.end() < len(scope)
+        if len(digits) > 2 and not (digits == latest if ended else latest.startswith(digits)):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=256)  # asked once per candidate token, up to CANDIDATES a step

@@ -35,7 +35,10 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 #    American Express searched American Water Works' filings too, proof78).
 # 9: a question names companies by its words written as names ("Block"), not by common words
 #    that start a company's name ("to the best of your abilities": Best Buy), where it has any.
-PROTOCOL_VERSION = 9
+# 10: a scope's year is searched beside the later years the query names, not the earlier ones
+#    (a filing reports its year beside earlier ones): "[Walmart 2020] … FY2018 - FY2020 …"
+#    searched the 2018 filing too, and showed its pages first.
+PROTOCOL_VERSION = 10
 
 
 @dataclass(frozen=True)

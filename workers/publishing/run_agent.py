@@ -149,14 +149,16 @@ class Index:
 
     def documents_scoped(self, names: str, text: str, question: str = "") -> set[str]:
         """The documents the scope names, and where it names a year, the same names'
-        documents of the other years the query's text names; where they are several
+        documents of the later years the query's text names (a filing reports its year beside
+        earlier ones); where they are several
         companies', those of the companies the question names, if any ("[AMER 2022]" for
         American Express names American Water Works too)."""
         docs = self.documents_named(names)
         if named_years := set(_YEAR.findall(names)):
             rest = _YEAR.sub(" ", names)
-            for year in sorted(set(_YEAR.findall(text)) - named_years):
-                docs |= self.documents_named(f"{rest} {year}")
+            for year in sorted(set(_YEAR.findall(text))):
+                if year > max(named_years):
+                    docs |= self.documents_named(f"{rest} {year}")
         if question and len({self.company[doc] for doc in docs}) > 1:
             asked = self.companies_asked(question)
             docs = {doc for doc in docs if self.company[doc] in asked} or docs
@@ -488,7 +490,9 @@ def scope_uncopied(segment: str, question: str, companies: frozenset = frozenset
     runs of letters and digits inside them, of letters alone and of digits alone count as
     words too ("2023" of "FY2023Q1"). With `companies` (the question's pieces that name a
     company of the index, `companies_named`), the scope's names (before any "|") must begin
-    with a start of one of them ("PepsiCo" or "Pepsi", not "FY2022")."""
+    with a start of one of them ("PepsiCo" or "Pepsi", not "FY2022"). A year in the scope, or
+    three digits or more on their way to one, is the latest the question names ("2020" of
+    "FY2018 - FY2020")."""
     start = segment.rfind("<search>")
     if start < 0:
         return False
@@ -501,6 +505,11 @@ def scope_uncopied(segment: str, question: str, companies: frozenset = frozenset
     words = scope.replace("|", " ").lower().split()
     if not words:
         return False
+    latest = max(_YEAR.findall(question), default=None)
+    for run in re.finditer(r"(?<!\d)(?:19|20)\d+", scope) if latest else ():
+        ended = bool(closed) or run.end() < len(scope)
+        if len(run[0]) > 2 and not (run[0] == latest if ended else latest.startswith(run[0])):
+            return True
     pieces = question_pieces(question)
     *written, last = words
     if closed or scope[-1] in "| \t\n":

@@ -49,10 +49,12 @@ typo away from a name word ("ultra": Ulta). A student model misspells a name it 
 scope that names nothing searches everything; numbers are always read exactly.
 
 A scope's year is read exactly too, but not alone: where the scope names one, the same names'
-documents of the other years the query's own words name are searched beside its documents
+documents of the later years the query's own words name are searched beside its documents
 (`documents_scoped`). A student copies a year digit by digit and writes a year it has seen
 often for one it reads ("[Pepsico 2022] As of May 26, 2023, …"); the question it copies after
-the scope still holds the year asked about.
+the scope still holds the year asked about. Later years only: a filing reports its year beside
+earlier ones, so "[Walmart 2020] … FY2018 - FY2020 …" is read in the 2020 filing, where
+searching the 2018 one beside it showed the 2018 filing's pages first (proof97's weights).
 
 A search made for a question (`search(..., question=...)`, as the agent's every search is)
 reads a scope naming several companies in the light of it: only those of them the question
@@ -389,14 +391,15 @@ class SearchIndex:
 
     def documents_scoped(self, names: str, text: str, question: str = "") -> list[str]:
         """The documents a scope's `names` name (`documents_named`), and where they name a
-        year, the same names' documents of the other years the query's `text` names; where
+        year, the same names' documents of the later years the query's `text` names; where
         they are several companies', those of the companies the `question` names, if any
         (see the module's note)."""
         docs = set(self.documents_named(names))
         if named_years := set(_YEAR.findall(names)):
             rest = _YEAR.sub(" ", names)
-            for year in sorted(set(_YEAR.findall(text)) - named_years):
-                docs.update(self.documents_named(f"{rest} {year}"))
+            for year in sorted(set(_YEAR.findall(text))):
+                if year > max(named_years):
+                    docs.update(self.documents_named(f"{rest} {year}"))
         if question and len({self._company[doc] for doc in docs}) > 1:
             asked = self.companies_asked(question)
             docs = {doc for doc in docs if self._company[doc] in asked} or docs
