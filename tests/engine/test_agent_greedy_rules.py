@@ -1,7 +1,8 @@
 """Rules of greedy decoding: with `Limits.loop_guard` no run of words written three times in a
 row, with `Limits.grounded_scope` a search's scope writes only pieces of the question's words
 and, where the question names a company of the index, begins with it; with
-`Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; with
+`Limits.grounded_terms` the words it searches for after the scope are the question's, each once;
+with `Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; with
 `Limits.statement_filter` a search after the first filters its pages to the financial statement
 the question names; with `Limits.answer_form` a question offering two options is answered with
 one of them, and one opening with a question word never Yes or No; sampling is never ruled.
@@ -31,6 +32,7 @@ from workers.agent.greedy_rules import (
     scope_uncopied,
     statement_left,
     statement_words,
+    terms_uncopied,
     unruled,
 )
 from workers.agent.hf_engine import HFRolloutEngine
@@ -115,6 +117,77 @@ def test_a_scope_word_that_is_no_piece_of_the_question_is_uncopied(segment):
 @pytest.mark.parametrize("segment", COPIED)
 def test_a_scope_of_the_questions_own_words_is_copied(segment):
     assert not scope_uncopied(segment, QUESTION)
+
+
+# QUESTION asks "What was PepsiCo's FY2021Q4 capex, shown in its cash flow statement?"
+TERMS_UNCOPIED = [
+    "<search>[PepsiCo 2021 | cash flow] capex related",  # a word of the results (proof99)
+    "<search>[PepsiCo 2021 | cash flow] capex rel",  # on its way to one
+    "<search>[PepsiCo 2021] capex capex ",  # a word twice (proof102)
+    "<search>[PepsiCo 2021] capex cap",  # on its way to the one word it can become, written
+    "<search>[PepsiCo 2021] capex capex</search>",
+    "<search>[PepsiCo 2021] capital</search>",
+    "<search>capital expenditure",  # no scope: the whole query is its terms
+    "<results>…</results>\n<search>[PepsiCo 2021] amount",  # a later search in the segment
+    "<search>[PepsiCo 2021] capex päää",  # letters of another alphabet (proof104)
+    "<search>[PepsiCo 2021] capex сал",
+    "<search>[PepsiCo 2021] capex | cash",  # a sign the question has not
+    "<search>[PepsiCo 2021] capex>",
+    "<search>[PepsiCo 2021] capex\n<search",  # a tag other than its closing (proof104)
+]
+TERMS_COPIED = [
+    "<search>[PepsiCo 2021 | cash flow] capex",
+    "<search>[PepsiCo 2021 | cash flow] CAPEX shown</search>",  # case aside
+    "<search>[PepsiCo 2021] capex st",  # a word still being written: "statement"
+    "<search>[PepsiCo 2021] pepsico's capex, cash",  # "pepsico" and "s", the question's ","
+    "<search>[PepsiCo 2021]</search>",  # the scope alone: the scoped question
+    "<search>[PepsiCo 2021] capex</sea",  # closing
+    "<search>[PepsiCo 2021 | cash fl",  # the scope still open: its own rule's
+    "<search>pepsico capex shown",
+    "<answer>capital expenditure",  # not a search
+]
+
+
+@pytest.mark.parametrize("segment", TERMS_UNCOPIED)
+def test_a_search_term_that_is_none_of_the_questions_words_or_written_twice(segment):
+    assert terms_uncopied(segment, QUESTION)
+
+
+@pytest.mark.parametrize("segment", TERMS_COPIED)
+def test_search_terms_of_the_questions_own_words_each_once(segment):
+    assert not terms_uncopied(segment, QUESTION)
+
+
+def test_greedy_decoding_searches_for_the_questions_words_once_each():
+    tokenizer = char_tokenizer()
+    model = tiny_llama(tokenizer)
+    logits = torch.zeros(1, len(tokenizer))
+    r, a = tokenizer.convert_tokens_to_ids(["r", "a"])
+    logits[:, r], logits[:, a] = 2.0, 1.0
+    typed = tokenizer.encode("<search>[PepsiCo 2021] capex c", add_special_tokens=False)
+    for on, favoured in ((True, a), (False, r)):  # "cr" begins no word of the question
+        limits = Limits(grounded_terms=on)
+        engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
+        assert engine._rule(logits, [(QUESTION, typed, 1)])[0].argmax() == favoured
+
+
+def test_a_step_goes_down_the_whole_vocabulary_past_its_likeliest_candidates(monkeypatch):
+    # proof104's student ranked the "t" finishing "percen" 15,290th: past the candidates a
+    # step tries first, the rest of the vocabulary is tried in rank order
+    from workers.agent import greedy_rules
+
+    tokenizer = char_tokenizer()
+    model = tiny_llama(tokenizer)
+    logits = torch.zeros(1, len(tokenizer))
+    r, q, a = tokenizer.convert_tokens_to_ids(["r", "q", "a"])
+    logits[:, r], logits[:, q], logits[:, a] = 3.0, 2.0, 1.0
+    typed = tokenizer.encode("<search>[PepsiCo 2021] capex c", add_special_tokens=False)
+    engine = HFRolloutEngine(
+        model, tokenizer, FiguresIndex(), limits=Limits(grounded_terms=True), system_prompt="s"
+    )
+    monkeypatch.setattr(greedy_rules, "CANDIDATES", 2)  # "r" and "q": both break the rule
+    assert list(greedy_rules.ranked_tokens(logits[0]))[:3] == [r, q, a]
+    assert engine._rule(logits, [(QUESTION, typed, 1)])[0].argmax() == a  # "ca" of "cash"
 
 
 SPAN = "What is the FY2018 - FY2020 3 year average unadjusted EBITDA % margin for Walmart?"

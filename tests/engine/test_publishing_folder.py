@@ -328,6 +328,8 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         SPAN,
         STATEMENT_KEPT,
         STATEMENT_LEFT,
+        TERMS_COPIED,
+        TERMS_UNCOPIED,
         UNCOPIED,
         UNNAMED,
         YES_NO_QUESTIONS,
@@ -340,6 +342,7 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         ends_in_loop,
         scope_uncopied,
         statement_left,
+        terms_uncopied,
     )
     from workers.documents import synthesis
 
@@ -348,6 +351,9 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         assert run_agent.ends_in_loop(text) == ends_in_loop(text), text
     for segment in UNCOPIED + COPIED:
         assert run_agent.scope_uncopied(segment, QUESTION) == scope_uncopied(segment, QUESTION)
+    for segment in TERMS_UNCOPIED + TERMS_COPIED:
+        ruled = terms_uncopied(segment, QUESTION)
+        assert run_agent.terms_uncopied(segment, QUESTION) == ruled, segment
     for segment in EARLIER_YEAR + LATEST_YEAR:
         assert run_agent.scope_uncopied(segment, SPAN) == scope_uncopied(segment, SPAN), segment
     for segment in UNNAMED + NAMED:
@@ -387,7 +393,7 @@ def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_d
     assert [run_agent.companies_named(q, bundled) for q in asked] == named
 
 
-def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(published):
+def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(published, monkeypatch):
     import torch
     from test_agent_greedy_rules import CHOICE, QUESTION, YES_NO_QUESTIONS, word_tokenizer
     from test_agent_grounding import char_tokenizer
@@ -411,6 +417,14 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
     assert picked(chars, "<search>[P", ["f", "e"]) == "e"  # "Pf" is no piece of the question
     assert picked(chars, "<search>[P", ["f", "e"], scope=False) == "f"
     assert picked(chars, "<search>[Pepsi] P", ["f", "e"]) == "f"  # past the scope: free
+    terms = run_agent._GreedyRules(chars, 0, QUESTION, {"grounded_terms": True})
+    scores = torch.zeros(1, len(chars))
+    scores[0, chars.convert_tokens_to_ids("f")] = 2.0
+    scores[0, chars.convert_tokens_to_ids("e")] = 1.0
+    typed = torch.tensor([chars.encode("<search>[Pepsi] P", add_special_tokens=False)])
+    assert chars.convert_ids_to_tokens(int(terms(typed, scores)[0].argmax())) == "e"
+    monkeypatch.setattr(run_agent, "RULE_CANDIDATES", 1)  # past them, the rest in rank order
+    assert chars.convert_ids_to_tokens(int(terms(typed, scores)[0].argmax())) == "e"
     # "FY2021Q4" is a piece of the question, but no company: "PepsiCo" is
     assert picked(chars, "<search>[", ["F", "P"]) == "F"
     assert picked(chars, "<search>[", ["F", "P"], companies=frozenset({"pepsico"})) == "P"

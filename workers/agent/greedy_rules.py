@@ -30,6 +30,17 @@ a scope, the index):
   Students copy the first ("[Walmart 2018]" for Walmart's FY2018 - FY2020 EBITDA margin in
   proof96, proof97 and proof100, which searched the 2018 filing only).
 
+- Search terms it did not copy (`Limits.grounded_terms`): after a search's scope, the words
+  it searches for are the question's own words, each once, as the teacher writes its key
+  terms. Students wrote words of their earlier results or none of the question's ("[3M 2018 |
+  cash flow] amount other than capital expenditures related to environmental projects",
+  "amount principal" for PepsiCo's capex, proof99) and the same words over and over ("major
+  acquisitions major acquisitions major purchases…", proof102): the lines a hit shows are
+  those holding the query's words, so a query of the results' words shows the results again.
+  A word is a run of letters and digits of any script ("company" and "s" of "company's"; proof104's
+  student, held to the question's letters, went on in others: "päääøäç…"), one still being
+  written only has to begin one of the question's, and a sign between words is one the
+  question has ("-" of "risk-to", not "|").
 - Answers that are no answer (`Limits.yes_no_answers`): a question that asks yes or no (the
   clause of its first sentence that asks, the first after any opening phrases to open with
   an auxiliary verb or a question word, begins "Is", "Does", "Has", "Was", …, and the
@@ -67,21 +78,36 @@ tokens it sampled under the model's own distribution, and these are greedy's fai
 import dataclasses
 import functools
 import re
+from collections.abc import Iterator
 
-from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_OPEN
+from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
 from workers.agent.trajectory import Limits
 from workers.documents.synthesis import asks_cause
 from workers.search.index import naming_text
 
 MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
 REPEATS = 3  # a run written this many times in a row is a loop
-# The likeliest tokens a step tries, in order, before it gives up on a rule. Far down the
-# ranking: a student sure of a wrong scope ("[A.P. 2021]" for American Express, proof78) ranked
-# no token going on to the company among its 64 likeliest. A step tries them only while the
-# likelier ones break a rule, and stops at the first that keeps to them.
+# The likeliest tokens a step tries first, in order: a student sure of a wrong scope ("[A.P.
+# 2021]" for American Express, proof78) ranked no token going on to the company among its 64
+# likeliest. A step tries them only while the likelier ones break a rule, and stops at the first
+# that keeps to them; where none does, it goes on down the whole vocabulary (`ranked_tokens`):
+# proof104's student, held to the question's words, ranked the "t" finishing "percen" (of
+# "percent") 15,290th. A turn that no token can keep to the rules is left to the model.
 CANDIDATES = 4096
+
+
+def ranked_tokens(logits) -> Iterator[int]:
+    """A row of `logits`' tokens, likeliest first: the `CANDIDATES` likeliest, then the rest
+    (ranked only when asked for)."""
+    top = logits.topk(min(CANDIDATES, logits.shape[-1])).indices.tolist()
+    yield from top
+    if len(top) < logits.shape[-1]:
+        yield from logits.argsort(descending=True)[len(top) :].tolist()
+
+
 _SCOPE_OPEN = re.compile(r"\s*\[")
 _ALNUM_RUN = re.compile(r"[a-z0-9]+")
+_TERM_WORD = re.compile(r"[^\W_]+")  # letters and digits of any script ("päää", "сал")
 _LETTERS_OR_DIGITS = re.compile(r"[a-z]+|[0-9]+")
 _PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
@@ -153,6 +179,38 @@ def scope_uncopied(segment: str, question: str, companies: frozenset[str] = froz
     elif not any(last in piece for piece in pieces):  # a word still being written
         return True
     return not all(_piece_of(word, pieces) for word in written)
+
+
+def terms_uncopied(segment: str, question: str) -> bool:
+    """Whether the search `segment` (a turn's text so far) writes, after its scope (the whole
+    query where it opens none), a word that is none of the question's (a run of letters and
+    digits, any script's, case aside) or one it wrote before, or a sign the question has not
+    (see the module's note). A word still being written only has to begin one of the
+    question's it has not written."""
+    start = segment.rfind(SEARCH_OPEN)
+    if start < 0:
+        return False
+    query = segment[start + len(SEARCH_OPEN) :]
+    if _SCOPE_OPEN.match(query):
+        _, closed, query = query.partition("]")
+        if not closed:
+            return False
+    terms, closing, tag = query.partition("<")
+    tag, terms = closing + tag, terms.lower()
+    if tag and not (tag.startswith(SEARCH_CLOSE) or SEARCH_CLOSE.startswith(tag)):
+        return True  # a tag but its own closing: proof104's "risk\n<search>"
+    if any(not c.isspace() and c not in question for c in _TERM_WORD.sub(" ", terms)):
+        return True  # a sign the question has not: "|", ">" (proof104's "risk-to-vAr>-2023 |")
+    words = _TERM_WORD.findall(terms)
+    if not words:
+        return False
+    asked = frozenset(_TERM_WORD.findall(question.lower()))
+    *written, last = words
+    if tag or not terms[-1].isalnum():
+        written.append(last)
+    elif not any(word.startswith(last) for word in asked - set(written)):
+        return True  # a word still being written that can become no new one of the question's
+    return not set(written) <= asked or len(set(written)) < len(written)
 
 
 # A year as questions and document names write it: four digits, alone or in "FY2019Q2".
@@ -415,7 +473,14 @@ def statement_left(segment: str, question: str) -> bool:
 
 
 # The `Limits` switches of the rules above.
-RULES = ("loop_guard", "grounded_scope", "yes_no_answers", "statement_filter", "answer_form")
+RULES = (
+    "loop_guard",
+    "grounded_scope",
+    "grounded_terms",
+    "yes_no_answers",
+    "statement_filter",
+    "answer_form",
+)
 
 
 def rules_on(limits: Limits) -> bool:
@@ -440,6 +505,7 @@ def broken(
     return (
         (limits.loop_guard and ends_in_loop(segment))
         or (limits.grounded_scope and scope_uncopied(segment, question, companies))
+        or (limits.grounded_terms and terms_uncopied(segment, question))
         or (limits.yes_no_answers and asks_yes_no(question) and answer_not_yes_no(segment))
         or (limits.statement_filter and searched > 0 and statement_left(segment, question))
         or (limits.answer_form and answer_off_form(segment, question))

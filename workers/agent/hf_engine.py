@@ -18,7 +18,7 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
-from workers.agent.greedy_rules import CANDIDATES, broken, companies_named, rules_on
+from workers.agent.greedy_rules import broken, companies_named, ranked_tokens, rules_on
 from workers.agent.grounding import FigureGrounding, ShownFigures
 from workers.agent.protocol import (
     ANSWER_CLOSE,
@@ -466,23 +466,23 @@ class HFRolloutEngine(RolloutEngine):
         """`logits` with each row's likeliest tokens masked out while they would break a
         rule of greedy decoding (`agent.greedy_rules`) that is on (`rows`: each batch row's
         question, the segment's tokens so far and, optionally, the searches it has run); a
-        row none of its likeliest `CANDIDATES` keeps to is left as it is."""
+        row no token keeps to is left as it is (`greedy_rules.ranked_tokens`)."""
         names_company = getattr(self.tool, "names_company", None)  # a SearchIndex has it
         masked = None
         for r, (question, ids, *rest) in enumerate(rows):
             searched = rest[0] if rest else 0
             companies = companies_named(question, names_company) if names_company else frozenset()
-            ranked = logits[r].topk(min(CANDIDATES, logits.shape[-1])).indices.tolist()
-            kept = (
-                n
-                for n, token in enumerate(ranked)
-                if not broken(
-                    self.tokenizer.decode([*ids, token]), question, self.limits, companies, searched
-                )
-            )
-            if n := next(kept, 0):  # the first token keeping to the rules, past the likeliest
+            passed = []  # the likelier tokens, each breaking a rule
+            for token in ranked_tokens(logits[r]):
+                text = self.tokenizer.decode([*ids, token])
+                if not broken(text, question, self.limits, companies, searched):
+                    break
+                passed.append(token)
+            else:
+                continue
+            if passed:  # the first token keeping to the rules, past the likeliest
                 masked = logits.clone() if masked is None else masked
-                masked[r, ranked[:n]] = float("-inf")
+                masked[r, passed] = float("-inf")
         return masked if masked is not None else logits
 
     def _prefill(

@@ -60,15 +60,20 @@ class Limits:
     )
     # Rules of greedy decoding (`agent.greedy_rules`), applied where the agent is used, never
     # in the trainer's rollouts: no run of words written three times in a row; a search's
-    # scope writes only words of the question; a yes-or-no question is answered Yes or No; a
-    # later search filters to the financial statement the question names; an answer is of the
-    # form its question asks (an option offered, no yes or no to "what…", its own closing tag).
+    # scope writes only words of the question, and its terms too, each once; a yes-or-no
+    # question is answered Yes or No; a later search filters to the financial statement the
+    # question names; an answer is of the form its question asks (an option offered, no yes
+    # or no to "what…", its own closing tag).
     loop_guard: bool = option(
         False, help="greedy decoding never writes a run of words three times in a row"
     )
     grounded_scope: bool = option(
         False,
         help="greedy decoding writes only pieces of the question's words into a search's [scope]",
+    )
+    grounded_terms: bool = option(
+        False,
+        help="greedy decoding writes only the question's words, each once, as a search's terms",
     )
     yes_no_answers: bool = option(
         False, help="greedy decoding answers a question that asks yes or no with Yes or No first"

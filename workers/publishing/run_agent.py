@@ -523,6 +523,38 @@ def scope_uncopied(segment: str, question: str, companies: frozenset = frozenset
     )
 
 
+def terms_uncopied(segment: str, question: str) -> bool:
+    """Whether a search turn's text so far writes, after its `[scope]` (the whole query where
+    it opens none), a word that is none of the question's, or one it wrote before, case aside,
+    or a sign the question has not (`grounded_terms` in agent.json): a word is a run of
+    letters and digits of any script; one still being written has to begin one of the
+    question's it has not written."""
+    start = segment.rfind("<search>")
+    if start < 0:
+        return False
+    query = segment[start + len("<search>") :]
+    if re.match(r"\s*\[", query):
+        _, closed, query = query.partition("]")
+        if not closed:
+            return False
+    terms, closing, tag = query.partition("<")
+    tag, terms = closing + tag, terms.lower()
+    if tag and not (tag.startswith("</search>") or "</search>".startswith(tag)):
+        return True  # a tag but its own closing: proof104's "risk\n<search>"
+    if any(not c.isspace() and c not in question for c in _WORD.sub(" ", terms)):
+        return True
+    words = _WORD.findall(terms)
+    if not words:
+        return False
+    asked = set(_WORD.findall(question.lower()))
+    *written, last = words
+    if tag or not terms[-1].isalnum():
+        written.append(last)
+    elif not any(word.startswith(last) for word in asked - set(written)):
+        return True
+    return not set(written) <= asked or len(set(written)) < len(written)
+
+
 def question_pieces(question: str) -> set[str]:
     lowered = question.lower()
     pieces = {w.strip(_PUNCTUATION) for w in lowered.split()} - {""}
@@ -710,13 +742,15 @@ class _GreedyRules:
     """A logits processor for greedy decoding: the likeliest token whose turn (the tokens
     from `start`) breaks none of the rules `limits` (agent.json's) turns on: no word loop
     (`loop_guard`), no scope word the question lacks (`grounded_scope`; `companies`: those the
-    question names), a yes-or-no question answered Yes or No first (`yes_no_answers`), a
-    search after the first (`searched` of them run) within the statement the question names
-    (`statement_filter`), an answer of the form the question asks (`answer_form`)."""
+    question names), no search term it lacks or written twice (`grounded_terms`), a
+    yes-or-no question answered Yes or No first (`yes_no_answers`), a search after the first
+    (`searched` of them run) within the statement the question names (`statement_filter`),
+    an answer of the form the question asks (`answer_form`)."""
 
     def __init__(self, tokenizer, start, question, limits: dict, companies=frozenset(), searched=0):
         self.tokenizer, self.start, self.question = tokenizer, start, question
         self.loops, self.scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
+        self.terms = bool(limits.get("grounded_terms"))
         self.yes_no = bool(limits.get("yes_no_answers")) and asks_yes_no(question)
         self.statement = bool(limits.get("statement_filter")) and searched > 0
         self.form = bool(limits.get("answer_form"))
@@ -726,6 +760,7 @@ class _GreedyRules:
         return (
             (self.loops and ends_in_loop(text))
             or (self.scope and scope_uncopied(text, self.question, self.companies))
+            or (self.terms and terms_uncopied(text, self.question))
             or (self.yes_no and answer_not_yes_no(text))
             or (self.statement and statement_left(text, self.question))
             or (self.form and answer_off_form(text, self.question))
@@ -733,14 +768,25 @@ class _GreedyRules:
 
     def __call__(self, input_ids, scores):
         ids = input_ids[0, self.start :].tolist()
-        ranked = scores[0].topk(min(RULE_CANDIDATES, scores.shape[-1])).indices.tolist()
-        for n, token in enumerate(ranked):
+        passed = []  # the likelier tokens, each breaking a rule
+        for token in _ranked(scores[0]):
             if not self.broken(self.tokenizer.decode([*ids, token])):
-                if n:
+                if passed:
                     scores = scores.clone()
-                    scores[0, ranked[:n]] = float("-inf")
+                    scores[0, passed] = float("-inf")
                 return scores
-        return scores
+            passed.append(token)
+        return scores  # no token keeps to the rules: the model's own
+
+
+def _ranked(row):
+    """The tokens of a row of scores, likeliest first: the `RULE_CANDIDATES` likeliest, then
+    the rest, ranked only when asked for (a word of the question may go on with a token the
+    model ranks past 15,000th)."""
+    top = row.topk(min(RULE_CANDIDATES, row.shape[-1])).indices.tolist()
+    yield from top
+    if len(top) < row.shape[-1]:
+        yield from row.argsort(descending=True)[len(top) :].tolist()
 
 
 def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict:
@@ -784,6 +830,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         ruled = (
             "loop_guard",
             "grounded_scope",
+            "grounded_terms",
             "yes_no_answers",
             "statement_filter",
             "answer_form",

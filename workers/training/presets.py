@@ -116,6 +116,12 @@ PRESETS: dict[str, dict] = {
                 # same weights wrote "[PepsiCo 2021]", at 0.423.
                 "loop_guard": True,
                 "grounded_scope": True,
+                # Search terms of the question's words, each once, as the teacher writes them:
+                # proof104's student searched "[3M 2018 | cash flow statement] capital
+                # expenditure amount net", "[JPM 2023 | VaR] risk management risk management
+                # risk risk…"; its weights under the rule searched for the question's words
+                # and found the same evidence (recall 0.533 both, answers 0.080 -> 0.082).
+                "grounded_terms": True,
                 # proof63's student answered "3M" to "Is 3M a capital-intensive business…?"
                 "yes_no_answers": True,
                 # proof72's student filtered capex questions naming the cash flow statement to
