@@ -478,7 +478,7 @@ class HFRolloutEngine(RolloutEngine):
                 if not broken(text, question, self.limits, companies, searched):
                     break
                 passed.append(token)
-            else:
+            else:  # no token keeps to the rules: the row is the model's own
                 continue
             if passed:  # the first token keeping to the rules, past the likeliest
                 masked = logits.clone() if masked is None else masked
