@@ -44,6 +44,15 @@ def test_offline_questions_ask_for_one_table_cell_naming_entity_and_year():
     assert ("Net income", "2017", "$4,869 million") in table_facts(chunks()[0])
 
 
+def test_a_lookup_carries_its_answer_as_the_row_says_it_and_a_comparison_none():
+    (lookup,) = [
+        q for q in offline_questions(chunks(), n=100) if "purchases of property" in q.question
+    ]
+    assert lookup.meta["quoted"] == "Purchases of property, plant and equipment (1,577) million"
+    comparisons = offline_questions(chunks(), n=100, yes_no_share=1.0)
+    assert comparisons and not any("quoted" in q.meta for q in comparisons)
+
+
 def test_offline_questions_are_deterministic_and_capped():
     first = offline_questions(chunks(), n=2, seed=1)
     assert len(first) == 2

@@ -206,6 +206,20 @@ def test_the_scripted_teacher_searches_the_entitys_documents_with_the_question_t
     assert segments == ["<search>[acme 2021]</search>", "<answer>seven</answer>"]
 
 
+def test_a_teacher_quoting_rows_answers_a_synthesized_lookup_with_its_row_and_figure():
+    index = SearchIndex.build(chunks())
+    lookup = dataclasses.replace(questions()[0], meta={"quoted": "Revenue seven"})
+    customers = questions()[1]
+
+    quoting = ScriptedTeacher(index, results_per_search=1, quoted_answers=True)
+
+    assert quoting.segments(lookup)[-1] == "<answer>Revenue seven</answer>"
+    assert quoting.segments(customers)[-1] == "<answer>nine</answer>"  # the truth: no row
+    assert ScriptedTeacher(index, results_per_search=1).segments(lookup)[-1] == (
+        "<answer>seven</answer>"
+    )
+
+
 def test_the_scope_the_teacher_writes_alone_searches_the_question_within_it():
     tokenizer = tiny_tokenizer()
     index = SearchIndex.build(chunks())

@@ -83,7 +83,7 @@ from collections.abc import Iterator
 from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
 from workers.agent.trajectory import Limits
 from workers.documents.synthesis import asks_cause
-from workers.search.index import naming_text
+from workers.search.index import YEAR, naming_text
 
 MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
 REPEATS = 3  # a run written this many times in a row is a loop
@@ -213,8 +213,6 @@ def terms_uncopied(segment: str, question: str) -> bool:
     return not set(written) <= asked or len(set(written)) < len(written)
 
 
-# A year as questions and document names write it: four digits, alone or in "FY2019Q2".
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # Digits on their way to a year, or one: "201", "2018", "20180" (not "2" of "Q2", nor "10").
 _YEARLIKE = re.compile(r"(?<!\d)(?:19|20)\d+")
 
@@ -222,7 +220,7 @@ _YEARLIKE = re.compile(r"(?<!\d)(?:19|20)\d+")
 @functools.lru_cache(maxsize=256)
 def latest_year(question: str) -> str | None:
     """The latest year the question names ("2020" of "FY2018 - FY2020"), or None."""
-    return max(_YEAR.findall(question), default=None)
+    return max(YEAR.findall(question), default=None)
 
 
 def _year_not_latest(scope: str, closed: bool, question: str) -> bool:

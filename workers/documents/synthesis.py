@@ -80,6 +80,11 @@ class TableRow:
         """The i-th value as an answer: "-1,577 million"."""
         return _answer(self.values[i], self.unit)
 
+    def quote(self, i: int) -> str:
+        """The row's label and its i-th value as the table writes them, then the unit:
+        "Purchases of property, plant and equipment (PP&E) (1,577) million"."""
+        return f"{self.label} {self.values[i]}{self.unit}"
+
 
 def table_rows(chunk: Chunk) -> list[TableRow]:
     """The rows of year-column tables in a chunk (a header row of years, then rows of a
@@ -220,6 +225,9 @@ def _table_questions(
         if compare:
             # The figures the answer is worked out from: the student must be shown them.
             question.meta["reads"] = [row.answer(i) for _, i in read]
+        else:
+            # The answer as the row says it, which a teacher may write instead (`quoted`).
+            question.meta["quoted"] = row.quote(read[0][1])
         raws = [row.values[i] for _, i in read]
         question.golden_chunk_ids = [
             c.id

@@ -113,7 +113,7 @@ _FIGURE = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+")
 _LETTERS_DIGITS = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
 _SCOPE = re.compile(r"^\s*\[([^\]]*)\]\s*")
 # A year as people write it: alone, in "FY2023" or in "2023-05-30".
-_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
+YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
 # A PDF's text layer sometimes splits a word's last letter off ("Consolidated Balance Shee t",
 # "Cash Flow s"): a lone lowercase letter that ends words, after a word of three or more;
 # never one that stands alone ("a", "Plan b", "Note x", "c)").
@@ -395,9 +395,9 @@ class SearchIndex:
         they are several companies', those of the companies the `question` names, if any
         (see the module's note)."""
         docs = set(self.documents_named(names))
-        if named_years := set(_YEAR.findall(names)):
-            rest = _YEAR.sub(" ", names)
-            for year in sorted(set(_YEAR.findall(text))):
+        if named_years := set(YEAR.findall(names)):
+            rest = YEAR.sub(" ", names)
+            for year in sorted(set(YEAR.findall(text))):
                 if year > max(named_years):
                     docs.update(self.documents_named(f"{rest} {year}"))
         if question and len({self._company[doc] for doc in docs}) > 1:

@@ -97,6 +97,11 @@ class TrainConfig(Settings):
     section_search: bool = option(
         False, help="the teacher searches again within the part of the document the question names"
     )
+    # The teacher answers a synthesized lookup with its row's label and figure
+    # ("Total assets 236,495 million": teacher.ScriptedTeacher.quoted_answers).
+    quoted_answers: bool = option(
+        False, help="the teacher answers a synthesized lookup with its row's label and figure"
+    )
     # Questions synthesized from the training entities' own tables (documents.synthesis):
     # plentiful, easier, every one checked reachable by the teacher; they feed the cold
     # start and the RL curriculum. The customer's questions stay the validation set.

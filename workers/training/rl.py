@@ -225,6 +225,7 @@ def teacher_data(
         refine_search=config.refine_search,
         refine_always=config.refine_always,
         section_search=config.section_search,
+        quoted_answers=config.quoted_answers,
     )
     synthetic = synthetic_curriculum(index, train_questions, config)
     if synthetic and config.synthetic_sections and config.section_search:
