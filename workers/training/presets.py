@@ -80,9 +80,10 @@ PRESETS: dict[str, dict] = {
             # proof25 against proof26, the same day: recall +0.01 / +0.07, one and two more
             # questions answered, the section words copied in more searches.
             "synthetic_sections": True,
-            # proof108 against proof106 (seed 1, the same machine): the student writes the
-            # row it read, then its figure; on 26 lookups synthesized from the held-out
-            # companies' tables, 5 right against 0, answers 0.040 -> 0.080, recall the same.
+            # proof108 and proof109 against proof106 and proof104 (seeds 1 and 0, the same
+            # kind of machine): the student writes the row it read, then its figure; on 26
+            # lookups synthesized from each split's held-out companies' tables, 5 and 6 right
+            # against 0 and 0; answers 0.040 -> 0.080 and 0.080 -> 0.123, recall the same.
             "quoted_answers": True,
             # Asked for many: the teacher keeps only the questions whose figures its results
             # show, about 100 lookups and 20 yes/no comparisons of 800 on FinanceBench's
