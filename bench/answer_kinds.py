@@ -14,7 +14,8 @@ perfectly would score.
 - yes to every yes/no: "Yes" to every question asking yes or no (`greedy_rules.asks_yes_no`),
   nothing else right. The `cpu-45min` students answer so (the `yes_no_answers` rule makes
   them say yes or no; they say "Yes").
-- + every choice: also the truth's option to every question offering two.
+- + every choice: also the truth itself to every question offering two (scored as the
+  truth's option alone is: the judge reads which option an answer says).
 - + every printed figure: also the truth's own figure wherever the question's golden
   evidence prints it (a perfect copier of the right row and column).
 - + every yes/no read: also "No" where the truth says no (a model that reads the answer off
