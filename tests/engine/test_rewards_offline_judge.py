@@ -95,6 +95,22 @@ def test_words_the_question_already_says_earn_nothing(judge):
     assert not judge.judge(question, truth, "Pepsico revenue growth in FY2023").correct
 
 
+def test_the_unit_of_a_figure_is_no_answer_without_the_figure(judge):
+    # proof109's student wrote the row and a unit, no figure: the judge had credited the
+    # unit as "100% of the truth's key words".
+    question = (
+        "According to its financial statements, what did PepsiCo report as net income for 2021?"
+    )
+    for answer in ("Net income (2021) million", "Net income million", "USD millions"):
+        assert not judge.judge(question, "7,679 million", answer).correct, answer
+    assert judge.judge(question, "7,679 million", "Net income 7,679 million").correct
+    # Words beside a figure still count when they are the answer.
+    question = "Which of JPM's business segments had the lowest net revenue in 2021 Q1?"
+    assert judge.judge(
+        question, "Corporate. Its net revenue was -$473 million.", "Corporate"
+    ).correct
+
+
 def test_a_headline_figure_is_enough_when_the_rest_explains_it(judge):
     truth = "36%. The answer here assumes FY2023 refers to the 12 months ended on January 28, 2023."
     assert judge.judge("What was Ulta's FY2023 gross margin?", truth, "36%").correct

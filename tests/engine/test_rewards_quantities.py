@@ -47,6 +47,8 @@ def test_percentages_agree_with_fractions_but_not_with_money():
     assert same_quantity(one("66%"), one("0.66"))
     assert same_quantity(one("65.4 percent"), one("65.4%"))
     assert not same_quantity(one("1.9%"), one("$1.9"))
+    # A plain number with a scale counts something: "3 million" is not 3%.
+    assert not same_quantity(one("3%"), one("3 million"))
 
 
 def test_basis_points_are_hundredths_of_a_percent():

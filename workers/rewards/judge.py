@@ -78,6 +78,13 @@ class JudgeConfig(Settings):
 TEXT_RECALL_NEEDED = 0.6
 
 
+# The words that say what a figure counts ("million", "USD", "percent"), not what it is.
+FIGURE_WORDS = text.content_terms(
+    " ".join([*quantities.SCALES, "millions thousands billions trillions"])
+    + " usd dollar dollars percent percentage per cent share shares"
+)
+
+
 class OfflineJudge:
     """A deterministic judge for financial answers; no model, no network."""
 
@@ -153,9 +160,12 @@ class OfflineJudge:
         return self._verdict(correct, recall if correct else recall * 0.5, reason)
 
     def _judge_text(self, question: str, ground_truth: str, answer: str, has_numbers: bool):
-        truth_terms = text.content_terms(ground_truth) - text.content_terms(question)
+        # The unit of a truth's figure is no answer without the figure: "Net income million"
+        # does not say "7,679 million".
+        unit_words = FIGURE_WORDS if has_numbers else set()
+        truth_terms = text.content_terms(ground_truth) - text.content_terms(question) - unit_words
         if not truth_terms:
-            truth_terms = text.content_terms(ground_truth)
+            truth_terms = text.content_terms(ground_truth) - unit_words
         if not truth_terms:
             reason = "the truth is a figure and the answer has none" if has_numbers else "no text"
             return self._verdict(False, 0.0, reason)

@@ -135,6 +135,8 @@ def same_quantity(a: Quantity, b: Quantity) -> bool:
     if a.kind != b.kind and "percent" in (a.kind, b.kind):
         # "66%" and "0.66" are the same ratio; "24.26%" and "24.26" are the same figure.
         percent, plain = (a, b) if a.kind == "percent" else (b, a)
+        if plain.factor not in (None, 1.0):
+            return False  # "3 million" counts something; "3%" is a ratio
         as_fraction = Quantity(
             percent.mantissa / 100, percent.decimals + 2, 1.0, "plain", percent.text
         )
