@@ -1,0 +1,72 @@
+"""Recorded runs' answers judged again by today's offline judge, beside the score recorded.
+
+A run folder keeps the trained agent's answers (`eval_trajectories.jsonl[.gz]`); when the
+offline judge is corrected, the scores recorded in `eval.json` were judged by the old one.
+This prints, per run, the answer score recorded and the score of the same answers judged now,
+and every answer whose verdict changed, so that a correction's effect on the record is seen
+whole rather than on the one run that revealed it. No model runs.
+
+Usage: python bench/rejudge.py [RUN_DIR …] [--questions PATH]
+       (default: every docs/runs/proof* folder and financebench-dev's questions)
+"""
+
+import argparse
+import gzip
+import json
+import re
+from pathlib import Path
+
+from workers.documents.questions import load_questions
+from workers.rewards.judge import OfflineJudge
+
+DEFAULT_QUESTIONS = "../shared/datasets/financebench-dev/questions.jsonl"
+
+
+def read_trajectories(run: Path) -> list[dict]:
+    for name, opener in (
+        ("eval_trajectories.jsonl.gz", gzip.open),
+        ("eval_trajectories.jsonl", open),
+    ):
+        if (run / name).exists():
+            with opener(run / name, "rt") as lines:
+                return [json.loads(line) for line in lines if line.strip()]
+    return []
+
+
+def run_number(run: Path) -> tuple[int, str]:
+    found = re.search(r"\d+", run.name)
+    return (int(found.group()) if found else -1, run.name)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("runs", nargs="*", type=Path)
+    parser.add_argument("--questions", default=DEFAULT_QUESTIONS)
+    args = parser.parse_args()
+    runs = args.runs or sorted(Path("docs/runs").glob("proof*"), key=run_number)
+    questions = {q.id: q for q in load_questions(args.questions)}
+    judge = OfflineJudge()
+    print(f"{'run':<14} {'policy':<10} {'n':>3} {'recorded':>9} {'now':>7}")
+    for run in runs:
+        by_policy: dict[str, list[tuple[float, float]]] = {}
+        changed = []
+        for trajectory in read_trajectories(run):
+            question = questions.get(trajectory["question_id"])
+            if question is None:
+                continue
+            answer = trajectory.get("answer") or ""
+            now = judge.judge(question.question, question.answer, answer).score
+            recorded = trajectory["judge_score"]
+            by_policy.setdefault(trajectory["policy"], []).append((recorded, now))
+            if abs(now - recorded) > 1e-9:
+                changed.append(f"    {recorded:.2f} -> {now:.2f}  {answer[:60]!r}")
+        for policy, scores in by_policy.items():
+            recorded = sum(r for r, _ in scores) / len(scores)
+            now = sum(n for _, n in scores) / len(scores)
+            print(f"{run.name:<14} {policy:<10} {len(scores):>3} {recorded:>9.3f} {now:>7.3f}")
+        if changed:
+            print("\n".join(changed))
+
+
+if __name__ == "__main__":
+    main()
