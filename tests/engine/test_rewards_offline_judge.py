@@ -104,6 +104,10 @@ def test_the_unit_of_a_figure_is_no_answer_without_the_figure(judge):
     for answer in ("Net income (2021) million", "Net income million", "USD millions"):
         assert not judge.judge(question, "7,679 million", answer).correct, answer
     assert judge.judge(question, "7,679 million", "Net income 7,679 million").correct
+    # Nor are the question's own words beside it.
+    question = "By how much did Pepsico increase its unsecured five year revolving credit?"
+    answer = "increase unsecured revolving credit agreement 8K d/d"
+    assert not judge.judge(question, "$400,000,000 increase.", answer).correct
     # Words beside a figure still count when they are the answer.
     question = "Which of JPM's business segments had the lowest net revenue in 2021 Q1?"
     assert judge.judge(

@@ -164,8 +164,11 @@ class OfflineJudge:
         # does not say "7,679 million".
         unit_words = FIGURE_WORDS if has_numbers else set()
         truth_terms = text.content_terms(ground_truth) - text.content_terms(question) - unit_words
-        if not truth_terms:
-            truth_terms = text.content_terms(ground_truth) - unit_words
+        # A truth in words the question already says is still its answer ("Decreased" to
+        # "did it decrease?"); a figure's truth is not, with the figure missing: "$400,000,000
+        # increase." to "By how much did it increase…?" is not "increase".
+        if not truth_terms and not has_numbers:
+            truth_terms = text.content_terms(ground_truth)
         if not truth_terms:
             reason = "the truth is a figure and the answer has none" if has_numbers else "no text"
             return self._verdict(False, 0.0, reason)
