@@ -6,7 +6,11 @@ This prints, per run, the answer score recorded and the score of the same answer
 and every answer whose verdict changed, so that a correction's effect on the record is seen
 whole rather than on the one run that revealed it. No model runs.
 
-Usage: python bench/rejudge.py [RUN_DIR …] [--questions PATH]
+With `--write`, a run whose trained agent's score changed gets it in its `eval.json`, beside a
+`rejudged` note of the score recorded (echo's and the base's answers are not kept, so theirs
+stay as recorded: a stricter judge can only lower them).
+
+Usage: python bench/rejudge.py [RUN_DIR …] [--questions PATH] [--write]
        (default: every docs/runs/proof* folder and financebench-dev's questions)
 """
 
@@ -33,6 +37,20 @@ def read_trajectories(run: Path) -> list[dict]:
     return []
 
 
+def write_score(report_path: Path, score: float) -> None:
+    report = json.loads(report_path.read_text())
+    trained = report["policies"]["trained"]
+    if trained["answer_score"] == score:
+        return
+    report.setdefault(
+        "rejudged",
+        f"the trained agent's answer_score as recorded was {trained['answer_score']}; judged "
+        "again by bench/rejudge.py (echo's and the base's answers were not kept)",
+    )
+    trained["answer_score"] = score
+    report_path.write_text(json.dumps(report, indent=2) + "\n")
+
+
 def run_number(run: Path) -> tuple[int, str]:
     found = re.search(r"\d+", run.name)
     return (int(found.group()) if found else -1, run.name)
@@ -42,6 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="*", type=Path)
     parser.add_argument("--questions", default=DEFAULT_QUESTIONS)
+    parser.add_argument("--write", action="store_true", help="correct the runs' eval.json")
     args = parser.parse_args()
     runs = args.runs or sorted(Path("docs/runs").glob("proof*"), key=run_number)
     questions = {q.id: q for q in load_questions(args.questions)}
@@ -64,6 +83,8 @@ def main() -> None:
             recorded = sum(r for r, _ in scores) / len(scores)
             now = sum(n for _, n in scores) / len(scores)
             print(f"{run.name:<14} {policy:<10} {len(scores):>3} {recorded:>9.3f} {now:>7.3f}")
+            if args.write and policy == "trained" and changed:
+                write_score(run / "eval.json", round(now, 4))
         if changed:
             print("\n".join(changed))
 
