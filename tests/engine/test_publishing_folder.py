@@ -171,10 +171,8 @@ def test_the_bundled_script_shows_results_as_the_engine_does(published):
     def encode(text):
         return tokenizer.encode(text, add_special_tokens=False)
 
-    # A unit and a header of years, which an excerpt shows with the row it reads them for.
-    rows = [f"row {i} of figures" for i in range(40)]
-    long_page = "\n".join(["Acme annual filing", "(in millions)", *rows[:20], "2021 2020"])
-    long_page += "\n" + "\n".join(rows[20:]) + "\nrevenue was seven 7 5"
+    long_page = "\n".join(["Acme annual filing", *(f"row {i} of figures" for i in range(40))])
+    long_page += "\nrevenue was seven"
     hit = {"id": "acme-9", "doc": "acme-10k", "page": 9, "text": long_page}
     engine_hit = SearchHit("acme-9", 1.0, "acme-10k", 9, "acme", long_page)
     for room in (12, 30, 60, 400):
@@ -188,8 +186,6 @@ def test_the_bundled_script_shows_results_as_the_engine_does(published):
             assert got == expected, (room, query)  # the tokens, and the ids shown
     shown = tokenizer.decode(fit_hits([engine_hit], 30, encode, "[acme] revenue")[0])
     assert "revenue was seven" in shown, "the test would not see a bundle that shows the top"
-    shown = run_agent.excerpt(long_page, "[acme] revenue", lambda t: len(t) < 80, bundled.tokenize)
-    assert "2021 2020" in shown and "(in millions)" in shown, "nor one without the key lines"
 
 
 def test_the_bundled_script_shows_only_new_hits_as_the_engine_does(published):

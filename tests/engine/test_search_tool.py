@@ -51,45 +51,6 @@ def test_a_long_hit_shows_its_first_line_and_the_rows_holding_the_query_words():
     ]
 
 
-PAGE = "\n".join(
-    [
-        "Table of Contents",
-        "Consolidated Statement of Cash Flows",
-        "(in millions)",
-        "2021 2020 2019",
-        "Operating Activities",
-        "Net income 7,679 7,175 7,353",
-        "Investing Activities",
-        "Capital spending (4,625) (4,240) (4,232)",
-        "Sales of property, plant and equipment 166 55 170",
-        "2019 2018",
-        "Dividends paid (5,815) (5,509)",
-    ]
-)
-
-
-def test_a_row_is_shown_with_the_years_of_its_columns_and_its_unit():
-    def fits(text):
-        return len(text.split("\n")) <= 7
-
-    shown = excerpt(PAGE, "[PepsiCo 2021 | cash flow] capital spending", fits).split("\n")
-    assert shown == [
-        "Table of Contents",
-        "Consolidated Statement of Cash Flows",  # room for one more line: the next in order
-        "(in millions)",
-        "2021 2020 2019",
-        "…",
-        "Capital spending (4,625) (4,240) (4,232)",
-        "…",
-    ]
-    # The header nearest above the row is its own, not another table's.
-    shown = excerpt(PAGE, "dividends paid", lambda text: len(text.split("\n")) <= 6)
-    shown = shown.split("\n")
-    assert "2019 2018" in shown and "2021 2020 2019" not in shown and "(in millions)" in shown
-    # A page whose rows hold no word of the query reads from its top.
-    assert excerpt(PAGE, "zeppelin", fits).split("\n")[:4] == PAGE.split("\n")[:4]
-
-
 def test_with_room_left_the_rest_follows_in_the_pages_order():
     def fits(text):
         return len(text) <= 200

@@ -38,9 +38,7 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 # 10: a scope's year is searched beside the later years the query names, not the earlier ones
 #    (a filing reports its year beside earlier ones): "[Walmart 2020] … FY2018 - FY2020 …"
 #    searched the 2018 filing too, and showed its pages first.
-# 11: a hit shown in part shows, beside its line holding the most of the query's words, the
-#    nearest header of column years above that line and the table's unit ("(in millions)").
-PROTOCOL_VERSION = 11
+PROTOCOL_VERSION = 10
 
 
 @dataclass(frozen=True)

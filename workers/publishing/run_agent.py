@@ -327,44 +327,17 @@ def fit_hits(hits: list[dict], room: int, encode, query: str = "", tokenize=None
 
 
 def excerpt(text: str, query: str, fits, tokenize) -> str:
-    """The hit's first line, then its line holding the most of the query's words (after any
-    "[scope]"), then the lines saying how to read its figures (`key_lines`), then the others
-    by how many of the query's words they hold, then the rest, as many as fit, in the page's
-    order, "…" for gaps."""
+    """The hit's first line, then its lines by how many of the query's words (after any
+    "[scope]") they hold, then the rest, as many as fit, in the page's order, "…" for gaps."""
     lines = text.split("\n")
     scope = _SCOPE.match(query)
     wanted = set(tokenize(query[scope.end() :] if scope else query))
     held = [len(wanted.intersection(tokenize(line))) for line in lines]
-    ranked = sorted(range(1, len(lines)), key=lambda i: (-held[i], i))
-    best = ranked[:1] if ranked and held[ranked[0]] else []
     chosen: list[int] = []
-    for i in dict.fromkeys([0, *best, *key_lines(lines, *best), *ranked]):
+    for i in sorted(range(len(lines)), key=lambda i: (i > 0, -held[i], i)):
         if fits(_joined(lines, sorted([*chosen, i]))):
             chosen = sorted([*chosen, i])
     return _joined(lines, chosen) if chosen else text
-
-
-_UNIT_LINE = re.compile(
-    r"\bin (?:millions|thousands|billions)\b|\((?:millions|thousands|billions)\)", re.I
-)
-
-
-def key_lines(lines: list[str], row: int | None = None) -> list[int]:
-    """The lines that say how to read line `row`'s figures: the nearest header of column
-    years above it and the nearest statement of a unit, above it or else anywhere."""
-    if row is None:
-        return []
-    short = [i for i, line in enumerate(lines) if len(line.split()) <= 12]
-    headers = [
-        i
-        for i in short[::-1]
-        if i < row
-        and len(_YEAR.findall(lines[i])) >= 2
-        and len(_YEAR.sub("", lines[i]).split()) <= 6
-    ]
-    units = [i for i in short if _UNIT_LINE.search(lines[i])]
-    unit = [i for i in units if i < row][-1:] or units[:1]
-    return [*headers[:1], *unit]
 
 
 def _joined(lines: list[str], chosen: list[int]) -> str:
