@@ -82,8 +82,9 @@ PRESETS: dict[str, dict] = {
             "synthetic_sections": True,
             # proof108 and proof109 against proof106 and proof104 (seeds 1 and 0, the same
             # kind of machine): the student writes the row it read, then its figure; on 26
-            # lookups synthesized from each split's held-out companies' tables, 5 and 6 right
-            # against 0 and 0; answers 0.040 -> 0.080 and 0.080 -> 0.123, recall the same.
+            # lookups synthesized from each split's held-out companies' tables, 5 and 3 right
+            # against 0 and 0; answers 0.040 -> 0.080 and 0.080 -> 0.120, recall the same
+            # (all judged by the corrected offline judge, bench/rejudge.py).
             "quoted_answers": True,
             # Asked for many: the teacher keeps only the questions whose figures its results
             # show, about 100 lookups and 20 yes/no comparisons of 800 on FinanceBench's
