@@ -6,9 +6,9 @@ This prints, per run, the answer score recorded and the score of the same answer
 and every answer whose verdict changed, so that a correction's effect on the record is seen
 whole rather than on the one run that revealed it. No model runs.
 
-With `--write`, a run whose trained agent's score changed gets it in its `eval.json`, beside a
-`rejudged` note of the score recorded (echo's and the base's answers are not kept, so theirs
-stay as recorded: a stricter judge can only lower them).
+With `--write`, each policy whose score changed gets it in the run's `eval.json`, beside a
+`rejudged` note of the score recorded. Runs before proof113 kept the trained agent's answers
+only, so echo's and the base's stay as recorded there: a stricter judge can only lower them.
 
 Usage: python bench/rejudge.py [RUN_DIR …] [--questions PATH] [--write]
        (default: every docs/runs/proof* folder and financebench-dev's questions)
@@ -23,7 +23,8 @@ from pathlib import Path
 from workers.documents.questions import load_questions
 from workers.rewards.judge import OfflineJudge
 
-DEFAULT_QUESTIONS = "../shared/datasets/financebench-dev/questions.jsonl"
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_QUESTIONS = REPO.parent / "shared/datasets/financebench-dev/questions.jsonl"
 
 
 def read_trajectories(run: Path) -> list[dict]:
@@ -37,17 +38,20 @@ def read_trajectories(run: Path) -> list[dict]:
     return []
 
 
-def write_score(report_path: Path, score: float) -> None:
+def write_score(report_path: Path, policy: str, score: float) -> None:
     report = json.loads(report_path.read_text())
-    trained = report["policies"]["trained"]
-    if trained["answer_score"] == score:
+    metrics = report["policies"].get(policy)
+    if metrics is None or metrics["answer_score"] == score:
         return
-    report.setdefault(
-        "rejudged",
-        f"the trained agent's answer_score as recorded was {trained['answer_score']}; judged "
-        "again by bench/rejudge.py (echo's and the base's answers were not kept)",
+    notes = report.get("rejudged", {})
+    if isinstance(notes, str):  # written when runs kept the trained agent's answers only
+        notes = {"trained": notes}
+    notes.setdefault(
+        policy,
+        f"answer_score as recorded was {metrics['answer_score']}; judged again by bench/rejudge.py",
     )
-    trained["answer_score"] = score
+    report["rejudged"] = notes
+    metrics["answer_score"] = score
     report_path.write_text(json.dumps(report, indent=2) + "\n")
 
 
@@ -62,13 +66,13 @@ def main() -> None:
     parser.add_argument("--questions", default=DEFAULT_QUESTIONS)
     parser.add_argument("--write", action="store_true", help="correct the runs' eval.json")
     args = parser.parse_args()
-    runs = args.runs or sorted(Path("docs/runs").glob("proof*"), key=run_number)
+    runs = args.runs or sorted((REPO / "docs/runs").glob("proof*"), key=run_number)
     questions = {q.id: q for q in load_questions(args.questions)}
     judge = OfflineJudge()
     print(f"{'run':<14} {'policy':<10} {'n':>3} {'recorded':>9} {'now':>7}")
     for run in runs:
         by_policy: dict[str, list[tuple[float, float]]] = {}
-        changed = []
+        changed: dict[str, list[str]] = {}
         for trajectory in read_trajectories(run):
             question = questions.get(trajectory["question_id"])
             if question is None:
@@ -78,15 +82,17 @@ def main() -> None:
             recorded = trajectory["judge_score"]
             by_policy.setdefault(trajectory["policy"], []).append((recorded, now))
             if abs(now - recorded) > 1e-9:
-                changed.append(f"    {recorded:.2f} -> {now:.2f}  {answer[:60]!r}")
+                changed.setdefault(trajectory["policy"], []).append(
+                    f"    {trajectory['policy']:<8} {recorded:.2f} -> {now:.2f}  {answer[:60]!r}"
+                )
         for policy, scores in by_policy.items():
             recorded = sum(r for r, _ in scores) / len(scores)
             now = sum(n for _, n in scores) / len(scores)
             print(f"{run.name:<14} {policy:<10} {len(scores):>3} {recorded:>9.3f} {now:>7.3f}")
-            if args.write and policy == "trained" and changed:
-                write_score(run / "eval.json", round(now, 4))
-        if changed:
-            print("\n".join(changed))
+            if args.write and policy in changed:
+                write_score(run / "eval.json", policy, round(now, 4))
+        for lines in changed.values():
+            print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -87,10 +87,11 @@ def test_sleuth_train_writes_checkpoints_metrics_final_model_and_eval(tmp_path, 
     assert report["questions"] == 1 and len(FACTS) == 4  # one of four entities held out
     for metrics in report["policies"].values():
         assert {"answer_score", "golden_recall", "retrieved_chunks", "n"} <= set(metrics)
-    # What the trained agent wrote on the held-out question, beside its scores.
-    (written,) = [json.loads(line) for line in (out / "eval_trajectories.jsonl").open()]
-    assert written["policy"] == "trained"
-    assert {"question_id", "question", "searches", "answer", "text"} <= set(written)
+    # What every policy wrote on the held-out question, beside its scores, the trained
+    # agent's first.
+    written = [json.loads(line) for line in (out / "eval_trajectories.jsonl").open()]
+    assert [w["policy"] for w in written] == list(report["policies"])
+    assert all({"question_id", "question", "searches", "answer", "text"} <= set(w) for w in written)
 
     # The goals table reads the finished run as it was written.
     capsys.readouterr()

@@ -7,7 +7,9 @@ Same held-out questions, same search tool, same judge, in the `sleuth eval --jso
   mean number of distinct retrieved chunks rounded up (echo never sees fewer chunks than
   the agent) — so more searches alone cannot explain a gain;
 - "echo": the same with the agent's usual number of results per search.
-The trained agent's trajectories go to eval_trajectories.jsonl in the run folder.
+Every policy's trajectories go to eval_trajectories.jsonl in the run folder (the trained
+agent's first, written before the baselines run), so that every answer can be read beside its
+score and judged again when the judge is corrected (`bench/rejudge.py`).
 """
 
 import math
@@ -22,7 +24,7 @@ from workers.evaluation.policies import build_policy
 from workers.rewards.judge import build_judge
 from workers.training.config import TrainConfig
 
-EVAL_TRAJECTORIES = "eval_trajectories.jsonl"  # the trained agent's, beside eval.json
+EVAL_TRAJECTORIES = "eval_trajectories.jsonl"  # every policy's, beside eval.json
 
 
 def evaluate_run(
@@ -61,13 +63,18 @@ def evaluate_run(
             spec, tool=index, limits=config.limits, load_model=load, base_model=config.model
         )
 
+    trajectories_path = Path(out_dir) / EVAL_TRAJECTORIES
     trained = run({"trained": policy(str(Path(out_dir) / "final"))})
     # What the agent wrote on each held-out question, to read beside the scores.
-    write_trajectories(Path(out_dir) / EVAL_TRAJECTORIES, val_questions, trained["trajectories"])
+    write_trajectories(trajectories_path, val_questions, trained["trajectories"])
     report = trained["policies"]
     k = max(1, math.ceil(round(report["trained"]["retrieved_chunks"], 2)))
     baselines = {"base": policy("base"), f"echo@{k}": policy(f"echo@{k}")}
     if k != config.limits.results_per_search:
         baselines["echo"] = policy("echo")
-    report |= run(baselines)["policies"]
+    compared = run(baselines)
+    report |= compared["policies"]
+    write_trajectories(
+        trajectories_path, val_questions, trained["trajectories"] | compared["trajectories"]
+    )
     return {"policies": report, "echo_k": k, "questions": len(val_questions)}
