@@ -23,9 +23,10 @@ from workers.documents.questions import Evidence, Question
 from workers.rewards.judge import JudgeConfig
 from workers.rewards.reward import RewardConfig
 from workers.search.index import SearchIndex
+from workers.training.checkpoint import rng_states
 from workers.training.config import LossConfig, TrainConfig
 from workers.training.logprobs import full_logits_logprobs, token_logprobs
-from workers.training.rl import synthetic_curriculum, train
+from workers.training.rl import LoopState, synthetic_curriculum, train
 from workers.training.teacher import (
     ScriptedTeacher,
     answer_readable,
@@ -1020,6 +1021,33 @@ def test_resume_continues_exactly_where_the_run_stopped(tmp_path):
         tmp_path / "resumed/checkpoints/step-000003/trainer_state.pt", weights_only=False
     )
     assert a["sampler"] == b["sampler"]
+
+
+def test_a_question_never_solved_in_its_visits_is_held_back_and_a_solved_one_never_is():
+    model = torch.nn.Linear(2, 2)
+    loop = LoopState.begin(model, TrainConfig(hold_back_after=2), ["hard", "once"], None)
+    for solved_once in (False, True, False, False):
+        loop.count_group("hard", False, hold_back_after=2)
+        loop.count_group("once", solved_once, hold_back_after=2)
+
+    assert loop.sampler.held_back == {"hard"}
+    assert loop.sampler.take(2) == ["once"]
+    restored = LoopState.begin(
+        model,
+        TrainConfig(),
+        ["hard", "once"],
+        {
+            **loop.saved(TrainConfig()),
+            "step": 4,
+            "rng": rng_states(),
+        },
+    )
+    assert (restored.visits, restored.solved, restored.step) == (
+        {"hard": 4, "once": 4},
+        {"once"},
+        4,
+    )
+    assert restored.sampler.held_back == {"hard"}
 
 
 def test_a_run_whose_judge_always_fails_still_finishes_and_says_so(tmp_path, cold_started_run):

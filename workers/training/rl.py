@@ -20,7 +20,8 @@ What it is (and where it departs from the papers):
   and sglang engines receive the weights through their weight-update API: either way the
   next step samples from the updated weights.
 - The function `train` reads top to bottom: set-up (the policy, its rollout engine, the
-  teacher's data, the cold start, the optimizer and a resume's state), then the loop.
+  teacher's data, the cold start, the optimizer and a resume's state: `LoopState`), then
+  the loop, then the agent handed over (`save_agent`).
 """
 
 import copy
@@ -105,6 +106,59 @@ class QuestionSampler:
     def load(self, state: dict) -> None:
         self.epoch, self.cursor = state["epoch"], state["cursor"]
         self.held_back = set(state["held_back"])
+
+
+@dataclass
+class LoopState:
+    """What a checkpoint keeps besides the weights (the optimizer, its schedule, the
+    curriculum's place and counts, the last step), so that a resumed run goes on as if it
+    had never stopped."""
+
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    sampler: QuestionSampler
+    visits: dict[str, int] = field(default_factory=dict)
+    solved: set[str] = field(default_factory=set)
+    step: int = 0
+
+    @classmethod
+    def begin(cls, model, config: TrainConfig, question_ids, saved: dict | None) -> "LoopState":
+        """A new loop over `question_ids`, or the one `saved` (a checkpoint's trainer state)
+        left, random number generators included."""
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=0.0)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, lambda s: min(1.0, (s + 1) / max(config.warmup_steps, 1))
+        )
+        loop = cls(optimizer, scheduler, QuestionSampler(sorted(question_ids), seed=config.seed))
+        if saved:
+            optimizer.load_state_dict(saved["optimizer"])
+            scheduler.load_state_dict(saved["scheduler"])
+            loop.sampler.load(saved["sampler"])
+            loop.visits, loop.solved = saved["visits"], set(saved["solved"])
+            loop.step = saved["step"]
+            restore_rng_states(saved["rng"])
+        return loop
+
+    def count_group(self, question_id: str, any_correct: bool, hold_back_after: int) -> None:
+        """The curriculum's count of one sampled group: a question with no correct sample in
+        `hold_back_after` visits is held back (near-impossible questions teach shortcuts)."""
+        self.visits[question_id] = self.visits.get(question_id, 0) + 1
+        if any_correct:
+            self.solved.add(question_id)
+        elif question_id not in self.solved and self.visits[question_id] >= hold_back_after:
+            self.sampler.held_back.add(question_id)
+
+    def saved(self, config: TrainConfig) -> dict:
+        """The trainer state a checkpoint holds (`begin` reads it back)."""
+        return {
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "sampler": self.sampler.state(),
+            "visits": self.visits,
+            "solved": sorted(self.solved),
+            "config": config.to_dict(),
+        }
 
 
 def rollout_stats(trajectories: Sequence[Trajectory], tokenizer) -> dict[str, float]:
@@ -299,6 +353,60 @@ def cold_start_set(
     return [*teacher_for.values(), *drills]
 
 
+@dataclass
+class ColdStartReport:
+    """What the cold start ran on this machine: its micro-batches, the epochs they make and
+    the seconds each took (None when nothing ran)."""
+
+    batches: int = 0
+    epochs: float = 0.0
+    seconds_per_batch: float | None = None
+
+
+def cold_start(
+    model,
+    trajectories: Sequence[Trajectory],
+    config: TrainConfig,
+    *,
+    precision: str,
+    pad_id: int,
+    deadline: float | None,
+    progress: bool,
+    check: Callable[[], None],
+    log,
+) -> ColdStartReport:
+    """SFT on the teacher's trajectories for `config.sft_epochs`, or until `deadline` (the
+    cold start's share of the training budget)."""
+    if not trajectories:
+        return ColdStartReport()
+    started = time.monotonic()
+    taught = []  # trajectories in each micro-batch
+    losses = sft(
+        model,
+        trajectories,
+        epochs=config.sft_epochs,
+        lr=config.sft_lr,
+        warmdown=config.sft_warmdown,
+        answer_weight=config.sft_answer_weight,
+        max_batch_tokens=config.max_batch_tokens,
+        pad_id=pad_id,
+        seed=config.seed,
+        progress=progress,
+        deadline=deadline,
+        precision=precision,
+        check=check,
+        on_step=lambda record: taught.append(record["trajectories"]),
+    )
+    log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
+    if not taught:
+        return ColdStartReport()
+    return ColdStartReport(
+        batches=len(taught),
+        epochs=sum(taught) / len(trajectories),
+        seconds_per_batch=(time.monotonic() - started) / len(taught),
+    )
+
+
 def policy_update(
     model,
     trajectories: Sequence[Trajectory],
@@ -375,6 +483,19 @@ def policy_update(
         "trained_tokens": trained_tokens,
         "stepped": stepped,
     }
+
+
+def save_agent(model, tokenizer, config: TrainConfig, folder: Path) -> Path:
+    """The trained agent as it is handed over: its weights (LoRA merged), its tokenizer and
+    the agent settings it was trained under."""
+    if config.lora:
+        # The adapter alone too, so that agents from one base can share it when served.
+        model.save_pretrained(folder / ADAPTER_DIR)
+        model = model.merge_and_unload()
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    write_agent_settings(folder, config.limits, base_model=config.model)
+    return folder
 
 
 class StopRequested(Exception):
@@ -459,87 +580,46 @@ def train(
 
     engine.check = check_stop
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
-    cold_start = []
-    taught = []  # trajectories in each cold-start micro-batch: how much of it this machine ran
+    warmed = ColdStartReport()
     if not checkpoint and config.sft_epochs > 0:
-        cold_start = cold_start_set(
-            engine, teacher, teacher_for, by_id, train_questions, config, log
-        )
-    if cold_start:
-        cold_started = time.monotonic()
-        losses = sft(
+        warmed = cold_start(
             model,
-            cold_start,
-            epochs=config.sft_epochs,
-            lr=config.sft_lr,
-            warmdown=config.sft_warmdown,
-            answer_weight=config.sft_answer_weight,
-            max_batch_tokens=config.max_batch_tokens,
+            cold_start_set(engine, teacher, teacher_for, by_id, train_questions, config, log),
+            config,
+            precision=precision,
             pad_id=pad_id,
-            seed=config.seed,
-            progress=progress,
             # The cold start may use at most its share of the training budget: RL the rest.
             deadline=started + budget * config.sft_share if budget else None,
-            precision=precision,
+            progress=progress,
             check=check_stop,
-            on_step=lambda record: taught.append(record["trajectories"]),
+            log=log,
         )
-        log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
-        if taught and budget:
-            # The final evaluation runs at this machine's speed, which the cold start measured:
-            # RL ends early enough for it on a slow machine with a large validation set.
-            batch_seconds = (time.monotonic() - cold_started) / len(taught)
-            budget = config.training_seconds(
-                final_eval_questions, eval_seconds_per_question(batch_seconds)
-            )
-            deadline = started + budget
+    if warmed.seconds_per_batch and budget:
+        # The final evaluation runs at this machine's speed, which the cold start measured:
+        # RL ends early enough for it on a slow machine with a large validation set.
+        budget = config.training_seconds(
+            final_eval_questions, eval_seconds_per_question(warmed.seconds_per_batch)
+        )
+        deadline = started + budget
     sync_weights(engine, model)  # the cold start's weights, before the first rollout
 
     reference = None
     if config.loss.kl_ref_coef > 0:
         reference = copy.deepcopy(model).eval().requires_grad_(False)
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(trainable, lr=config.lr, weight_decay=0.0)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: min(1.0, (s + 1) / max(config.warmup_steps, 1))
-    )
-    sampler = QuestionSampler(sorted(by_id), seed=config.seed)
-    visits: dict[str, int] = {}
-    solved: set[str] = set()
-    start_step = 0
-    if state:
-        optimizer.load_state_dict(state["optimizer"])
-        scheduler.load_state_dict(state["scheduler"])
-        sampler.load(state["sampler"])
-        visits, solved = state["visits"], set(state["solved"])
-        start_step = state["step"]
-        restore_rng_states(state["rng"])
+    loop = LoopState.begin(model, config, by_id, state)
     metrics_path, samples_path = out_dir / "metrics.jsonl", out_dir / "samples.jsonl"
     for path in (metrics_path, samples_path):
-        drop_steps_after(path, start_step)  # logged after the checkpoint we resume from
+        drop_steps_after(path, loop.step)  # logged after the checkpoint we resume from
 
     def save(step: int) -> Path:
-        folder = save_checkpoint(
-            out_dir,
-            step,
-            model,
-            tokenizer,
-            {
-                "optimizer": optimizer.state_dict(),
-                "scheduler": scheduler.state_dict(),
-                "sampler": sampler.state(),
-                "visits": visits,
-                "solved": sorted(solved),
-                "config": config.to_dict(),
-            },
-        )
+        folder = save_checkpoint(out_dir, step, model, tokenizer, loop.saved(config))
         if on_checkpoint:
             on_checkpoint(folder, step)
         prune_checkpoints(out_dir, config.keep_checkpoints)
         return folder
 
     G = config.group_size
-    step = start_step
+    step = start_step = loop.step
     bar = tqdm(
         total=config.steps,
         initial=start_step,
@@ -553,7 +633,7 @@ def train(
         step_started = time.perf_counter()
 
         # 1. sample: G rollouts for each question, through the real search tool
-        ids = sampler.take(config.questions_per_step)
+        ids = loop.sampler.take(config.questions_per_step)
         if not ids:
             stopped_early = "every training question is held back"
             step -= 1
@@ -575,13 +655,10 @@ def train(
         train_rows, failed_groups = [], []
         for g, qid in enumerate(ids):
             rows = range(g * G, (g + 1) * G)
-            visits[qid] = visits.get(qid, 0) + 1
-            if any(correct[i] for i in rows):
-                solved.add(qid)
-            else:
+            any_correct = any(correct[i] for i in rows)
+            loop.count_group(qid, any_correct, config.hold_back_after)
+            if not any_correct:
                 failed_groups.append(qid)
-                if qid not in solved and visits[qid] >= config.hold_back_after:
-                    sampler.held_back.add(qid)
             if totals[list(rows)].std() > 1e-6:  # equal rewards: no signal
                 train_rows.extend(rows)
         dgpo = (
@@ -603,10 +680,10 @@ def train(
             check=check_stop,
         )
         if update.pop("stepped"):
-            optimizer.step()
-            scheduler.step()
+            loop.optimizer.step()
+            loop.scheduler.step()
             sync_weights(engine, model)
-        optimizer.zero_grad(set_to_none=True)
+        loop.optimizer.zero_grad(set_to_none=True)
         train_s = time.perf_counter() - train_started
 
         # 5. log: every reward component, behaviour, mismatch, speed
@@ -619,10 +696,10 @@ def train(
             "golden_recall": _mean(r["golden_recall"] for r in rewards),
             **rollout_stats(trajectories, tokenizer),
             **update,
-            "lr": scheduler.get_last_lr()[0],
+            "lr": loop.scheduler.get_last_lr()[0],
             "groups_dropped": config.questions_per_step - len(train_rows) // G,
             "dgpo_groups": len(dgpo),
-            "held_back": len(sampler.held_back),
+            "held_back": len(loop.sampler.held_back),
             "judge_errors": sum(r["judge_failed"] for r in rewards),
             "rollout_tokens_per_s": generated / max(rollout_s, 1e-9),
             "train_tokens_per_s": update.pop("trained_tokens") / max(train_s, 1e-9),
@@ -666,25 +743,16 @@ def train(
     bar.close()
     if step == start_step and not latest_checkpoint(out_dir):
         save(step)  # nothing trained (or every question held back): still leave a checkpoint
-    final = latest_checkpoint(out_dir)
-    final_dir = out_dir / "final"
-    if config.lora:
-        # The adapter alone too, so that agents from one base can share it when served.
-        model.save_pretrained(final_dir / ADAPTER_DIR)
-        model = model.merge_and_unload()
-    model.save_pretrained(final_dir)
-    tokenizer.save_pretrained(final_dir)
-    write_agent_settings(final_dir, config.limits, base_model=config.model)
     return {
         "steps": step,
-        "checkpoint": str(final),
-        "final": str(final_dir),
+        "checkpoint": str(latest_checkpoint(out_dir)),
+        "final": str(save_agent(model, tokenizer, config, out_dir / "final")),
         "stopped_early": stopped_early,
         "minutes": (time.monotonic() - started) / 60,
         "teacher_questions": len(teacher_for),
         # What the time budget bought on this machine: the same preset sees 0.4 of an
         # epoch of cold start on a 2-core CPU without bfloat16 and nearly one with it.
         "precision": precision,
-        "cold_start_batches": len(taught),
-        "cold_start_epochs": sum(taught) / len(cold_start) if cold_start else 0.0,
+        "cold_start_batches": warmed.batches,
+        "cold_start_epochs": warmed.epochs,
     }
