@@ -283,7 +283,7 @@ def load_agent(agent: dict) -> LoadedAgent:
     # GPU workers: sglang loads the weights; an agent whose answers are grounded, or whose
     # greedy decoding keeps rules (`agent.greedy_rules`), needs the hf engine's per-token
     # masks, so it is served as it was measured.
-    per_token_rules = limits.grounded_figures or rules_on(limits)
+    per_token_rules = limits.grounded_figures or limits.row_figures or rules_on(limits)
     if settings.SLEUTH_SERVING_ENGINE == "sglang" and not per_token_rules:
         from serving.sglang_serving import load_sglang_agent
 

@@ -1,6 +1,7 @@
-"""Grounded figures: with `Limits.grounded_figures`, an answer writes only figures shown.
+"""Grounded figures: with `Limits.grounded_figures`, an answer writes only figures shown;
+with `Limits.row_figures`, an answer that begins with a row's label writes its first figure.
 
-The rule on its own over a small vocabulary, then in the hf engine: a random tiny model over
+The rules on their own over a small vocabulary, then in the hf engine: a random tiny model over
 a character tokenizer writes figures at random, and grounded, writes none it was not shown.
 """
 
@@ -12,8 +13,8 @@ from test_agent_engine import Hit
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from workers.agent.grounding import FigureGrounding, ShownFigures, figures_in
-from workers.agent.hf_engine import HFRolloutEngine
+from workers.agent.grounding import FigureGrounding, ResultRows, ShownFigures, figures_in
+from workers.agent.hf_engine import Grounding, HFRolloutEngine
 from workers.agent.protocol import ANSWER_OPEN
 from workers.agent.trajectory import Limits, SamplingParams
 
@@ -142,3 +143,76 @@ def test_logits_wider_than_the_tokenizer_are_masked_whole():
     banned = grounding.banned("$59,2", SHOWN)
     assert banned.shape == (width,) and banned[len(tokenizer) :].all()  # padding ends a figure
     assert not grounding.banned("$59,268", SHOWN)[len(tokenizer) :].any()
+
+
+RESULTS = """<results>
+[c0] acme_2022_10K | page 4
+Consolidated Balance Sheets (in millions)
+Total assets $236,495 $219,295
+Total assets held for sale 12 13
+Lapse of statute of limitations (104) (17)
+Net income increased 17.8% to $340.8 million compared with 2021
+Goodwill 10,870 10,870
+2022 restructuring charges 243 33 411
+</results>"""
+ROWS = ResultRows.of(RESULTS)
+# Answers written so far, each with the figures its first figure may be (None: no row quoted).
+ROW_ANSWERS = {
+    "Total assets $": {"236,495", "236495"},
+    "Total assets 236,4": {"236,495", "236495"},
+    "Lapse of statute of limitation (": {"104"},  # a word's plural begun
+    "Goodwill ": {"10,870", "10870"},  # a whole label of one word
+    "Total assets held": {"12"},  # the longer label it begins, over the shorter it holds
+    "Total ": None,  # one shared word names no row
+    "Total current assets ": None,  # "Total assets" is not what it wrote
+    "Net income ": None,  # a sentence is no row
+    "Restructuring charges ": None,  # nor a row whose label is a year's
+    "Total assets 236,495 million ": None,  # its first figure written: the rest is its own
+    "Yes": None,
+}
+
+
+@pytest.mark.parametrize("answer", ROW_ANSWERS)
+def test_an_answer_beginning_with_a_rows_label_writes_that_rows_first_figure(answer):
+    quoted = ROWS.quoted(answer)
+    assert (quoted and set(quoted.figures)) == ROW_ANSWERS[answer]
+
+
+def test_the_engine_masks_every_figure_but_the_quoted_rows_first(random_model):
+    model, tokenizer = random_model
+    engine = HFRolloutEngine(
+        model, tokenizer, FiguresIndex(), limits=Limits(row_figures=True), system_prompt="s"
+    )
+    digits = set(string.digits)
+
+    def allowed(answer: str, grounding: Grounding) -> set[str]:
+        ids = tokenizer.encode(answer, add_special_tokens=False)
+        logits = engine._ground(torch.zeros(1, len(tokenizer)), [(grounding, ids)])
+        return {tokenizer.decode([i]) for i in torch.isfinite(logits[0]).nonzero()[:, 0].tolist()}
+
+    rows_only = Grounding(None, ROWS, answer_opened=True)
+    assert allowed("Total assets $", rows_only) & digits == {"2"}
+    assert allowed("Total assets $236,49", rows_only) & digits == {"5"}
+    assert allowed("Yes ", rows_only) >= digits  # no row quoted and nothing grounded: any
+    grounded = Grounding(ShownFigures.of(RESULTS), ROWS, answer_opened=True)
+    assert allowed("Total assets $", grounded) & digits == {"2"}  # the row, not any shown
+    assert allowed("Yes ", grounded) & digits == set("12430")  # shown figures' first digits
+
+
+class RowsIndex:
+    def search(self, query: str, k: int = 5, question: str = "") -> list[Hit]:
+        return [Hit("c0", "Total assets $236,495 $219,295")]
+
+
+def test_a_rollouts_grounding_reads_the_rows_of_its_results_only_under_the_limit(random_model):
+    model, tokenizer = random_model
+    for row_figures in (True, False):
+        limits = Limits(max_new_tokens=4, row_figures=row_figures)
+        engine = HFRolloutEngine(model, tokenizer, RowsIndex(), limits=limits, system_prompt="s")
+        trajectory = engine.rollout(["assets of acme?"], SamplingParams(temperature=0), echo_k=1)[0]
+        grounding = engine._grounding(trajectory)
+        if not row_figures:
+            assert grounding is None
+            continue
+        assert grounding.shown is None  # grounded figures are off: only the row's rule
+        assert set(grounding.allowed("Total assets ").figures) == {"236,495", "236495"}

@@ -302,13 +302,48 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
 
     def allowed(text: str) -> set[str]:
         ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
-        grounded = run_agent._GroundedFigures(tokenizer, 0, "assets 59,268", figure_tokens)
+        grounded = run_agent._GroundedFigures(tokenizer, 0, "assets 59,268", None, figure_tokens)
         scores = grounded(ids, torch.zeros(1, len(tokenizer)))
         return {tokenizer.decode([i]) for i in torch.isfinite(scores[0]).nonzero()[:, 0].tolist()}
 
     assert allowed("<answer>$59,2") == {"6"}
     assert len(allowed("<search>$59,2")) == len(tokenizer)  # a query is the model's own
     assert "7" not in allowed("<answer>") and "5" in allowed("<answer>")
+
+
+def test_the_bundled_script_quotes_a_rows_first_figure_as_the_engine_does(published):
+    from test_agent_grounding import RESULTS, ROW_ANSWERS
+
+    from workers.agent.grounding import ResultRows
+
+    run_agent = bundled_script(published)
+    engine, bundle = ResultRows.of(RESULTS), run_agent.result_rows(RESULTS)
+    for answer in ROW_ANSWERS:
+        expected = engine.quoted(answer)
+        got = run_agent.quoted_row(answer, bundle)
+        assert (got and got[0]) == (expected and set(expected.figures)), answer
+
+
+def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(published):
+    import torch
+    from test_agent_grounding import RESULTS, char_tokenizer
+
+    run_agent = bundled_script(published)
+    tokenizer = char_tokenizer()
+    figure_tokens = run_agent._GroundedFigures.figure_tokens(tokenizer)
+    rows = run_agent.result_rows(RESULTS)
+
+    def allowed(text: str, shown_text=None) -> set[str]:
+        ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
+        ruled = run_agent._GroundedFigures(tokenizer, 0, shown_text, rows, figure_tokens)
+        scores = ruled(ids, torch.zeros(1, len(tokenizer)))
+        return {tokenizer.decode([i]) for i in torch.isfinite(scores[0]).nonzero()[:, 0].tolist()}
+
+    digits = set("0123456789")
+    assert allowed("<answer>Total assets $") & digits == {"2"}
+    assert allowed("<answer>Total assets $", RESULTS) & digits == {"2"}  # the row, not any shown
+    assert allowed("<answer>Yes ") >= digits  # no row quoted, nothing grounded: any figure
+    assert allowed("<answer>Yes ", RESULTS) & digits < digits  # no row quoted: shown figures
 
 
 def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):

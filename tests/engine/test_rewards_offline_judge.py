@@ -31,6 +31,18 @@ def test_a_different_figure_is_incorrect(judge, answer):
     assert not judge.judge(CAPEX_Q, "$1577.00", answer).correct
 
 
+def test_a_row_quoted_with_a_figure_is_judged_by_its_figure_said_back_alone_by_nothing(judge):
+    question = (
+        "According to its financial statements, what did JPMorgan report as total net "
+        "periodic defined benefit plan cost/(credit) for 2022?"
+    )
+    quoted = "Total net periodic defined benefit plan cost/(credit) (75) million"
+    assert judge.judge(question, "-$75 million", quoted).correct
+    assert not judge.judge(question, "-$75 million", quoted.replace("(75)", "(60)")).correct
+    said_back = "Total net periodic defined benefit plan cost/(credit) for 2022"
+    assert judge.judge(question, "-$75 million", said_back).reason == "repeats the question"
+
+
 def test_percentages_are_compared_as_numbers(judge):
     question = "What is Adobe's FY2022 operating margin?"
     assert judge.judge(question, "34.6%", "Operating margin was 34.6 percent.").correct

@@ -19,7 +19,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
 from workers.agent.greedy_rules import broken, companies_named, ranked_tokens, rules_on
-from workers.agent.grounding import FigureGrounding, ShownFigures
+from workers.agent.grounding import FigureGrounding, ResultRows, ShownFigures
 from workers.agent.protocol import (
     ANSWER_CLOSE,
     ANSWER_OPEN,
@@ -176,15 +176,22 @@ class RolloutEngine:
             self._after_segment(trajectories[i], ids, logprobs, ended_by_eos)
 
     def _grounding(self, trajectory: Trajectory) -> Grounding | None:
-        """What the trajectory's answer may write figures from, under `grounded_figures`:
-        the question and every tool token (the results) so far."""
-        if not self.limits.grounded_figures:
+        """What the trajectory's answer may write figures from: under `grounded_figures`, the
+        question and every tool token (the results) so far; under `row_figures`, the rows
+        those results show."""
+        limits = self.limits
+        if not (limits.grounded_figures or limits.row_figures):
             return None
         tool_ids = [
             t for t, p in zip(trajectory.token_ids, trajectory.producers, strict=True) if p == TOOL
         ]
-        shown = ShownFigures.of(f"{trajectory.question}\n{self.tokenizer.decode(tool_ids)}")
-        return Grounding(shown, answer_opened=bool(trajectory.meta.get("answer_opened")))
+        results = self.tokenizer.decode(tool_ids)
+        shown = ShownFigures.of(f"{trajectory.question}\n{results}")
+        return Grounding(
+            shown if limits.grounded_figures else None,
+            ResultRows.of(results) if limits.row_figures else None,
+            answer_opened=bool(trajectory.meta.get("answer_opened")),
+        )
 
     def _budget(self, trajectory: Trajectory) -> int:
         by_limit = self.limits.max_new_tokens - trajectory.model_tokens
@@ -447,10 +454,13 @@ class HFRolloutEngine(RolloutEngine):
             answer = grounding.answer_text(self.tokenizer.decode(ids))
             if answer is None:
                 continue
+            allowed = grounding.allowed(answer)
+            if allowed is None:
+                continue
             if self.figure_grounding is None:
                 width = logits.shape[-1]
                 self.figure_grounding = FigureGrounding.for_tokenizer(self.tokenizer, width)
-            banned = self.figure_grounding.banned(answer, grounding.shown)
+            banned = self.figure_grounding.banned(answer, allowed)
             if banned is not None:
                 bans[r] = banned
         if not bans:
@@ -617,10 +627,17 @@ class _SlabCache(Cache):
 
 @dataclass(frozen=True)
 class Grounding:
-    """A trajectory's figures shown, and whether the harness opened its answer (echo)."""
+    """A trajectory's figures shown (None: any may be written), the rows its results show
+    (None: `row_figures` is off), and whether the harness opened its answer (echo)."""
 
-    shown: ShownFigures
+    shown: ShownFigures | None
+    rows: ResultRows | None = None
     answer_opened: bool = False
+
+    def allowed(self, answer: str) -> ShownFigures | None:
+        """The figures the answer written so far may go on with; None: any."""
+        quoted = self.rows.quoted(answer) if self.rows is not None else None
+        return quoted if quoted is not None else self.shown
 
     def answer_text(self, segment: str) -> str | None:
         """The answer written so far in this segment; None before `<answer>`."""

@@ -58,6 +58,13 @@ class Limits:
         False,
         help="answers write only figures the question or results show (evaluation, serving)",
     )
+    # An answer that begins with a row's label writes that row's first figure (`agent.grounding`,
+    # `ResultRows`): applied where the agent is used, never in the trainer's rollouts.
+    row_figures: bool = option(
+        False,
+        help="an answer that begins with a row's label writes that row's first figure "
+        "(evaluation, serving)",
+    )
     # Rules of greedy decoding (`agent.greedy_rules`), applied where the agent is used, never
     # in the trainer's rollouts: no run of words written three times in a row; a search's
     # scope writes only words of the question, and its terms too, each once; a yes-or-no

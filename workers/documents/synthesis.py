@@ -99,7 +99,7 @@ def table_rows(chunk: Chunk) -> list[TableRow]:
             continue
         if not years:
             continue
-        label, values = _split_row(line)
+        label, values = split_row(line)
         if len(values) != len(years) or not 3 <= len(label) <= 80 or _YEAR.search(label):
             continue
         # A row starting in lower case is the wrapped tail of the row above: no label.
@@ -123,8 +123,9 @@ def table_facts(chunk: Chunk, with_raw: bool = False) -> list[tuple]:
     return facts
 
 
-def _split_row(line: str) -> tuple[str, list[str]]:
-    """A table row as (label, trailing values): "Inventories (509) (387) 57"."""
+def split_row(line: str) -> tuple[str, list[str]]:
+    """A table row as (label, trailing values): "Inventories (509) (387) 57"; ("", []) for a
+    line that is no row (no label of letters first)."""
     tokens = line.split()
     values: list[str] = []
     while tokens and _VALUE.fullmatch(tokens[-1]):

@@ -421,12 +421,67 @@ def _has_digit(text: str) -> bool:
     return any(c.isdigit() for c in text)
 
 
-class _GroundedFigures:
-    """A logits processor: inside <answer>, only figures the question or results showed."""
+# A table row's trailing values, as `documents.synthesis` reads them: "(1,577)", "$236,495", "—".
+_ROW_VALUE = re.compile(r"\(?-?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?|[—–-]")
+_LABEL_WORD = re.compile(r"[a-z]+")
 
-    def __init__(self, tokenizer, start: int, shown_text: str, texts: dict[int, str]):
+
+def result_rows(text: str) -> list[tuple[tuple[str, ...], str]]:
+    """The table rows results show: each label's words and its first figure (`row_figures`
+    in agent.json: an answer that begins with a row's label writes that row's first figure)."""
+    rows = []
+    for line in text.splitlines():
+        tokens = line.split()
+        values: list[str] = []
+        while tokens and _ROW_VALUE.fullmatch(tokens[-1]):
+            values.insert(0, tokens.pop())
+        label = " ".join(tokens).rstrip(" :—-$")
+        first = next((f for v in values for f in _FIGURE_RUN.findall(v)), None)
+        words = tuple(_LABEL_WORD.findall(label.lower()))
+        # Not a sentence that ends with a figure ("… compared with 2021"): no digit, short.
+        row = re.match(r"[A-Za-z]", label) and not _has_digit(label) and len(label) <= 80
+        if row and first and words:
+            rows.append((words, first.rstrip(",.")))
+    return rows
+
+
+def _same_word(a: str, b: str) -> bool:
+    short, long = sorted((a, b), key=len)
+    return a == b or (len(short) >= 4 and long.startswith(short))
+
+
+def quoted_row(answer: str, rows: list) -> tuple[set[str], set[str]] | None:
+    """What the answer's first figure may be, as `shown_figures` gives it: the first figure of
+    the rows whose label its words before it begin or are begun by (at least two words, or a
+    whole one-word label; an equal label first); None when it quotes no row or that figure is
+    written and closed."""
+    first = _FIGURE_RUN.search(answer)
+    if first and first.end() < len(answer):
+        return None
+    words = tuple(_LABEL_WORD.findall((answer[: first.start()] if first else answer).lower()))
+    best, figures = (0, False), set()
+    for label, figure in rows:
+        shared = 0
+        while shared < min(len(words), len(label)) and _same_word(words[shared], label[shared]):
+            shared += 1
+        whole = shared == len(words) == len(label)
+        if shared < min(len(words), len(label)) or not (shared >= 2 or whole):
+            continue
+        if (shared, whole) > best:
+            best, figures = (shared, whole), set()
+        if (shared, whole) == best:
+            figures.add(figure)
+    return shown_figures(" ".join(figures)) if figures else None
+
+
+class _GroundedFigures:
+    """A logits processor: inside <answer>, only figures the question or results showed
+    (`shown_text`, None: any), and after a row's label that row's first figure (`rows`)."""
+
+    def __init__(self, tokenizer, start: int, shown_text, rows, texts: dict[int, str]):
         self.tokenizer, self.start, self.texts = tokenizer, start, texts
-        self.shown = shown_figures(shown_text)
+        self.shown = shown_figures(shown_text) if shown_text is not None else None
+        self.rows = rows
 
     @staticmethod
     def figure_tokens(tokenizer) -> dict[int, str]:
@@ -439,7 +494,10 @@ class _GroundedFigures:
         opened = text.rfind("<answer>")
         if opened < 0:
             return scores
-        ruled = banned_tokens(text[opened + len("<answer>") :], self.shown, self.texts)
+        answer = text[opened + len("<answer>") :]
+        allowed = quoted_row(answer, self.rows) if self.rows else None
+        allowed = allowed or self.shown
+        ruled = banned_tokens(answer, allowed, self.texts) if allowed else None
         if ruled is None:
             return scores
         banned, ends_banned = ruled
@@ -811,6 +869,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
     ids = encode(prompt)
     transcript, searches, generated = "", [], 0
     seen = question  # the question and every result so far: the figures an answer may write
+    results = ""  # every result so far: the rows an answer may quote
     # the companies a scope may begin with (`grounded_scope`), read once
     companies = companies_named(question, index) if limits.get("grounded_scope") else frozenset()
     figure_tokens: dict[int, str] = {}
@@ -824,9 +883,11 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         if cut_turn:
             budget = turn
         rules = []  # per-token rules of decoding; each absent in agents saved before it
-        if limits.get("grounded_figures"):
+        if limits.get("grounded_figures") or limits.get("row_figures"):
             figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
-            rules.append(_GroundedFigures(tokenizer, len(ids), seen, figure_tokens))
+            grounded = seen if limits.get("grounded_figures") else None
+            rows = result_rows(results) if limits.get("row_figures") else None
+            rules.append(_GroundedFigures(tokenizer, len(ids), grounded, rows, figure_tokens))
         ruled = (
             "loop_guard",
             "grounded_scope",
@@ -879,6 +940,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         shown.update(ids_shown)
         ids += head + body + tail
         transcript += tokenizer.decode(head + body + tail)
+        results += "\n" + tokenizer.decode(head + body + tail)
         seen += "\n" + tokenizer.decode(head + body + tail)
     return {"answer": None, "searches": searches, "transcript": transcript}
 

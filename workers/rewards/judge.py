@@ -96,12 +96,20 @@ class OfflineJudge:
             return self._verdict(False, 0.0, "no answer")
         if text.is_refusal(answer) and not text.is_refusal(ground_truth):
             return self._verdict(False, 0.0, "declines to answer")
-        if text.echoes(answer, question) and not text.echoes(ground_truth, question):
-            return self._verdict(False, 0.0, "repeats the question")
-
         hint = quantities.scale_hint(question)
         truth_numbers = quantities.extract_quantities(ground_truth, hint)
         answer_numbers = quantities.extract_quantities(answer, hint)
+        # A row quoted with its figure ("Total net periodic benefit cost (75) million") says
+        # the question's words back and adds the figure asked for: the figure is judged. Said
+        # back without a figure the question lacks, it answers nothing.
+        asked = quantities.extract_quantities(question, hint)
+        adds_figure = any(not _any_match([a], asked) for a in answer_numbers)
+        if (
+            text.echoes(answer, question)
+            and not text.echoes(ground_truth, question)
+            and not (truth_numbers and adds_figure)
+        ):
+            return self._verdict(False, 0.0, "repeats the question")
 
         truth_polarity, answer_polarity = text.polarity(ground_truth), text.polarity(answer)
         if truth_polarity and answer_polarity:

@@ -569,7 +569,7 @@ def train(
         tokenizer,
         index,
         # Log-probs the trainer recomputes are the model's own: no decoding rule in rollouts.
-        limits=replace(unruled(config.limits), grounded_figures=False),
+        limits=replace(unruled(config.limits), grounded_figures=False, row_figures=False),
         model_name=config.model,
         precision=precision,
     )
