@@ -269,7 +269,7 @@ def load_agent(agent: dict) -> LoadedAgent:
     import torch
 
     from corpora.indexing import load_index
-    from workers.agent.greedy_rules import rules_on
+    from workers.agent.greedy_rules import masks_tokens
     from workers.agent.hf_engine import HFRolloutEngine
     from workers.agent.models import load_model
     from workers.agent.settings import adapter_folder, read_agent_settings
@@ -283,8 +283,7 @@ def load_agent(agent: dict) -> LoadedAgent:
     # GPU workers: sglang loads the weights; an agent whose answers are grounded, or whose
     # greedy decoding keeps rules (`agent.greedy_rules`), needs the hf engine's per-token
     # masks, so it is served as it was measured.
-    per_token_rules = limits.grounded_figures or limits.row_figures or rules_on(limits)
-    if settings.SLEUTH_SERVING_ENGINE == "sglang" and not per_token_rules:
+    if settings.SLEUTH_SERVING_ENGINE == "sglang" and not masks_tokens(limits):
         from serving.sglang_serving import load_sglang_agent
 
         return load_sglang_agent(agent, base_model or str(folder), agent_settings, limits, started)

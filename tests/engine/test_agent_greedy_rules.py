@@ -19,6 +19,7 @@ from test_agent_grounding import FiguresIndex, char_tokenizer, tag_tokenizer, ti
 from transformers import PreTrainedTokenizerFast
 
 from workers.agent.greedy_rules import (
+    FIGURE_RULES,
     RULES,
     answer_not_yes_no,
     answer_off_form,
@@ -27,6 +28,7 @@ from workers.agent.greedy_rules import (
     broken,
     companies_named,
     ends_in_loop,
+    masks_tokens,
     offered_options,
     rules_on,
     scope_uncopied,
@@ -630,3 +632,12 @@ def test_the_trainers_rollouts_run_with_every_rule_off():
     assert not rules_on(unruled(ruled))
     assert unruled(ruled).max_turns == 2
     assert set(RULES) <= {f.name for f in dataclasses.fields(Limits)}
+
+
+def test_figure_rules_mask_tokens_and_the_trainers_rollouts_run_without_them():
+    for rule in FIGURE_RULES:
+        figured = Limits(**{rule: True})
+        assert masks_tokens(figured) and not rules_on(figured)
+        assert not masks_tokens(unruled(figured))
+    assert not masks_tokens(Limits())
+    assert set(FIGURE_RULES) <= {f.name for f in dataclasses.fields(Limits)}

@@ -481,14 +481,25 @@ RULES = (
 )
 
 
+# The `Limits` switches of the figure rules (`agent.grounding`): masks over an answer's figures,
+# applied by the same engines as the rules above, at any temperature.
+FIGURE_RULES = ("grounded_figures", "row_figures")
+
+
 def rules_on(limits: Limits) -> bool:
     """Whether any rule of greedy decoding is on."""
     return any(getattr(limits, rule) for rule in RULES)
 
 
+def masks_tokens(limits: Limits) -> bool:
+    """Whether decoding masks tokens: a rule of greedy decoding or a figure rule is on."""
+    return rules_on(limits) or any(getattr(limits, rule) for rule in FIGURE_RULES)
+
+
 def unruled(limits: Limits) -> Limits:
-    """`limits` with every rule of greedy decoding off (the trainer's rollouts)."""
-    return dataclasses.replace(limits, **dict.fromkeys(RULES, False))
+    """`limits` with every rule of decoding off, greedy and figure rules alike (the trainer's
+    rollouts: the log-probs it recomputes are the model's own)."""
+    return dataclasses.replace(limits, **dict.fromkeys(RULES + FIGURE_RULES, False))
 
 
 def broken(

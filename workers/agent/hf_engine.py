@@ -186,9 +186,11 @@ class RolloutEngine:
             t for t, p in zip(trajectory.token_ids, trajectory.producers, strict=True) if p == TOOL
         ]
         results = self.tokenizer.decode(tool_ids)
-        shown = ShownFigures.of(f"{trajectory.question}\n{results}")
+        shown = None
+        if limits.grounded_figures:  # every start of every figure: built only when it is used
+            shown = ShownFigures.of(f"{trajectory.question}\n{results}")
         return Grounding(
-            shown if limits.grounded_figures else None,
+            shown,
             ResultRows.of(results) if limits.row_figures else None,
             answer_opened=bool(trajectory.meta.get("answer_opened")),
         )

@@ -100,7 +100,7 @@ class SGLangRolloutEngine(RolloutEngine):
         searched: list[int] | None = None,
     ) -> list[tuple[list[int], list[float], bool]]:
         if any(groundings or []):
-            raise ValueError("grounded figures need the hf engine's per-token masks")
+            raise ValueError("grounded and row figures need the hf engine's per-token masks")
         if rules_on(self.limits) and sampling.temperature <= 0:
             raise ValueError("the rules of greedy decoding need the hf engine's per-token masks")
         if self.closed:

@@ -102,14 +102,11 @@ class OfflineJudge:
         # A row quoted with its figure ("Total net periodic benefit cost (75) million") says
         # the question's words back and adds the figure asked for: the figure is judged. Said
         # back without a figure the question lacks, it answers nothing.
-        asked = quantities.extract_quantities(question, hint)
-        adds_figure = any(not _any_match([a], asked) for a in answer_numbers)
-        if (
-            text.echoes(answer, question)
-            and not text.echoes(ground_truth, question)
-            and not (truth_numbers and adds_figure)
-        ):
-            return self._verdict(False, 0.0, "repeats the question")
+        if text.echoes(answer, question) and not text.echoes(ground_truth, question):
+            asked = quantities.extract_quantities(question, hint)
+            adds_figure = any(not _any_match([a], asked) for a in answer_numbers)
+            if not (truth_numbers and adds_figure):
+                return self._verdict(False, 0.0, "repeats the question")
 
         truth_polarity, answer_polarity = text.polarity(ground_truth), text.polarity(answer)
         if truth_polarity and answer_polarity:

@@ -29,7 +29,7 @@ import json
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -569,7 +569,7 @@ def train(
         tokenizer,
         index,
         # Log-probs the trainer recomputes are the model's own: no decoding rule in rollouts.
-        limits=replace(unruled(config.limits), grounded_figures=False, row_figures=False),
+        limits=unruled(config.limits),
         model_name=config.model,
         precision=precision,
     )
