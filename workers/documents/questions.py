@@ -128,8 +128,7 @@ def split_by_entity(
     """
     groups: dict[str, list[Question]] = {}
     for q in questions:
-        key = f"entity:{q.entity}" if q.entity else f"question:{q.id}"
-        groups.setdefault(key, []).append(q)
+        groups.setdefault(entity_key(q), []).append(q)
     keys = sorted(groups)
     random.Random(seed).shuffle(keys)
     target = val_fraction * len(questions)
@@ -140,12 +139,14 @@ def split_by_entity(
             break
         val_keys.add(key)
         taken += len(groups[key])
-    train = [q for q in questions if _group_key(q) not in val_keys]
-    val = [q for q in questions if _group_key(q) in val_keys]
+    train = [q for q in questions if entity_key(q) not in val_keys]
+    val = [q for q in questions if entity_key(q) in val_keys]
     return train, val
 
 
-def _group_key(q: Question) -> str:
+def entity_key(q: Question) -> str:
+    """The unit a split keeps whole (here and in `evaluation.folds`): the question's entity,
+    or the question itself when it names none."""
     return f"entity:{q.entity}" if q.entity else f"question:{q.id}"
 
 
