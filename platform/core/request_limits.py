@@ -12,10 +12,14 @@ server's disk. This middleware answers 413 first:
   Content-Length otherwise).
 
 The limit is the upload limit on the upload URLs, for signed-in users only, and
-REQUEST_BODY_MAX_BYTES everywhere else and for everyone else.
+REQUEST_BODY_MAX_BYTES everywhere else and for everyone else. An app whose clients sign in
+otherwise (the /v1 API's bearer tokens) registers its upload URL with `upload_view`, saying
+how much it takes and how to tell a client that may send it.
 """
 
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.handlers.wsgi import LimitedStream
@@ -41,6 +45,23 @@ def _upload_limits() -> dict[str, int]:
     }
 
 
+@dataclass(frozen=True)
+class _RegisteredUpload:
+    max_bytes: Callable[[], int]
+    authenticated: Callable[[HttpRequest], bool]
+
+
+_registered_uploads: dict[str, _RegisteredUpload] = {}
+
+
+def upload_view(
+    view_name: str, *, max_bytes: Callable[[], int], authenticated: Callable[[HttpRequest], bool]
+) -> None:
+    """Let `view_name` take up to `max_bytes()` of files from a request that `authenticated`
+    accepts (called from an app's `ready()`: core imports no app above it)."""
+    _registered_uploads[view_name] = _RegisteredUpload(max_bytes, authenticated)
+
+
 def request_body_limit(request: HttpRequest) -> int:
     """The most bytes of body this request may send."""
     small = settings.REQUEST_BODY_MAX_BYTES
@@ -48,6 +69,11 @@ def request_body_limit(request: HttpRequest) -> int:
         view_name = resolve(request.path_info).view_name
     except Resolver404:
         return small
+    registered = _registered_uploads.get(view_name)
+    if registered is not None:
+        if not registered.authenticated(request):
+            return small
+        return registered.max_bytes() + MULTIPART_ALLOWANCE
     upload = _upload_limits().get(view_name)
     if upload is None or not request.user.is_authenticated:
         return small

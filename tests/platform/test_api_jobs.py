@@ -5,8 +5,10 @@ A job is a run created by runs.services.run_create; its preparation goes to a qu
 worker serves, so it stays queued unless a test moves it on (as a worker would leave it)."""
 
 import json
+from pathlib import Path
 
 import openai
+import pypdfium2
 import pytest
 from django.utils import timezone
 from openai import OpenAI
@@ -17,6 +19,8 @@ from runs.models import Checkpoint, Run, RunMetric
 from serving.services import api_token_create
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+PDFS = Path(__file__).parents[2].parent / "shared" / "datasets" / "financebench-dev" / "pdfs"
 
 QUESTIONS = "\n".join(
     json.dumps(line)
@@ -64,6 +68,54 @@ def test_a_question_file_uploads_as_a_question_set_of_the_newest_project(
     assert [f.id for f in client.files.list(purpose="fine-tune")] == [uploaded.id]
     document = project.documents.get()  # the project's document is a file too
     assert [f.id for f in client.files.list()] == [uploaded.id, f"file-doc-{document.pk}"]
+
+
+def real_filings_pdf(path: Path) -> Path:
+    """One PDF of every real filing at hand (about 2.2 MB): a size real 10-Ks have."""
+    merged = pypdfium2.PdfDocument.new()
+    for pdf in sorted(PDFS.glob("*.pdf")):
+        merged.import_pages(pypdfium2.PdfDocument(pdf))
+    merged.save(path)
+    return path
+
+
+def test_a_multi_megabyte_filing_uploads_through_the_openai_client(
+    project, alice, client_for, tmp_path
+):
+    pdf = real_filings_pdf(tmp_path / "filings.pdf")
+    assert pdf.stat().st_size > 2 * 1024 * 1024
+
+    with pdf.open("rb") as file:
+        uploaded = client_for(alice).files.create(file=file, purpose="user_data")
+
+    document = project.documents.get(name="filings.pdf")
+    assert uploaded.id == f"file-doc-{document.pk}" and document.size == pdf.stat().st_size
+
+
+def test_a_large_body_without_a_valid_token_is_refused_before_it_is_read(live_server, settings):
+    body = b"x" * (settings.REQUEST_BODY_MAX_BYTES + 1)
+    client = OpenAI(
+        base_url=live_server.url + "/v1", api_key="sk-sleuth-not-a-token", max_retries=0
+    )
+
+    with pytest.raises(openai.APIStatusError) as refused:
+        client.files.create(file=("big.txt", body), purpose="user_data")
+
+    assert refused.value.status_code == 413
+
+
+def test_a_document_over_the_upload_limit_is_refused_with_a_token_too(
+    project, alice, client_for, settings
+):
+    settings.DOCUMENT_MAX_BYTES = settings.QUESTION_FILE_MAX_BYTES = 2 * 1024 * 1024
+
+    with pytest.raises(openai.APIStatusError) as refused:
+        client_for(alice).files.create(
+            file=("big.txt", b"x" * (3 * 1024 * 1024)), purpose="user_data"
+        )
+
+    assert refused.value.status_code == 413
+    assert not project.documents.filter(name="big.txt").exists()
 
 
 def test_the_openai_project_header_picks_the_project(project, alice, client_for):
