@@ -17,6 +17,7 @@ COMMAND_MODULES: list[str] = [
     "workers.documents.cli",
     "workers.rewards.cli",
     "workers.evaluation.cli",
+    "workers.evaluation.compare",
     "workers.training.cli",
 ]
 
