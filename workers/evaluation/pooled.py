@@ -19,9 +19,9 @@ Rows:
 - scoped echo@N: the question within its entity's documents, scoped as the scripted teacher
   scopes it (`ScriptedTeacher.scope`), no model;
 - the teacher's searches@N: the scripted teacher's searches for the question (the scoped
-  question, then its key terms or the part of the document it names), N hits shared between
-  them, no model. Searches chosen by looking at the golden chunks (the teacher's heading search,
-  a key-term search only after a miss) are left out: they are not a policy without the answers;
+  question, then its key terms), N hits shared between them, no model. What the teacher
+  chooses by looking at the golden chunks (its heading search, its section search's phrase, a
+  key-term search only after a miss) is left out: that is no policy without the answers;
 - the base model, when asked for (slow on a CPU).
 N is the agent's distinct chunks per question rounded up, so more chunks alone cannot explain a
 gain; without runs, the chunk counts asked for.
@@ -29,6 +29,7 @@ gain; without runs, the chunk counts asked for.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import math
@@ -113,17 +114,28 @@ def check_one_setting(runs: Sequence[RecordedRun]) -> None:
         return
     first = runs[0]
     for run in runs[1:]:
-        differ = sorted(
+        differ = [
             key
-            for key in set(first.config) | set(run.config)
+            for key in _differences(first.config, run.config)
             if key not in POOLED_SETTINGS_MAY_DIFFER
-            and first.config.get(key) != run.config.get(key)
-        )
+        ]
         if differ:
             raise RunFolderError(
                 f"{first.name} and {run.name} differ in {', '.join(differ)}: pool only runs of "
                 "one setting (their seeds and folds may differ)"
             )
+
+
+def _differences(a: Mapping, b: Mapping, prefix: str = "") -> list[str]:
+    """The settings two configs disagree on, nested ones by their dotted name."""
+    differ = []
+    for key in sorted(set(a) | set(b)):
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, Mapping) and isinstance(y, Mapping):
+            differ += _differences(x, y, f"{prefix}{key}.")
+        elif x != y:
+            differ.append(f"{prefix}{key}")
+    return differ
 
 
 @dataclass
@@ -274,16 +286,17 @@ def teacher_searches(index, questions: Sequence, teacher, k: int) -> PolicyScore
 
 def no_model_teacher(index, questions: Sequence, config: Mapping | None = None):
     """The scripted teacher as a policy without answers: every search it would write without
-    looking at the golden chunks (see the module's note), with a run's settings if given."""
+    looking at the golden chunks (see the module's note), with a run's settings if given.
+    Its section search is left out too: it finds the phrase naming the part of the document
+    by matching the question against the golden page's heading (`ScriptedTeacher.section`)."""
     from workers.training.teacher import ScriptedTeacher
 
-    config = config or {}
+    # The run's teacher settings (its scope's conventions among them) by their shared names.
+    taken = {f.name for f in dataclasses.fields(ScriptedTeacher) if f.init} - {"index"}
+    settings = {key: value for key, value in (config or {}).items() if key in taken}
     teacher = ScriptedTeacher(
         index,
-        heading_search=False,
-        refine_search=config.get("refine_search", True),
-        refine_always=True,
-        section_search=config.get("section_search", False),
+        **settings | {"heading_search": False, "refine_always": True, "section_search": False},
     )
     teacher.learn_boilerplate(list(questions))
     return teacher

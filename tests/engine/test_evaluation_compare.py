@@ -1,0 +1,187 @@
+"""`sleuth compare`: fold runs pooled into one agent, beside the no-model baselines, on a tiny
+corpus indexed by the test. The runs are folders as `sleuth train` leaves them (config.json and
+the held-out trajectories), written here so that every number in the table is known."""
+
+import json
+
+import pytest
+
+from workers.cli import main
+
+PAGES = [
+    {
+        "doc": "ACME_2020",
+        "page": 1,
+        "entity": "Acme",
+        "text": "Acme revenue in 2020 was $5 million.",
+    },
+    {
+        "doc": "ACME_2020",
+        "page": 2,
+        "entity": "Acme",
+        "text": "Acme purchases of equipment $2 million.",
+    },
+    {"doc": "ACME_2020", "page": 3, "entity": "Acme", "text": "Acme employees numbered 40 people."},
+    {
+        "doc": "BETA_2020",
+        "page": 1,
+        "entity": "Beta",
+        "text": "Beta revenue in 2020 was $9 million.",
+    },
+    {
+        "doc": "BETA_2020",
+        "page": 2,
+        "entity": "Beta",
+        "text": "Beta purchases of machines $3 million.",
+    },
+    {"doc": "GAMMA_2020", "page": 1, "entity": "Gamma", "text": "Gamma revenue was $4 million."},
+]
+
+
+def question(qid, entity, text, answer, doc, page, evidence):
+    return {
+        "id": qid,
+        "entity": entity,
+        "question": text,
+        "answer": answer,
+        "evidence": [{"text": evidence, "doc": doc, "page": page}],
+    }
+
+
+QUESTIONS = [
+    question("a1", "Acme", "What was Acme revenue in 2020?", "$5 million", "ACME_2020", 1,
+             "Acme revenue in 2020 was $5 million."),
+    question("a2", "Acme", "How much did Acme spend on capex?", "$2 million", "ACME_2020", 2,
+             "Acme purchases of equipment $2 million."),
+    question("b1", "Beta", "What was Beta revenue in 2020?", "$9 million", "BETA_2020", 1,
+             "Beta revenue in 2020 was $9 million."),
+    question("g1", "Gamma", "What was Gamma revenue?", "$4 million", "GAMMA_2020", 1,
+             "Gamma revenue was $4 million."),
+]  # fmt: skip
+
+CONFIG = {"seed": 0, "split_seed": None, "folds": 2, "fold": 0, "model": "default"}
+RULED = {"max_turns": 3, "results_per_search": 2, "loop_guard": True}
+
+
+def write_run(folder, attempts, *, seed=0, fold=0, limits=None, **config):
+    """A run folder: `attempts` maps question id → (chunk ids shown, answer)."""
+    folder.mkdir()
+    settings = CONFIG | {"seed": seed, "fold": fold, "limits": limits or RULED} | config
+    (folder / "config.json").write_text(json.dumps(settings))
+    records = [
+        {
+            "policy": "trained",
+            "question_id": qid,
+            "searches": [{"query": "q", "chunk_ids": list(chunks), "malformed": None}],
+            "answer": answer,
+        }
+        for qid, (chunks, answer) in attempts.items()
+    ]
+    records.append(  # a baseline's trajectory, as runs record them too: not the agent
+        {"policy": "echo@2", "question_id": "a1", "searches": [], "answer": "$5 million"}
+    )
+    (folder / "eval_trajectories.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return str(folder)
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text("".join(json.dumps(p) + "\n" for p in PAGES))
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    assert main(["index", "--docs", str(pages), "--out", str(tmp_path / "idx")]) == 0
+    return str(tmp_path / "idx"), str(questions)
+
+
+def compare(capsys, index, questions, *extra):
+    capsys.readouterr()
+    assert main(["compare", "--index", index, "--questions", questions, *extra]) == 0
+    return capsys.readouterr().out
+
+
+def row(section, policy):
+    return next(r for r in section["rows"] if r["policy"].startswith(policy))
+
+
+def test_fold_runs_are_pooled_per_question_and_their_answers_judged_again(tmp_path, corpus, capsys):
+    index, questions = corpus
+    # Fold 0 (Acme) by seeds 0 and 1, fold 1 (Beta) by seed 0; Gamma held out by none.
+    seed0 = write_run(
+        tmp_path / "f0-s0",
+        {
+            "a1": (["ACME_2020:p1:c0", "BETA_2020:p1:c0"], "$5 million"),
+            "a2": (["ACME_2020:p1:c0", "ACME_2020:p3:c0"], "$2 million"),
+        },
+    )
+    seed1 = write_run(
+        tmp_path / "f0-s1",
+        {
+            "a1": (["ACME_2020:p1:c0", "ACME_2020:p2:c0"], "$7 million"),
+            "a2": (["ACME_2020:p2:c0", "ACME_2020:p3:c0"], "Yes"),
+        },
+        seed=1,
+    )
+    other = write_run(
+        tmp_path / "f1-s0", {"b1": (["BETA_2020:p1:c0", "GAMMA_2020:p1:c0"], "$9 million")}, fold=1
+    )
+    report = json.loads(compare(capsys, index, questions, "--runs", seed0, seed1, other, "--json"))
+
+    assert (report["questions"], report["questions_in_file"], report["seeds"]) == (3, 4, [0, 1])
+    (section,) = report["sections"]
+    assert section["chunks"] == 2  # every attempt was shown two chunks
+    trained = row(section, "trained (rules as run)")
+    # a1: right, then wrong (0.5); a2: right, then "Yes" (0.5); b1: right (1)
+    assert trained["accuracy"]["mean"] == pytest.approx((0.5 + 0.5 + 1) / 3, abs=1e-4)
+    # a1: found by both seeds; a2: by seed 1 only (0.5); b1: found
+    assert trained["recall"]["mean"] == pytest.approx((1 + 0.5 + 1) / 3, abs=1e-4)
+    assert trained["n"] == 3
+    # Rules were on and no run kept its checkpoint: the row says so rather than guessing.
+    unruled = row(section, "trained (rules off)")
+    assert unruled["recall"] is None and unruled["note"].startswith("not recorded")
+    echo = row(section, "echo@2")
+    assert echo["accuracy"] is None and echo["n"] == 3 and echo["chunks"] == 2
+    # Every row is paired with echo at the agent's chunk count.
+    pairs = {tuple(p["policies"]) for p in section["paired"]}
+    assert (trained["policy"], "echo@2") in pairs
+    assert ("scoped echo@2", "echo@2") in pairs
+
+
+def test_without_runs_the_no_model_rows_come_at_each_chunk_count(corpus, capsys):
+    index, questions = corpus
+    out = compare(capsys, index, questions, "--chunks", "1,3")
+    assert "### At 1 chunks per question" in out and "### At 3 chunks per question" in out
+    assert "| echo@1 | " in out and "| scoped echo@3 | " in out
+    report = json.loads(compare(capsys, index, questions, "--chunks", "1,3", "--json"))
+    for section in report["sections"]:
+        k = section["chunks"]
+        policies = [r["policy"] for r in section["rows"]]
+        assert policies[0] == f"echo@{k}" and policies[2] == f"scoped echo@{k}"
+        for r in section["rows"]:
+            assert r["accuracy"] is None and r["n"] == 4  # no model, no answer
+            assert r["chunks"] <= k
+        # echo's best up to k is at least echo@k, on the same questions
+        assert section["rows"][1]["recall"]["mean"] >= section["rows"][0]["recall"]["mean"]
+
+
+def test_runs_of_different_settings_are_not_pooled(tmp_path, corpus, capsys):
+    index, questions = corpus
+    first = write_run(tmp_path / "a", {"a1": (["ACME_2020:p1:c0"], "$5 million")})
+    other = write_run(
+        tmp_path / "b",
+        {"b1": (["BETA_2020:p1:c0"], "$9 million")},
+        limits={**RULED, "max_turns": 4},
+    )
+    code = main(["compare", "--index", index, "--questions", questions, "--runs", first, other])
+    assert code == 2
+    assert "differ in limits.max_turns" in capsys.readouterr().err
+
+
+def test_a_folder_without_recorded_trajectories_is_a_clear_error(tmp_path, corpus, capsys):
+    index, questions = corpus
+    (tmp_path / "empty").mkdir()
+    code = main(
+        ["compare", "--index", index, "--questions", questions, "--runs", str(tmp_path / "empty")]
+    )
+    assert code == 2
+    assert "no eval_trajectories.jsonl" in capsys.readouterr().err
