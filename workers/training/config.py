@@ -59,6 +59,10 @@ class TrainConfig(Settings):
     # data
     val_fraction: float = option(0.25, help="share of questions held out (whole entities)")
     split_seed: int | None = option(None, help="which entities are held out (default: --seed)")
+    # k-fold evaluation (`evaluation.folds`): the k runs of one seed, each holding out its fold
+    # instead of `val_fraction`, evaluate every question once, pooled by `sleuth compare`.
+    folds: int = option(0, help="hold out one of this many entity folds (0: --val-fraction)")
+    fold: int = option(0, help="the fold held out, from 0 (with --folds)")
     # cold start
     sft_epochs: int = option(3, help="cold-start SFT epochs")
     sft_lr: float = option(1e-4, help="cold-start SFT learning rate")
