@@ -1,5 +1,5 @@
-"""Question synthesis: offline from table rows, and by a teacher on an OpenAI-compatible
-endpoint (a tiny local server here)."""
+"""Question synthesis: offline from prose sentences (any domain) and from table rows
+(filings), and by a teacher on an OpenAI-compatible endpoint (a tiny local server here)."""
 
 import json
 import threading
@@ -12,10 +12,13 @@ from workers.cli import main
 from workers.documents.chunking import Section, chunk_sections
 from workers.documents.questions import load_questions
 from workers.documents.synthesis import (
+    FILINGS_KINDS,
+    GENERIC_KINDS,
     asks_cause,
     cause_questions,
     is_self_contained,
     offline_questions,
+    prose_questions,
     table_facts,
     teacher_questions,
 )
@@ -315,3 +318,126 @@ def test_offline_questions_mix_in_causes_in_the_share_asked_for():
     mixed = offline_questions(pool, n=10, cause_share=0.2)
     assert sum(q.meta["source"] == "offline-cause" for q in mixed) == 2
     assert len(mixed) == 10
+
+
+# A product manual: no tables, no years, no companies. The generic kinds read its sentences.
+MANUAL = """Cleaning the machine
+The descaling program removes limescale from the boiler and the pipes.
+A grinder is a unit that crushes the beans just before brewing.
+There are three brewing strengths on the control panel.
+It uses less water in eco mode.
+This setting requires a filter.
+The steam wand heats milk for cappuccino and latte drinks.
+"""
+
+
+def manual(doc="BREWER_X1_MANUAL", entity="Brewer X1", text=MANUAL, pages=(4,)):
+    return chunk_sections(doc, [Section(text, page=p) for p in pages], entity=entity)
+
+
+def by_source(questions) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for q in questions:
+        out.setdefault(q.meta["source"], []).append(q)
+    return out
+
+
+def test_prose_questions_ask_what_a_thing_does_answered_by_a_span_of_the_sentence():
+    asked = {q.answer: q for q in prose_questions(manual(), n=20, kinds=["action"])}
+    q = asked["Limescale"]
+    assert "descaling program" in q.question and "remove" in q.question
+    assert q.question.endswith("?") and "Limescale" not in q.question
+    assert q.evidence[0].text == (
+        "The descaling program removes limescale from the boiler and the pipes."
+    )
+    assert q.golden_chunk_ids == ["BREWER_X1_MANUAL:p4:c0"] and q.evidence[0].page == 4
+    assert q.meta["source"] == "offline-action"
+    assert asked["Milk"].question.count("steam wand") == 1
+
+
+def test_prose_questions_ask_what_a_term_is_and_how_many_there_are():
+    made = by_source(prose_questions(manual(), n=20))
+    (definition,) = made["offline-definition"]
+    assert "grinder" in definition.question
+    assert definition.answer == "Unit that crushes the beans just before brewing"
+    (count,) = made["offline-count"]
+    assert "brewing strengths" in count.question and count.answer == "three"
+
+
+def test_prose_questions_skip_subjects_that_name_nothing_and_headings():
+    questions = prose_questions(manual(), n=20)
+    assert questions
+    for q in questions:
+        # "It uses less water", "This setting requires a filter": whose? The heading
+        # "Cleaning the machine" is no part of the sentence after it.
+        assert not q.question.lower().startswith(("what does it", "what does this"))
+        assert "water" not in q.answer.lower() and "filter" not in q.answer.lower()
+        assert "Cleaning" not in q.question
+
+
+def test_prose_questions_name_the_entity_only_when_another_entity_says_the_same():
+    x2 = "The steam wand heats milk for cappuccino and latte drinks.\n"
+    pool = [*manual(), *manual("BREWER_X2_MANUAL", "Brewer X2", x2)]
+    asked = {q.answer: q for q in prose_questions(pool, n=20, kinds=["action"])}
+    assert "Brewer" not in asked["Limescale"].question  # only X1's manual descales
+    milk = [q for q in prose_questions(pool, n=20, kinds=["action"]) if q.answer == "Milk"]
+    assert milk and all(q.question.startswith(f"In {q.entity}, ") for q in milk)
+
+
+def test_prose_questions_count_every_copy_of_the_sentence_as_golden():
+    pool = manual(pages=(4, 9))  # the same page printed twice
+    for q in prose_questions(pool, n=20):
+        assert len(q.golden_chunk_ids) == 2, q.question
+
+
+def test_prose_questions_are_deterministic_and_vary_their_shape():
+    first = prose_questions(manual(), n=20, seed=3)
+    assert [q.question for q in prose_questions(manual(), n=20, seed=3)] == [
+        q.question for q in first
+    ]
+    shapes = {
+        q.question.split("descaling")[0]
+        for seed in range(12)
+        for q in prose_questions(manual(), n=20, seed=seed, kinds=["action"])
+        if "descaling" in q.question
+    }
+    assert len(shapes) >= 2, shapes
+
+
+def test_offline_questions_read_prose_where_there_are_no_tables():
+    # A corpus without year-column tables or filings' reasons got no questions before.
+    questions = offline_questions(manual(), n=10, yes_no_share=0.5, cause_share=0.5)
+    assert questions
+    assert {q.meta["source"] for q in questions} <= {f"offline-{k}" for k in GENERIC_KINDS}
+    assert offline_questions(manual(), n=10, kinds=FILINGS_KINDS) == []
+
+
+def test_the_filings_kinds_come_first_and_the_generic_kinds_fill_what_they_leave():
+    tables = chunks()  # three table rows
+    pool = [*tables, *manual()]
+    mixed = offline_questions(pool, n=6)
+    sources = [q.meta["source"] for q in mixed]
+    assert sources[:3] == ["offline-table"] * 3 and len(mixed) == 6
+    assert [q.question for q in offline_questions(tables, n=100)] == [
+        q.question for q in offline_questions(tables, n=100, kinds=FILINGS_KINDS)
+    ]
+    generic = offline_questions(pool, n=6, kinds=GENERIC_KINDS)
+    assert generic and all(q.meta["source"] != "offline-table" for q in generic)
+
+
+def test_offline_questions_refuse_an_unknown_kind():
+    with pytest.raises(ValueError, match="unknown question kinds"):
+        offline_questions(manual(), kinds=["tables"])
+
+
+def test_cli_generates_from_prose_with_the_kinds_asked_for(tmp_path, capsys):
+    SearchIndex.build(manual()).save(tmp_path / "idx")
+    out = tmp_path / "q.jsonl"
+    generate = ["questions", "generate", "--index", str(tmp_path / "idx"), "--out", str(out)]
+    assert main(generate) == 0
+    assert load_questions(out) and "offline: action" in capsys.readouterr().out
+    assert main([*generate, "--kinds", "definition"]) == 0
+    assert {q.meta["source"] for q in load_questions(out)} == {"offline-definition"}
+    assert main([*generate, "--kinds", "filings"]) == 2
+    assert main([*generate, "--kinds", "tables"]) == 2
+    assert "unknown kind 'tables'" in capsys.readouterr().err

@@ -14,7 +14,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = actions.add_parser(
         "generate",
         help="synthesize questions from an index's chunks",
-        description="Without a teacher, questions come from table rows (no model needed). "
+        description="Without a teacher, questions are read off the documents (no model "
+        "needed): what a thing does, what a term is, how many there are, from any prose; "
+        "table cells, year-on-year comparisons and reasons for a change, from filings. "
         "With --teacher-base-url and --teacher-model (or SLEUTH_TEACHER_BASE_URL / "
         "SLEUTH_TEACHER_MODEL / SLEUTH_TEACHER_API_KEY), a teacher model writes them.",
     )
@@ -43,6 +45,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="offline only: share of 'what drove' questions, where a filing says why a figure "
         "changed ('… increased, primarily due to …'), answered by the reason (default 0)",
     )
+    p.add_argument(
+        "--kinds",
+        default="all",
+        metavar="KINDS",
+        help="offline only: comma-separated question kinds, 'generic' (action, definition, "
+        "count), 'filings' (table, comparison, cause) or 'all' (default)",
+    )
     p.add_argument("--teacher-base-url", default=os.environ.get("SLEUTH_TEACHER_BASE_URL"))
     p.add_argument("--teacher-model", default=os.environ.get("SLEUTH_TEACHER_MODEL"))
     p.add_argument(
@@ -54,7 +63,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_generate(args) -> int:
     from workers.documents.questions import save_questions
-    from workers.documents.synthesis import offline_questions, teacher_questions
+    from workers.documents.synthesis import (
+        ALL_KINDS,
+        FILINGS_KINDS,
+        GENERIC_KINDS,
+        offline_questions,
+        teacher_questions,
+    )
     from workers.search.index import SearchIndex
 
     if args.n < 1:
@@ -65,6 +80,20 @@ def cmd_generate(args) -> int:
             flag = "--" + name.replace("_", "-")
             print(f"sleuth: error: {flag} must be between 0 and 1", file=sys.stderr)
             return 2
+    groups = {"all": ALL_KINDS, "generic": GENERIC_KINDS, "filings": FILINGS_KINDS}
+    kinds: list[str] = []
+    for word in (w.strip() for w in args.kinds.split(",") if w.strip()):
+        if word not in groups and word not in ALL_KINDS:
+            choices = ", ".join([*groups, *ALL_KINDS])
+            print(
+                f"sleuth: error: unknown kind {word!r} in --kinds (choose from {choices})",
+                file=sys.stderr,
+            )
+            return 2
+        kinds.extend(k for k in groups.get(word, (word,)) if k not in kinds)
+    if not kinds:
+        print("sleuth: error: --kinds names no kind", file=sys.stderr)
+        return 2
     if bool(args.teacher_base_url) != bool(args.teacher_model):
         print(
             "sleuth: error: a teacher needs both --teacher-base-url and --teacher-model",
@@ -96,8 +125,10 @@ def cmd_generate(args) -> int:
             yes_no_share=args.yes_no_share,
             cause_share=args.cause_share,
             yes_share=args.yes_share,
+            kinds=kinds,
         )
-        source = "table rows and filings' reasons (offline)"
+        made = sorted({q.meta["source"].removeprefix("offline-") for q in questions})
+        source = f"the documents' own words (offline: {', '.join(made) or 'none'})"
     if not questions:
         print(
             "sleuth: error: no self-contained questions could be made from these chunks",

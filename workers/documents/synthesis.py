@@ -2,20 +2,31 @@
 chunks.
 
 Two generators, one filter:
-- `offline_questions` needs no model: it reads financial-style tables (a header row of
-  years, then rows of a label and one value per year) and asks for one cell, naming
-  the entity and the year, in one of several sentence shapes (a student trained on one
-  template learns the template, not the task). Every chunk of the entity that holds the
-  same row and value is golden evidence: a filing repeats its tables, and a search that
-  finds any copy has found the answer. Labels with table debris are skipped. With
-  `cause_share`, that share are "what drove" questions read off a filing's own account of a
-  change ("Marketing expense increased, primarily due to business investments…" asks what
-  drove the increase in marketing expense, answered by the reason as the filing words it):
-  the answer is words to copy from the results, not a figure.
+- `offline_questions` needs no model. It makes questions of several kinds, chosen with
+  `kinds`:
+  - the generic kinds (`GENERIC_KINDS`) read prose in any domain, in the document's own
+    words: a sentence saying what a thing does ("Division by zero raises the
+    ZeroDivisionError exception" asks what division by zero raises), what a term is ("A
+    block is a piece of program text that is executed as a unit" asks what a block is),
+    or how many of something there are ("There are three types of numeric literals").
+    The answer is a short span of the sentence, and every chunk of the document holding
+    the sentence is golden evidence. A question asks only about a subject that names
+    something the corpus rarely mentions, and names its entity when the subject alone
+    would not pick out one entity's documents.
+  - the filings kinds (`FILINGS_KINDS`) read financial-style tables (a header row of years,
+    then rows of a label and one value per year) and ask for one cell, naming the entity
+    and the year, in one of several sentence shapes (a student trained on one template
+    learns the template, not the task). Every chunk of the entity that holds the same row
+    and value is golden evidence: a filing repeats its tables, and a search that finds any
+    copy has found the answer. Labels with table debris are skipped. With `cause_share`,
+    that share are "what drove" questions read off a filing's own account of a change
+    ("Marketing expense increased, primarily due to business investments…" asks what
+    drove the increase in marketing expense, answered by the reason as the filing words
+    it): the answer is words to copy from the results, not a figure.
 - `teacher_questions` asks a teacher model on any OpenAI-compatible endpoint to write a
   question and answer from a chunk.
-- `is_self_contained` drops questions that are ambiguous without the chunk: a question
-  must name its entity and a period.
+- `is_self_contained` drops filings questions that are ambiguous without the chunk: a
+  question must name its entity and a period.
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ import random
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import zip_longest
 
 from workers.documents.chunking import Chunk
 from workers.documents.questions import Evidence, Question, question_id
@@ -172,6 +184,15 @@ _COMPARISONS = (
 )
 
 
+# Question kinds, by what they read. A pack chooses among them (`kinds=`); the generic
+# kinds assume nothing of the documents but sentences.
+GENERIC_KINDS = ("action", "definition", "count")
+# "table": one cell of a year-column table; "comparison": whether a row rose or fell
+# between its two latest years (yes/no); "cause": what drove a change a filing explains.
+FILINGS_KINDS = ("table", "comparison", "cause")
+ALL_KINDS = GENERIC_KINDS + FILINGS_KINDS
+
+
 def offline_questions(
     chunks: Iterable[Chunk],
     n: int = 100,
@@ -179,15 +200,37 @@ def offline_questions(
     yes_no_share: float = 0.0,
     cause_share: float = 0.0,
     yes_share: float = 0.5,
+    kinds: Iterable[str] = ALL_KINDS,
 ) -> list[Question]:
-    """Up to n questions, at most one per chunk row label: about `yes_no_share` of them
-    yes/no comparisons of a row's two latest years (about `yes_share` of them answered
-    "Yes"), up to `cause_share` of them what drove a change a filing explains
-    (`cause_questions`), the rest a lookup of one cell."""
+    """Up to n questions of the `kinds` asked for (default every kind).
+
+    The filings kinds come first, in the shares asked for: up to `cause_share` of them
+    what drove a change a filing explains (`cause_questions`), about `yes_no_share` of the
+    table questions yes/no comparisons of a row's two latest years (about `yes_share` of
+    them answered "Yes"), the rest a lookup of one cell, at most one per chunk row label.
+    They make nothing where there are no year-column tables or filings' accounts of a
+    change, so the generic kinds (`prose_questions`) fill what they leave: all of n on
+    manuals, papers or articles, and on filings only what their tables do not fill, so a
+    filings run asks what it always asked."""
+    kinds = tuple(kinds)
+    unknown = sorted(set(kinds) - set(ALL_KINDS))
+    if unknown:
+        raise ValueError(f"unknown question kinds {unknown}; choose from {list(ALL_KINDS)}")
     chunks = list(chunks)
-    causes = cause_questions(chunks, round(n * cause_share), seed) if cause_share > 0 else []
-    tables = _table_questions(chunks, n - len(causes), seed, yes_no_share, yes_share)
-    return [*causes, *tables]
+    causes = []
+    if "cause" in kinds and cause_share > 0:
+        causes = cause_questions(chunks, round(n * cause_share), seed)
+    tables = []
+    if "table" in kinds or "comparison" in kinds:
+        # Without lookups every table question is a comparison; without comparisons none.
+        share = yes_no_share if "table" in kinds else 1.0
+        share = share if "comparison" in kinds else 0.0
+        tables = _table_questions(chunks, n - len(causes), seed, share, yes_share)
+    prose = []
+    generic = [k for k in kinds if k in GENERIC_KINDS]
+    if generic and len(causes) + len(tables) < n:
+        prose = prose_questions(chunks, n - len(causes) - len(tables), seed, generic)
+    return [*causes, *tables, *prose]
 
 
 def _table_questions(
@@ -411,6 +454,305 @@ def _number(value: str) -> float | None:
         return float(written)
     except ValueError:
         return None
+
+
+# Generic kinds: questions from the sentences of any document. They read English sentence
+# shapes (a subject and a verb, "A … is a …", "There are N …"), never one domain's words.
+
+# A sentence starts with a capital letter (or a quoted or emphasised term) and ends at a
+# full stop; a chunk's lines are joined first, since hard-wrapped prose breaks them anywhere.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"“*(]?[A-Z])")
+# Characters of code, grammars, tables and links: a sentence with several is no prose.
+_CODE_CHARS = frozenset("()[]{}=<>|#@\\/+~^`$%")
+_MAX_CODE_CHARS = 4
+# Emphasis marks around words ("a *block* is"): not part of the words. "**" alone is text.
+_EMPHASIS = re.compile(r"(?<![\w*])\*{1,2}(\w[^*]*?)\*{1,2}(?![\w*])")
+# Verbs that say what a thing does to or with another, in their base form.
+_ACTION_VERBS = (
+    "raise", "return", "yield", "produce", "create", "require", "contain", "accept",
+    "support", "define", "denote", "represent", "call", "select", "cause", "convert",
+    "generate", "provide", "allow", "store", "include", "take", "use", "print", "hold",
+    "need", "give", "determine", "specify", "identify", "measure", "protect", "prevent",
+    "remove", "heat", "cool", "reduce", "show", "display", "indicate", "control", "connect",
+    "send", "receive", "replace", "open", "close", "start", "stop", "enable", "disable",
+    "delete", "add", "describe", "list", "record", "read", "write", "check", "mean",
+)  # fmt: skip
+_ADVERB = r"(?:(?:always|only|also|never|usually|generally|normally|first|then|now)\s+)?"
+_ACTION = re.compile(
+    r"^(?P<subject>[^,;:()]{3,60}?)\s+" + _ADVERB + r"(?P<verb>" + "|".join(_ACTION_VERBS) + r")"
+    r"(?P<s>s?)\s+(?P<object>[^,;:]{2,80}?)\s*"
+    r"(?=\.(?:\s|$)|[,;:]|\s(?:if|when|unless|because|which|that|so|for|with|in|from|on|by|as|"
+    r"and|or|but|while|after|before|instead|rather|unlike)\s|$)"
+)
+_DEFINITION = re.compile(
+    r"^(?P<article>An?|The)\s+(?P<term>[^,;:()]{2,40}?)\s+(?P<be>is|are)\s+"
+    r"(?P<meaning>(?:an?|the|one)\s+[^;:]{5,160}?)\s*(?=\.(?:\s|$)|[;:]|$)"
+)
+_NUMBER_WORDS = "two three four five six seven eight nine ten eleven twelve".split()
+_COUNT = re.compile(
+    r"\b[Tt]here (?:is|are) (?:exactly |only |currently only |currently )?"
+    r"(?P<n>\d+|" + "|".join(_NUMBER_WORDS) + r")\s+(?P<noun>[^,;:.()]{3,60}?)"
+    r"(?=[.,;:]|\s(?:in|for|that|which|with|on|to|from|at|and|but|whose)\s|$)"
+)
+# A subject that names nothing a question can ask about on its own.
+_VAGUE_WORDS = frozenset(
+    "it its this that these those they them there here we you he she which such each both "
+    "all some other others one then otherwise also however thus note see if when for in as "
+    "any many most several another simply just only not to".split()
+)
+# Words that point at something said elsewhere ("a similar action", "the above rule"): a
+# subject holding one names nothing on its own.
+_REFERRING_WORDS = frozenset(
+    "similar same following above below former latter previous next such this these that "
+    "those".split()
+)
+_STOP_WORDS = frozenset(
+    "the a an of to in on for by with and or but not no is are be been was were as at from "
+    "its it this that these those their there which what when where who how than then so "
+    "into onto can may might must should will would do does did has have had".split()
+)
+# A subject holding one of these is a clause, not a name ("the statement will bind …").
+_CLAUSE_WORDS = frozenset(
+    "is are was were be been can may might must should will would shall could".split()
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
+_MAX_ANSWER_WORDS = 16
+# A word names something distinctive when at most this share of the chunks hold it.
+_RARE_SHARE = 0.05
+_SHAPES_ACTION = (
+    "What {does} {s} {v}?",
+    "According to the documents, what {does} {s} {v}?",
+    "Do you know what {s} {vs}?",
+)
+_SHAPES_DEFINITION = (
+    "What {be} {art}{t}?",
+    "What does the term {t} mean?",
+    "How {be} {art}{t} defined?",
+)
+_SHAPES_COUNT = ("How many {noun} are there?", "What is the number of {noun}?")
+
+
+@dataclass(frozen=True)
+class _Fact:
+    """A question read off one sentence: its kind, the words it asks about (`subject`), the
+    question, the answer span and the sentence (the evidence)."""
+
+    kind: str
+    subject: str
+    question: str
+    answer: str
+    sentence: str
+
+
+def prose_questions(
+    chunks: Iterable[Chunk],
+    n: int = 100,
+    seed: int = 0,
+    kinds: Iterable[str] = GENERIC_KINDS,
+) -> list[Question]:
+    """Up to n lookup questions read off prose sentences, the kinds taken in turn: what a
+    thing does (`action`), what a term is (`definition`), how many of something there are
+    (`count`). The answer is a short span of the sentence; golden evidence is every chunk
+    of the document that holds the sentence. A question asks only about a subject with a
+    word few chunks hold, and names its entity ("In <entity>, …") when the subject's words
+    are also in another entity's chunks."""
+    kinds = [k for k in GENERIC_KINDS if k in set(kinds)]
+    chunks = list(chunks)
+    if not chunks or not kinds or n < 1:
+        return []
+    rng = random.Random(seed)
+    flat = [(c, " ".join(c.text.split())) for c in chunks]
+    lowered = [(c, text.lower()) for c, text in flat]
+    frequency: dict[str, int] = {}
+    for _, text in flat:
+        for word in {w.lower() for w in _WORD.findall(text)}:
+            frequency[word] = frequency.get(word, 0) + 1
+    rare = max(2, _RARE_SHARE * len(chunks))
+
+    def distinctive(phrase: str) -> bool:
+        words = [w.lower() for w in _WORD.findall(phrase)]
+        return any(w not in _STOP_WORDS and frequency.get(w, 0) <= rare for w in words)
+
+    by_kind: dict[str, list[tuple[Chunk, _Fact]]] = {k: [] for k in kinds}
+    for chunk in chunks:
+        for sentence in _sentences(chunk.text):
+            for fact in _facts(sentence, kinds, rng):
+                if distinctive(fact.subject):
+                    by_kind[fact.kind].append((chunk, fact))
+    for candidates in by_kind.values():
+        rng.shuffle(candidates)
+    # Kinds in turn, so that a corpus rich in one sentence shape still gets every kind.
+    queue = [c for group in zip_longest(*by_kind.values()) for c in group if c is not None]
+
+    questions: list[Question] = []
+    asked: set[tuple] = set()
+    by_doc: dict[str, list[tuple[str, str]]] = {}
+    for chunk, text in flat:
+        by_doc.setdefault(chunk.doc, []).append((chunk.id, text))
+    for chunk, fact in queue:
+        key = (chunk.doc, fact.kind, fact.subject.lower())
+        if key in asked:
+            continue
+        asked.add(key)
+        text = fact.question
+        if chunk.entity and _elsewhere(fact.subject, chunk.entity, lowered):
+            text = f"In {chunk.entity}, {text[0].lower()}{text[1:]}"
+        question = _question(text, fact.answer, chunk, fact.sentence, f"offline-{fact.kind}")
+        golden = [i for i, t in by_doc[chunk.doc] if fact.sentence in t] or [chunk.id]
+        question.golden_chunk_ids = golden
+        question.evidence[0].chunk_ids = list(golden)
+        questions.append(question)
+        if len(questions) >= n:
+            break
+    return questions
+
+
+def _sentences(text: str) -> list[str]:
+    """The prose sentences of a chunk: long enough to say something, short enough to be
+    one statement, not code. Headings end where they stand; the rest of the lines are
+    joined, since hard-wrapped prose breaks sentences anywhere."""
+    out = []
+    for block in _blocks(text):
+        for sentence in _SENTENCE_END.split(block):
+            sentence = sentence.strip()
+            if not 30 <= len(sentence) <= 300 or sentence[-1] != ".":
+                continue
+            if sum(ch in _CODE_CHARS for ch in sentence) > _MAX_CODE_CHARS:
+                continue
+            out.append(sentence)
+    return out
+
+
+def _blocks(text: str) -> list[str]:
+    """A chunk's text as runs of lines without headings: a heading is a line underlined by
+    a rule ("Slicings" over "*****"), or a short line without a full stop before a line that
+    starts anew ("Value comparisons" before "The operators …")."""
+    lines = [" ".join(line.split()) for line in text.splitlines()]
+    blocks: list[list[str]] = [[]]
+    for i, line in enumerate(lines):
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        rule = not _WORD.search(line)
+        underlined = bool(following) and not _WORD.search(following) and len(following) >= 3
+        heading = len(line.split()) <= 6 and line[-1:] not in ".,;:" and following[:1].isupper()
+        if rule or underlined or heading:
+            blocks.append([])
+        else:
+            blocks[-1].append(line)
+    return [" ".join(b) for b in blocks if b]
+
+
+def _facts(sentence: str, kinds: list[str], rng: random.Random) -> list[_Fact]:
+    plain = _EMPHASIS.sub(r"\1", sentence)
+    facts = []
+    if "action" in kinds and (m := _ACTION.match(plain)):
+        subject = m.group("subject").strip()
+        said = m.group("object")
+        rest = plain[m.end("object") :].split(". ")[0]
+        if rest.startswith(",") and re.search(r"\s(?:and|or)\s", rest):
+            said += rest.rstrip(".")  # a list ("the "str", "list" and "tuple" classes")
+        answer = _span(said)
+        if _names_a_thing(subject) and answer and not _given_away(answer, subject):
+            plural = not m.group("s")
+            verb = m.group("verb")
+            shape = rng.choice(_SHAPES_ACTION)
+            text = shape.format(
+                does="do" if plural else "does",
+                s=_mid_sentence(subject),
+                v=verb,
+                vs=verb if plural else verb + "s",
+            )
+            facts.append(_Fact("action", subject, text, answer, sentence))
+    if "definition" in kinds and (m := _DEFINITION.match(plain)):
+        term = m.group("term").strip()
+        answer = _span(m.group("meaning"))
+        # A term with a determiner or a verb inside is a clause ("constructor builds a
+        # tuple whose items"): a term is a few words naming one thing.
+        inner = {w.lower() for w in term.split()}
+        named = len(term.split()) <= 5 and not inner & {"a", "an", "the", "this", "that"}
+        if named and _names_a_thing(term) and answer and not _given_away(answer, term):
+            be = m.group("be")
+            article = "" if be == "are" else m.group("article").lower() + " "
+            text = rng.choice(_SHAPES_DEFINITION).format(be=be, art=article, t=term)
+            facts.append(_Fact("definition", term, text, answer, sentence))
+    if "count" in kinds:
+        for m in _COUNT.finditer(plain):
+            noun = m.group("noun").strip()
+            content = [w for w in _WORD.findall(noun) if w.lower() not in _STOP_WORDS]
+            # "How many levels are there?" asks about nothing in particular; "types of
+            # changes we can make" holds a clause.
+            lowered = {w.lower() for w in noun.split()}
+            if len(content) < 2 or noun.split()[-1].lower() in _DANGLING:
+                continue
+            if lowered & (_CLAUSE_WORDS | _VAGUE_WORDS | {"i", "our", "your", "my"}):
+                continue
+            text = rng.choice(_SHAPES_COUNT).format(noun=noun)
+            facts.append(_Fact("count", noun, text, m.group("n"), sentence))
+    return facts
+
+
+def _mid_sentence(subject: str) -> str:
+    """A sentence's subject as a question writes it after its first words: an opening
+    article in lower case ("A frame" -> "a frame"), a name as written."""
+    first, _, rest = subject.partition(" ")
+    if first in ("A", "An", "The"):
+        return f"{first.lower()} {_sentence_subject(rest) if rest else ''}".strip()
+    return _sentence_subject(subject)
+
+
+def _names_a_thing(subject: str) -> bool:
+    """A subject a question can name on its own: a few words, not a pronoun or a clause,
+    and no second sentence run into it ("Frame objects Frame objects represent")."""
+    words = subject.split()
+    if not 1 <= len(words) <= 8 or words[0].lower().strip('"“') in _VAGUE_WORDS:
+        return False
+    if words[0].lower() in _STOP_WORDS - {"the", "a", "an"}:
+        return False
+    if words[-1].lower() in _DANGLING or words[-1].lower() in _STOP_WORDS:
+        return False
+    lowered = [w.lower().replace("’", "'") for w in words]
+    if any(w in _CLAUSE_WORDS or w in _REFERRING_WORDS or w.endswith("n't") for w in lowered):
+        return False
+    # A capitalised word after a lower-case one starts a new sentence or heading, unless it
+    # is quoted or a name used mid-sentence throughout (then it is capitalised after "the").
+    return not any(
+        later[:1].isupper() and earlier[:1].islower() and earlier.lower() not in ("the", "a")
+        for earlier, later in zip(words, words[1:], strict=False)
+    )
+
+
+def _span(text: str) -> str:
+    """An answer span: the words as written, without a leading article, at most
+    `_MAX_ANSWER_WORDS` words (cut at a comma if longer; none if still too long), and
+    never a bracket or quote left open."""
+    text = text.strip(" ,")
+    if len(text.split()) > _MAX_ANSWER_WORDS:
+        text = text.split(",")[0].strip()
+    text = re.sub(r"^(?:the|a|an)\s+", "", text, flags=re.I)
+    if "(" in text and ")" not in text.split("(", 1)[1]:
+        text = text.split("(", 1)[0].strip()
+    if text.count('"') % 2:
+        return ""
+    words = text.split()
+    if not 1 <= len(words) <= _MAX_ANSWER_WORDS or not _WORD.search(text):
+        return ""
+    if words[0].lower() in _STOP_WORDS or words[-1].lower() in _DANGLING:
+        return ""
+    return text[0].upper() + text[1:]
+
+
+def _given_away(answer: str, subject: str) -> bool:
+    """Whether the question already says the answer: every content word of the answer is
+    in the subject."""
+    said = {w.lower() for w in _WORD.findall(subject)}
+    words = {w.lower() for w in _WORD.findall(answer)} - _STOP_WORDS
+    return not words or words <= said
+
+
+def _elsewhere(subject: str, entity: str, flat: list[tuple[Chunk, str]]) -> bool:
+    """Whether another entity's chunks hold the subject too: then the question must say
+    whose documents it asks about."""
+    needle = subject.lower()
+    return any(c.entity != entity and needle in text for c, text in flat)
 
 
 def teacher_questions(
