@@ -185,3 +185,12 @@ def test_a_folder_without_recorded_trajectories_is_a_clear_error(tmp_path, corpu
     )
     assert code == 2
     assert "no eval_trajectories.jsonl" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["train", "eval"])
+def test_more_folds_than_entities_stops_before_any_model_loads(tmp_path, corpus, capsys, command):
+    index, questions = corpus
+    where = ["--out", str(tmp_path / "run")] if command == "train" else []
+    args = [command, "--index", index, "--questions", questions, *where, "--folds", "5"]
+    assert main(args) == 2
+    assert "5 folds need at least 5 entities; the questions name 3" in capsys.readouterr().err

@@ -76,6 +76,14 @@ def register(subparsers) -> None:
     p.add_argument("--val-fraction", type=float, default=0.25)
     p.add_argument("--split-seed", type=int, default=0)
     p.add_argument(
+        "--folds",
+        type=int,
+        default=0,
+        metavar="K",
+        help="split into K entity folds instead (a run's `--folds`); --fold picks the held-out one",
+    )
+    p.add_argument("--fold", type=int, default=0, metavar="I", help="the held-out fold, from 0")
+    p.add_argument(
         "--samples", type=int, default=1, metavar="K", help="trajectories per question, for pass@K"
     )
     p.add_argument("--limit", type=int, default=None, metavar="N", help="first N questions")
@@ -130,7 +138,8 @@ def cmd_eval(args) -> int:
     from workers.agent.models import ModelNotFoundError, best_device, load_model
     from workers.agent.trajectory import SamplingParams
     from workers.documents.evidence import map_evidence
-    from workers.documents.questions import QuestionFileError, load_questions, split_by_entity
+    from workers.documents.questions import QuestionFileError, load_questions
+    from workers.evaluation.folds import train_val_split
     from workers.evaluation.harness import evaluate, format_table, write_trajectories
     from workers.evaluation.policies import PolicySpecError, build_policy
     from workers.rewards.judge import CLI_KEY_ENV, JudgeConfig, build_judge
@@ -147,7 +156,16 @@ def cmd_eval(args) -> int:
     except (FileNotFoundError, QuestionFileError, ValueError) as exc:
         return _fail(f"cannot read questions {args.questions}: {exc}")
     if args.split != "all":
-        train, val = split_by_entity(questions, args.val_fraction, args.split_seed)
+        try:
+            train, val = train_val_split(
+                questions,
+                val_fraction=args.val_fraction,
+                seed=args.split_seed,
+                folds=args.folds,
+                fold=args.fold,
+            )
+        except ValueError as exc:
+            return _fail(str(exc))
         questions = val if args.split == "val" else train
     questions = questions[: args.limit] if args.limit else questions
     if not questions:
