@@ -77,3 +77,12 @@ def train_val_split(
     if folds:
         return fold_split(questions, folds, fold, seed)
     return split_by_entity(list(questions), val_fraction, seed)
+
+
+def sample_questions(questions: Sequence[Q], n: int, seed: int = 0) -> list[Q]:
+    """A fixed random sample of `n` questions, in their order (all of them when `n` is 0 or
+    covers them): a large validation set evaluated within a run's clock, the rest after it."""
+    if not n or n >= len(questions):
+        return list(questions)
+    chosen = set(random.Random(seed).sample(range(len(questions)), n))
+    return [q for i, q in enumerate(questions) if i in chosen]

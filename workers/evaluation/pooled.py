@@ -206,6 +206,35 @@ def score_attempts(
     )
 
 
+def trajectory_intervals(
+    questions: Sequence, trajectories: Mapping[str, Sequence[Sequence[Any]]], judge: Any
+) -> dict[str, dict[str, dict | None]]:
+    """Each policy's recall and accuracy with their 95 % intervals, from its trajectories
+    (`trajectories[name][i]`: the samples of `questions[i]`, averaged per question)."""
+    intervals = {}
+    for name, runs in trajectories.items():
+        samples = max((len(s) for s in runs), default=0)
+        scores = score_attempts(
+            name,
+            [
+                {
+                    q.id: Attempt(tuple(s[j].retrieved_chunk_ids), s[j].answer)
+                    for q, s in zip(questions, runs, strict=True)
+                    if j < len(s)
+                }
+                for j in range(samples)
+            ],
+            questions,
+            judge,
+        )
+        recall, accuracy = _interval(scores.recall, 0), _interval(scores.correct or {}, 0)
+        intervals[name] = {
+            "recall": recall.to_dict() if recall else None,
+            "accuracy": accuracy.to_dict() if accuracy else None,
+        }
+    return intervals
+
+
 def agent_chunk_count(scores: PolicyScores) -> int:
     """The agent's distinct chunks per question rounded up (echo never sees fewer)."""
     mean = sum(scores.chunks.values()) / max(len(scores.chunks), 1)

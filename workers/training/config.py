@@ -153,6 +153,11 @@ class TrainConfig(Settings):
     # bookkeeping
     eval_every: int = option(10, help="validate every N steps (0: only at the end)")
     eval_samples: int = 4
+    # A large validation set costs the clock training needs: the final evaluation takes a
+    # fixed random sample of it (its intervals in eval.json), the rest evaluated after the run.
+    final_eval_sample: int = option(
+        0, help="final evaluation on this many held-out questions, a seeded sample (0: all)"
+    )
     save_every: int = option(10, help="checkpoint every N steps")
     # the platform also keeps the best
     keep_checkpoints: int = option(3, help="keep the last N checkpoints (0: all)")
@@ -186,6 +191,8 @@ class TrainConfig(Settings):
         quarter or ten minutes, more for a large validation set, never more than half."""
         if not self.max_minutes:
             return None
+        if self.final_eval_sample:
+            final_eval_questions = min(final_eval_questions, self.final_eval_sample)
         budget = 60 * self.max_minutes
         reserve = max(
             min(budget / 4, 600),

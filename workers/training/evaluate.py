@@ -7,6 +7,10 @@ Same held-out questions, same search tool, same judge, in the `sleuth eval --jso
   mean number of distinct retrieved chunks rounded up (echo never sees fewer chunks than
   the agent) — so more searches alone cannot explain a gain;
 - "echo": the same with the agent's usual number of results per search.
+With `final_eval_sample`, a fixed random sample of the held-out questions is evaluated (its 95 %
+intervals in the report say how far the sample may be from the whole), so a large validation
+set does not take the run's clock from training; the rest is evaluated after the run
+(`sleuth eval --folds`, `sleuth compare`).
 Every policy's trajectories go to eval_trajectories.jsonl in the run folder (the trained
 agent's first, written before the baselines run), so that every answer can be read beside its
 score and judged again when the judge is corrected (`bench/rejudge.py`).
@@ -19,8 +23,10 @@ from pathlib import Path
 
 from workers.agent.models import best_device, load_model
 from workers.agent.trajectory import SamplingParams
+from workers.evaluation.folds import sample_questions
 from workers.evaluation.harness import evaluate, write_trajectories
 from workers.evaluation.policies import build_policy
+from workers.evaluation.pooled import trajectory_intervals
 from workers.rewards.judge import build_judge
 from workers.training.config import TrainConfig
 
@@ -42,6 +48,8 @@ def evaluate_run(
     `judge`: a ready judge (the platform builds it with its key); default: from config.reward.
     `device`: where the models run, the worker's GPU if it has one by default (bfloat16
     there, `load_model`'s rule), so a GPU worker does not evaluate on its CPU."""
+    held_out = len(val_questions)
+    val_questions = sample_questions(val_questions, config.final_eval_sample, config.seed)
     load = cache(partial(load_model, device=device or best_device()))
     judge = judge if judge is not None else build_judge(config.reward)
     tokenizer = load(config.model)[1]
@@ -74,7 +82,12 @@ def evaluate_run(
         baselines["echo"] = policy("echo")
     compared = run(baselines)
     report |= compared["policies"]
-    write_trajectories(
-        trajectories_path, val_questions, trained["trajectories"] | compared["trajectories"]
-    )
-    return {"policies": report, "echo_k": k, "questions": len(val_questions)}
+    everyone = trained["trajectories"] | compared["trajectories"]
+    write_trajectories(trajectories_path, val_questions, everyone)
+    return {
+        "policies": report,
+        "echo_k": k,
+        "questions": len(val_questions),
+        "held_out": held_out,
+        "intervals": trajectory_intervals(val_questions, everyone, judge),
+    }
