@@ -55,8 +55,9 @@ def project_index_build(*, project_id: int) -> str:
 
 
 def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
-    """Questions with answers generated offline from the tables in the project's documents,
-    stored as a question set named "Generated questions"."""
+    """Questions with answers generated offline from the project's documents (their
+    sentences and, in filings, their tables), stored as a question set named "Generated
+    questions"."""
 
     from core.s3 import s3_client
     from workers.documents.questions import save_questions
@@ -68,7 +69,8 @@ def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
     if len(generated) < 2:
         raise StageFailed(
             "Could not generate questions from your documents (they have too few tables "
-            "with numbers). Upload a question file with answers and start the run with it."
+            "with numbers and too few sentences that state a fact). Upload a question file "
+            "with answers and start the run with it."
         )
     # Unique: a run's preparation and the page's button may generate in the same second.
     key = f"projects/{project.pk}/question-sets/generated-{uuid.uuid4().hex}.jsonl"

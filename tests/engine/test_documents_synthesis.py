@@ -136,6 +136,19 @@ def test_teacher_questions_keep_only_self_contained_ones(teacher_url):
     assert questions[0].golden_chunk_ids and questions[0].meta["source"] == "teacher:teacher-model"
 
 
+def test_a_teacher_question_on_an_undated_passage_needs_no_period(teacher_url):
+    # A manual's page has no year to name; a question about it names its entity only.
+    _Teacher.replies = [
+        '{"question": "What does the Acme descaling program remove?", "answer": "Limescale"}',
+        '{"question": "What does the descaling program remove?", "answer": "Limescale"}',
+    ]
+    client = openai.OpenAI(base_url=teacher_url, api_key="test")
+    pool = manual(entity="Acme", text=MANUAL * 3, pages=(1, 2))
+    questions, rejected = teacher_questions(pool, client, "teacher-model", n=5)
+    assert [q.question for q in questions] == ["What does the Acme descaling program remove?"]
+    assert rejected == 1  # names no entity
+
+
 def test_cli_generates_a_question_file_that_loads_back(tmp_path, teacher_url, capsys):
     SearchIndex.build(chunk_sections("ACME_2018_10K", LONG_PAGES, entity="Acme")).save(
         tmp_path / "idx"

@@ -25,8 +25,9 @@ Two generators, one filter:
     it): the answer is words to copy from the results, not a figure.
 - `teacher_questions` asks a teacher model on any OpenAI-compatible endpoint to write a
   question and answer from a chunk.
-- `is_self_contained` drops filings questions that are ambiguous without the chunk: a
-  question must name its entity and a period.
+- `is_self_contained` drops questions that are ambiguous without the chunk: a question
+  must name its entity, and a period when its passage is dated (a filing's tables and
+  teacher questions on a filing's pages).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ _PERIOD = re.compile(
 _VALUE = re.compile(r"\(?-?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?|[—–-]")
 _UNIT = re.compile(r"\bin (millions|thousands|billions)\b|\((millions|thousands|billions)\)", re.I)
 
-TEACHER_PROMPT = """You write exam questions about a company's documents.
+TEACHER_PROMPT = """You write exam questions about an organisation's documents.
 Entity: {entity}
 Document: {doc}
 Passage:
@@ -57,14 +58,18 @@ Passage:
 {text}
 \"\"\"
 Write ONE factual question that this passage answers, and its short answer.
-The question must name the entity ({entity}) and the period (year, quarter or date) it is
-about, so that it makes sense without the passage. Reply with JSON only:
+The question must name the entity ({entity}){period}, so that it makes sense without
+the passage. Reply with JSON only:
 {{"question": "...", "answer": "..."}}"""
+# Said only of a passage that dates itself (a filing's year): a manual's passage has no
+# period to name, and a question about it needs none.
+_TEACHER_PERIOD = " and the period (year, quarter or date) it is about"
 
 
-def is_self_contained(question: str, entity: str | None) -> bool:
-    """True if the question names its entity (any distinctive word of it) and a period."""
-    if not entity or not _PERIOD.search(question):
+def is_self_contained(question: str, entity: str | None, period: bool = True) -> bool:
+    """True if the question names its entity (any distinctive word of it) and, with
+    `period`, a period."""
+    if not entity or (period and not _PERIOD.search(question)):
         return False
     lowered = question.lower()
     words = [w for w in re.findall(r"[a-z0-9&]+", entity.lower()) if len(w) >= 2] or [
@@ -766,12 +771,20 @@ def teacher_questions(
     for chunk in pool:
         if len(questions) >= n:
             break
-        prompt = TEACHER_PROMPT.format(entity=chunk.entity, doc=chunk.doc, text=chunk.text[:4000])
+        text = chunk.text[:4000]
+        dated = bool(_PERIOD.search(text))
+        prompt = TEACHER_PROMPT.format(
+            entity=chunk.entity, doc=chunk.doc, text=text, period=_TEACHER_PERIOD if dated else ""
+        )
         reply = client.chat.completions.create(
             model=model, messages=[{"role": "user", "content": prompt}], temperature=0
         )
         pair = _parse_pair(reply.choices[0].message.content or "")
-        if pair is None or pair[0] in asked or not is_self_contained(pair[0], chunk.entity):
+        if (
+            pair is None
+            or pair[0] in asked
+            or not is_self_contained(pair[0], chunk.entity, period=dated)
+        ):
             rejected += 1
             continue
         asked.add(pair[0])
