@@ -3,6 +3,7 @@ corpus indexed by the test. The runs are folders as `sleuth train` leaves them (
 the held-out trajectories), written here so that every number in the table is known."""
 
 import json
+import shutil
 
 import pytest
 
@@ -106,7 +107,8 @@ def row(section, policy):
 
 def test_fold_runs_are_pooled_per_question_and_their_answers_judged_again(tmp_path, corpus, capsys):
     index, questions = corpus
-    # Fold 0 (Acme) by seeds 0 and 1, fold 1 (Beta) by seed 0; Gamma held out by none.
+    # Two folds: Acme's two questions, and Beta's and Gamma's (whatever the seed). Fold 0 by
+    # seeds 0 and 1; fold 1 by seed 0, whose final evaluation took a sample: Beta's alone.
     seed0 = write_run(
         tmp_path / "f0-s0",
         {
@@ -128,6 +130,7 @@ def test_fold_runs_are_pooled_per_question_and_their_answers_judged_again(tmp_pa
     report = json.loads(compare(capsys, index, questions, "--runs", seed0, seed1, other, "--json"))
 
     assert (report["questions"], report["questions_in_file"], report["seeds"]) == (3, 4, [0, 1])
+    assert report["unrecorded"] == 1  # Gamma's: no checkpoint to complete it from
     (section,) = report["sections"]
     assert section["chunks"] == 2  # every attempt was shown two chunks
     trained = row(section, "trained (rules as run)")
@@ -194,3 +197,31 @@ def test_more_folds_than_entities_stops_before_any_model_loads(tmp_path, corpus,
     args = [command, "--index", index, "--questions", questions, *where, "--folds", "5"]
     assert main(args) == 2
     assert "5 folds need at least 5 entities; the questions name 3" in capsys.readouterr().err
+
+
+def test_complete_runs_the_rest_from_the_checkpoint_and_rules_off_reruns_it(
+    tmp_path, corpus, capsys
+):
+    from test_training_rl import tiny_model_folder
+
+    index, questions = corpus
+    limits = {"max_turns": 2, "max_new_tokens": 12, "results_per_search": 1, "loop_guard": True}
+    model = tiny_model_folder(tmp_path)
+    runs = []
+    for fold, recorded in ((0, {"a1": (["ACME_2020:p1:c0"], "$5 million")}), (1, {})):
+        recorded = recorded or {"b1": (["BETA_2020:p1:c0"], "$9 million")}
+        folder = write_run(tmp_path / f"f{fold}", recorded, fold=fold, limits=limits, model=model)
+        shutil.copytree(model, tmp_path / f"f{fold}" / "final")
+        runs.append(folder)
+
+    report = json.loads(compare(capsys, index, questions, "--runs", *runs, "--complete", "--json"))
+
+    # a2 and g1 were left out by the runs' final evaluations; the checkpoints answered them
+    assert (report["questions"], report["unrecorded"]) == (4, 0)
+    section = report["sections"][0]
+    assert row(section, "trained (rules as run)")["n"] == 4
+    unruled = row(section, "trained (rules off)")
+    assert unruled["n"] == 4 and unruled["accuracy"] is not None and not unruled["note"]
+    assert ("trained (rules as run)", "trained (rules off)") in {
+        tuple(p["policies"]) for p in section["paired"]
+    }

@@ -43,6 +43,12 @@ def register(subparsers) -> None:
     )
     p.add_argument("--base", action="store_true", help="also the untrained base model (slow)")
     p.add_argument(
+        "--complete",
+        action="store_true",
+        help="evaluate, from each run's checkpoint, its held-out questions that its final "
+        "evaluation left out (final_eval_sample)",
+    )
+    p.add_argument(
         "--model",
         default=None,
         help="base model (default: the runs' model, else SmolLM2-135M-Instruct)",
@@ -107,14 +113,19 @@ def cmd_compare(args) -> int:
     except pooled.RunFolderError as exc:
         return _fail(str(exc))
     in_file = len(questions)
+    config = runs[0].config if runs else {}
+    limits = run_limits(config) if runs else None
+    unrecorded = 0
     if runs:
-        held_out = {qid for run in runs for qid in run.attempts["trained"]}
-        questions = [q for q in questions if q.id in held_out]
+        try:
+            unrecorded = _complete(runs, questions, index=index, limits=limits, args=args)
+        except ValueError as exc:  # a run's split that these questions cannot make
+            return _fail(f"{exc} (are these the questions the runs were trained with?)")
+        recorded = {qid for run in runs for qid in run.attempts["trained"]}
+        questions = [q for q in questions if q.id in recorded]
         if not questions:
             return _fail(f"no question of {args.questions} is among the runs' held-out ones")
     map_evidence(questions, index.chunks)
-    config = runs[0].config if runs else {}
-    limits = run_limits(config) if runs else None
     # The CLI's user chose the judge's URL, so the operator's key may go to it.
     judge = build_judge(
         JudgeConfig(base_url=args.judge_base_url, model=args.judge_model or "")
@@ -155,6 +166,7 @@ def cmd_compare(args) -> int:
         "questions_in_file": in_file,
         "runs": [str(run.folder) for run in runs],
         "seeds": sorted({run.config.get("seed") for run in runs}),
+        "unrecorded": unrecorded,
         "sections": sections,
     }
     if args.json:
@@ -166,6 +178,11 @@ def cmd_compare(args) -> int:
             f"{len(runs)} run(s) (seeds {', '.join(map(str, report['seeds']))}); accuracy by "
             f"the {type(judge).__name__}, 95 % bootstrap intervals over questions\n"
         )
+        if unrecorded:
+            print(
+                f"{unrecorded} held-out question(s) have no recorded evaluation (a run evaluated "
+                "a sample): --complete runs them from the runs' checkpoints\n"
+            )
     else:
         print(f"{len(questions)} questions; 95 % bootstrap intervals over questions\n")
     print(pooled.format_markdown(report))
@@ -181,43 +198,59 @@ def _loader(device: str):
     return cache(partial(load_model, device=best_device() if device == "auto" else device))
 
 
-def _model_scores(name, spec, questions_by_run, *, index, limits, judge, args, base_model=None):
-    """Run the policy `spec` on each group of questions and score its trajectories."""
+def _attempts(name, spec, questions, *, index, limits, args, base_model=None) -> dict:
+    """The policy `spec` (`evaluation.policies`) run greedily on `questions`: question id →
+    Attempt."""
+    from tqdm import tqdm
+
     from workers.agent.trajectory import SamplingParams
-    from workers.evaluation import pooled
     from workers.evaluation.harness import run_policy
     from workers.evaluation.policies import build_policy
+    from workers.evaluation.pooled import Attempt
 
-    load = _loader(args.device)
     policy = build_policy(
         spec,
         tool=index,
         limits=limits,
-        load_model=load,
+        load_model=_loader(args.device),
         base_model=base_model,
         batch_size=args.batch_size,
     )
-    attempts = []
-    everything = [q for group in questions_by_run for q in group]
-    from tqdm import tqdm
+    with tqdm(total=len(questions), desc=name, unit="q") as bar:
+        runs = run_policy(
+            policy,
+            questions,
+            samples=1,
+            sampling=SamplingParams(temperature=0.0),
+            batch_size=args.batch_size,
+            progress=bar,
+        )
+    return {
+        q.id: Attempt(tuple(t[0].retrieved_chunk_ids), t[0].answer)
+        for q, t in zip(questions, runs, strict=True)
+    }
 
-    with tqdm(total=len(everything), desc=name, unit="q") as bar:
-        for group in questions_by_run:
-            runs = run_policy(
-                policy,
-                group,
-                samples=1,
-                sampling=SamplingParams(temperature=0.0),
-                batch_size=args.batch_size,
-                progress=bar,
+
+def _complete(runs, questions, *, index, limits, args) -> int:
+    """Each run's held-out questions that its final evaluation left out (a sample), run from
+    its checkpoint as it ran (its rules on); returns how many are still missing."""
+    from workers.evaluation import pooled
+
+    missing = 0
+    for run in runs:
+        left = [q for q in pooled.held_out(run, questions) if q.id not in run.attempts["trained"]]
+        if left and args.complete and run.checkpoint is not None:
+            run.attempts["trained"] |= _attempts(
+                f"{run.name} (rest)",
+                str(run.checkpoint),
+                left,
+                index=index,
+                limits=limits,
+                args=args,
             )
-            attempts.append(
-                {
-                    q.id: pooled.Attempt(tuple(t[0].retrieved_chunk_ids), t[0].answer)
-                    for q, t in zip(group, runs, strict=True)
-                }
-            )
-    return pooled.score_attempts(name, attempts, everything, judge)
+        elif left:
+            missing += len(left)
+    return missing
 
 
 def _unruled(runs, questions, *, index, limits, judge, args):
@@ -225,56 +258,39 @@ def _unruled(runs, questions, *, index, limits, judge, args):
     from workers.evaluation import pooled
 
     name = "trained (rules off)"
-    missing = [run.name for run in runs if run.checkpoint is None]
-    if missing:
-        return pooled.PolicyScores(name, note=f"not recorded (no checkpoint in {missing[0]})")
+    without = [run.name for run in runs if run.checkpoint is None]
+    if without:
+        return pooled.PolicyScores(name, note=f"not recorded (no checkpoint in {without[0]})")
     by_id = {q.id: q for q in questions}
-    rows = []
-    for run in runs:
-        group = [by_id[qid] for qid in run.attempts["trained"] if qid in by_id]
-        rows.append(
-            _model_scores(
-                name,
-                str(run.checkpoint),
-                [group],
-                index=index,
-                limits=limits,
-                judge=judge,
-                args=args,
-            )
+    attempts = [
+        _attempts(
+            f"{run.name} (rules off)",
+            str(run.checkpoint),
+            [by_id[qid] for qid in run.attempts["trained"] if qid in by_id],
+            index=index,
+            limits=limits,
+            args=args,
         )
-    return _pool_rows(name, rows)
-
-
-def _pool_rows(name, rows):
-    """Rows scored run by run, pooled per question over the runs (seeds)."""
-    from workers.evaluation import pooled
-    from workers.evaluation.stats import pool_seeds
-
-    return pooled.PolicyScores(
-        name,
-        recall=pool_seeds(row.recall for row in rows),
-        correct=pool_seeds(row.correct or {} for row in rows),
-        chunks=pool_seeds(row.chunks for row in rows),
-        judge_errors=sum(row.judge_errors for row in rows),
-    )
+        for run in runs
+    ]
+    return pooled.score_attempts(name, attempts, questions, judge)
 
 
 def _base(runs, questions, *, index, limits, judge, args):
     """The untrained model, under the runs' limits (the same rules the agent had) or, with no
     run, `sleuth eval`'s defaults."""
+    from workers.evaluation import pooled
     from workers.evaluation.cli import LIMIT_DEFAULTS
 
     model = args.model or (runs[0].config.get("model") if runs else None)
     model = None if model == "default" else model
-    limits = limits or Limits(**LIMIT_DEFAULTS)
-    return _model_scores(
+    attempts = _attempts(
         "base",
         "base",
-        [questions],
+        questions,
         index=index,
-        limits=limits,
-        judge=judge,
+        limits=limits or Limits(**LIMIT_DEFAULTS),
         args=args,
         base_model=model,
     )
+    return pooled.score_attempts("base", [attempts], questions, judge)

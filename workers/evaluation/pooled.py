@@ -107,6 +107,21 @@ def read_run(folder: str | Path) -> RecordedRun:
     return RecordedRun(folder, config, attempts)
 
 
+def held_out(run: RecordedRun, questions: Sequence) -> list:
+    """The questions `run` held out, its split made again from its config.json."""
+    from workers.evaluation.folds import train_val_split
+
+    config = run.config
+    seed = config.get("seed", 0) if config.get("split_seed") is None else config["split_seed"]
+    return train_val_split(
+        questions,
+        val_fraction=config.get("val_fraction", 0.25),
+        seed=seed,
+        folds=config.get("folds", 0),
+        fold=config.get("fold", 0),
+    )[1]
+
+
 def check_one_setting(runs: Sequence[RecordedRun]) -> None:
     """Raise RunFolderError unless the runs differ only in seed and held-out fold: pooled, they
     are read as one agent."""
