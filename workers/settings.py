@@ -3,7 +3,8 @@ TrainConfig with its loss, limits and reward, the reward's judge), and as comman
 
 One reader for all of them: nested dataclass fields are read field by field, an unknown
 name is refused with the names that are known, and a class may list the names its older
-versions stored (`LEGACY_SETTINGS`) to be ignored, so stored runs keep loading.
+versions stored (`LEGACY_SETTINGS`) to be ignored, or map what they stored to today's
+settings (`upgrade_settings(data) -> data`), so stored runs keep loading.
 
 A field declared with `option(default, help=…)` is one a command line may set: its flag,
 type and help come from the field itself (`command_line_options`), so a setting is written
@@ -87,6 +88,8 @@ def settings_from_dict(cls: type[T], data: dict[str, Any]) -> T:
         raise ValueError(f"{cls.__name__} settings must be an object, not {type(data).__name__}")
     label = getattr(cls, "SETTINGS_LABEL", cls.__name__)
     legacy = getattr(cls, "LEGACY_SETTINGS", frozenset())
+    if upgrade := getattr(cls, "upgrade_settings", None):  # older versions' meanings, mapped
+        data = upgrade(data)
     data = {key: value for key, value in data.items() if key not in legacy}
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(data) - set(fields))

@@ -2,7 +2,9 @@
 row, with `Limits.grounded_scope` a search's scope writes only pieces of the question's words
 and, where the question names a company of the index, begins with it; with
 `Limits.grounded_terms` the words it searches for after the scope are the question's, each once;
-with `Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; with
+with `Limits.answer_tag` an answer closes with its own tag. The filings pack's: with
+`Limits.latest_year_scope` a scope writes no year but the latest the question names; with
+`Limits.yes_no_answers` a question that asks yes or no is answered Yes or No first; with
 `Limits.statement_filter` a search after the first filters its pages to the financial statement
 the question names; with `Limits.answer_form` a question offering two options is answered with
 one of them, and one opening with a question word never Yes or No; sampling is never ruled.
@@ -23,6 +25,7 @@ from workers.agent.greedy_rules import (
     RULES,
     answer_not_yes_no,
     answer_off_form,
+    answer_tag_off,
     asks_what,
     asks_yes_no,
     broken,
@@ -32,6 +35,7 @@ from workers.agent.greedy_rules import (
     offered_options,
     rules_on,
     scope_uncopied,
+    scope_year_not_latest,
     statement_left,
     statement_words,
     terms_uncopied,
@@ -213,13 +217,22 @@ LATEST_YEAR = [
 
 
 @pytest.mark.parametrize("segment", EARLIER_YEAR)
-def test_a_scope_year_other_than_the_latest_the_question_names_is_uncopied(segment):
-    assert scope_uncopied(segment, SPAN)
+def test_a_scope_year_other_than_the_latest_the_question_names_is_refused(segment):
+    assert scope_year_not_latest(segment, SPAN)
+    assert broken(segment, SPAN, Limits(latest_year_scope=True))
 
 
 @pytest.mark.parametrize("segment", LATEST_YEAR)
-def test_a_scope_of_the_latest_year_the_question_names_is_copied(segment):
-    assert not scope_uncopied(segment, SPAN)
+def test_a_scope_of_the_latest_year_the_question_names_is_kept(segment):
+    assert not scope_year_not_latest(segment, SPAN)
+    assert not broken(segment, SPAN, Limits(grounded_scope=True, latest_year_scope=True))
+
+
+def test_the_generic_scope_rule_assumes_no_year_convention():
+    # The question's own year, the first it names, is a piece of its words: only the
+    # filings pack holds a scope to the latest.
+    assert not scope_uncopied("<search>[Walmart 2018]", SPAN)
+    assert not broken("<search>[Walmart 2018]", SPAN, Limits(grounded_scope=True))
 
 
 EBITDA = "What is the FY2022 unadjusted EBITDA less capex for PepsiCo?"  # proof58's "[FY2022]"
@@ -574,19 +587,36 @@ ANSWER_FORMS = [
     ("<answer>Yes", YES_NO_QUESTIONS[-2], False),  # "which" opens a relative clause there
     ("<answer>1.1 million", YES_NO_QUESTIONS[0], False),  # the yes-or-no rule's matter
     ("<search>[Ulta 2023] wages", CHOICE, False),  # not an answer
-    ("<answer>IncrEasing expenses increase from</search>", CHOICE, True),  # proof87's
-    ("<answer>Increasing</s", CHOICE, True),
-    ("<answer>Increasing</", CHOICE, False),  # on its way to "</answer>"
-    ("<answer>Increasing</answer>", CHOICE, False),
-    ("<answer><answer>", WHY, True),  # proof86's, where figures were ruled out
-    ("<answer><", WHY, False),
-    ("<answer>$5,409 million<search>", "What is Best Buy's FY2019 inventory?", True),
+]
+# An answer's tags: only its own closing one, whatever the question.
+ANSWER_TAGS = [
+    ("<answer>IncrEasing expenses increase from</search>", True),  # proof87's
+    ("<answer>Increasing</s", True),
+    ("<answer>Increasing</", False),  # on its way to "</answer>"
+    ("<answer>Increasing</answer>", False),
+    ("<answer><answer>", True),  # proof86's, where figures were ruled out
+    ("<answer><", False),
+    ("<answer>$5,409 million<search>", True),
+    ("<search>[Ulta 2023] wages</search>", False),  # not an answer
 ]
 
 
 @pytest.mark.parametrize(("segment", "question", "off"), ANSWER_FORMS)
 def test_an_answer_not_of_the_form_its_question_asks(segment, question, off):
     assert answer_off_form(segment, question) == off
+
+
+@pytest.mark.parametrize(("segment", "off"), ANSWER_TAGS)
+def test_an_answer_closed_by_another_tag_than_its_own(segment, off):
+    assert answer_tag_off(segment) == off
+    assert broken(segment, CHOICE, Limits(answer_tag=True)) == off
+
+
+def test_the_generic_answer_rule_assumes_no_question_form():
+    # "Yes" to a what-question and a figure to a why-question are the filings pack's to refuse.
+    for segment, question in (("<answer>Yes", WHY), ("<answer>12.4%", CHOICE)):
+        assert answer_off_form(segment, question)
+        assert not broken(segment, question, Limits(answer_tag=True))
 
 
 @pytest.mark.parametrize(

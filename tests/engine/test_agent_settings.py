@@ -2,6 +2,8 @@
 is compared with) under them unless told otherwise."""
 
 import argparse
+import json
+from dataclasses import asdict
 
 from test_training_rl import LIMITS, config, run_training
 
@@ -85,3 +87,74 @@ def test_every_limit_is_an_eval_flag_that_wins_over_a_checkpoints_own(tmp_path):
     assert (limits.max_turns, limits.first_results_per_search) == (5, 2)
     assert (limits.loop_guard, limits.grounded_scope) == (False, True)
     assert all(hasattr(args, f.name) for f in fields(Limits))
+
+
+# agent.json as written before packs: the scope rule held the latest year too, the
+# answer-form rule the closing tag too, and no pack was named.
+BEFORE_PACKS = {
+    "protocol": 10,
+    "system_prompt": "s",
+    "limits": {
+        **{
+            key: value
+            for key, value in asdict(TRAINED).items()
+            if key not in ("answer_tag", "latest_year_scope")
+        },
+        "loop_guard": True,
+        "grounded_scope": True,
+        "answer_form": True,
+    },
+}
+
+
+def test_an_agent_saved_before_packs_decodes_as_it_did_and_reads_as_the_filings_packs(tmp_path):
+    (tmp_path / "agent.json").write_text(json.dumps(BEFORE_PACKS))
+
+    settings = read_agent_settings(tmp_path)
+
+    assert settings.pack == "filings"
+    assert settings.limits.latest_year_scope and settings.limits.answer_tag
+    assert settings.limits.grounded_scope and settings.limits.answer_form
+
+
+def test_an_agent_saved_before_packs_with_rules_of_any_documents_only_has_no_pack(tmp_path):
+    limits = {
+        key: value
+        for key, value in asdict(Limits(loop_guard=True)).items()
+        if key not in ("answer_tag", "latest_year_scope")
+    }
+    (tmp_path / "agent.json").write_text(json.dumps({**BEFORE_PACKS, "limits": limits}))
+
+    settings = read_agent_settings(tmp_path)
+
+    assert settings.pack == "" and settings.limits == Limits(loop_guard=True)
+
+
+def test_an_agent_carries_its_pack_and_the_rules_it_turns_on(tmp_path):
+    from workers.packs import PACKS
+
+    rules = dict.fromkeys(PACKS["filings"].limits(), True)
+    write_agent_settings(tmp_path / "filings", Limits(grounded_scope=True, **rules))
+    write_agent_settings(tmp_path / "plain", Limits(grounded_scope=True))
+
+    saved = json.loads((tmp_path / "filings" / "agent.json").read_text())
+    assert saved["pack"] == "filings" and saved["limits"]["yes_no_answers"] is True
+    assert read_agent_settings(tmp_path / "filings").limits.statement_filter
+    plain = read_agent_settings(tmp_path / "plain")
+    assert plain.pack == "" and not plain.limits.latest_year_scope
+
+
+def test_a_run_stored_before_packs_reads_with_the_pack_its_settings_belong_to():
+    from workers.training.config import TrainConfig
+
+    stored = TrainConfig().to_dict()
+    del stored["pack"]
+    stored["limits"] = BEFORE_PACKS["limits"]
+    stored["quoted_answers"] = True
+
+    config = TrainConfig.from_dict(stored)
+
+    assert config.pack == "filings" and config.limits.latest_year_scope
+    plain = TrainConfig().to_dict()
+    del plain["pack"]
+    assert TrainConfig.from_dict(plain).pack == ""

@@ -349,6 +349,7 @@ def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(pub
 def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     from test_agent_greedy_rules import (
         ANSWER_FORMS,
+        ANSWER_TAGS,
         COPIED,
         EARLIER_YEAR,
         EBITDA,
@@ -373,9 +374,11 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     from workers.agent.greedy_rules import (
         answer_not_yes_no,
         answer_off_form,
+        answer_tag_off,
         asks_yes_no,
         ends_in_loop,
         scope_uncopied,
+        scope_year_not_latest,
         statement_left,
         terms_uncopied,
     )
@@ -391,6 +394,8 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         assert run_agent.terms_uncopied(segment, QUESTION) == ruled, segment
     for segment in EARLIER_YEAR + LATEST_YEAR:
         assert run_agent.scope_uncopied(segment, SPAN) == scope_uncopied(segment, SPAN), segment
+        ruled = scope_year_not_latest(segment, SPAN)
+        assert run_agent.scope_year_not_latest(segment, SPAN) == ruled, segment
     for segment in UNNAMED + NAMED:
         ruled = scope_uncopied(segment, EBITDA, PEPSICO)
         assert run_agent.scope_uncopied(segment, EBITDA, PEPSICO) == ruled, segment
@@ -401,6 +406,8 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
     for segment, question, _ in ANSWER_FORMS:
         ruled = answer_off_form(segment, question)
         assert run_agent.answer_off_form(segment, question) == ruled, (segment, question)
+    for segment, _ in ANSWER_TAGS:
+        assert run_agent.answer_tag_off(segment) == answer_tag_off(segment), segment
     # the questions asking a cause: the curriculum's reading of them, copied
     assert run_agent._ASKS_CAUSE == synthesis._ASKS_CAUSE.pattern
     for question in (QUESTION, PROFIT, EBITDA):

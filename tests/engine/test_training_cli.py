@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from test_training_rl import FACTS, chunks, questions, tiny_model, tiny_tokenizer
 
 from workers.cli import main
@@ -194,7 +195,12 @@ def test_without_a_preset_the_defaults_apply_and_the_split_seed_is_its_own():
 
 # A valid value for each setting a flag sets, other than its default where it has one.
 _FLAG_VALUES = {int: "7", float: "0.4"}
-_STRING_VALUES = {"precision": "bfloat16", "rollout_engine": "sglang", "model": "my-model"}
+_STRING_VALUES = {
+    "precision": "bfloat16",
+    "rollout_engine": "sglang",
+    "model": "my-model",
+    "pack": "filings",
+}
 
 
 def _field(config, path: str):
@@ -204,15 +210,18 @@ def _field(config, path: str):
 
 
 def test_every_run_option_is_a_flag_that_sets_its_own_field():
+    from workers.packs import pack_limits, pack_teacher
     from workers.training.cli import OPTIONS
     from workers.training.config import TrainConfig
 
     paths = {option.path for option in OPTIONS}
     assert {"steps", "limits.max_turns", "limits.grounded_scope", "loss.kind"} <= paths
+    in_pack = {**{f"limits.{rule}": pack for rule, pack in pack_limits().items()}, **pack_teacher()}
     for option in OPTIONS:
         if option.kind is bool:
+            pack = ["--pack", in_pack[option.path]] if option.path in in_pack else []
             for argv, value in (([option.flag], True), (["--no-" + option.flag[2:]], False)):
-                assert _field(_parsed(*argv), option.path) is value, argv
+                assert _field(_parsed(*pack, *argv), option.path) is value, argv
             continue
         leaf = option.path.rsplit(".", 1)[-1]
         raw = option.choices[-1] if option.choices else _STRING_VALUES.get(leaf)
@@ -229,3 +238,60 @@ def test_the_older_spellings_of_switches_still_set_them():
         0.1,
     )
     assert _parsed("--dgpo", "0").dgpo_coef == 0
+
+
+def test_a_pack_turns_its_settings_on_and_a_flag_given_wins_over_it():
+    from workers.packs import PACKS
+
+    filings = PACKS["filings"]
+    config = _parsed("--preset", "cpu-45min", "--pack", "filings", "--no-yes-no-answers")
+    assert config.pack == "filings"
+    assert config.quoted_answers and config.limits.statement_filter
+    assert config.limits.latest_year_scope and not config.limits.yes_no_answers
+    assert {"yes_no_answers", "statement_filter", "row_figures"} <= filings.limits()
+
+
+def test_no_preset_turns_on_a_packs_setting():
+    from workers.packs import pack_limits, pack_teacher
+    from workers.training.presets import PRESETS, preset_config
+
+    for name in PRESETS:
+        config = preset_config(name)
+        assert config.pack == ""
+        assert not [rule for rule in pack_limits() if getattr(config.limits, rule)], name
+        assert not [setting for setting in pack_teacher() if getattr(config, setting)], name
+
+
+def test_a_packs_setting_without_its_pack_is_refused_with_the_pack_to_choose(capsys):
+    from workers.cli import main
+
+    base = ["train", "--index", "idx", "--questions", "q.jsonl", "--out", "run"]
+    assert main([*base, "--statement-filter"]) == 2
+    assert "filings pack" in (err := capsys.readouterr().err) and "--pack filings" in err
+    assert main([*base, "--pack", "manuals"]) == 2
+    assert "unknown pack 'manuals'; choose one of filings" in capsys.readouterr().err
+
+
+def _help(flag: str, capsys) -> str:
+    from workers.cli import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["train", flag])
+    return capsys.readouterr().out
+
+
+def test_help_lists_the_settings_a_customer_tunes_and_help_all_every_one(capsys):
+    from workers.training.cli import ALIASES, OPTIONS
+
+    short, every = _help("--help", capsys), _help("--help-all", capsys)
+    listed = [option.flag for option in OPTIONS if f"  {option.flag} " in short.replace("\n", " ")]
+    assert "--pack" in short and "--steps" in short and "--max-minutes" in short
+    assert "--statement-filter" not in short and "--kl-ref" not in short
+    assert 15 <= len(listed) <= 25
+    for option in OPTIONS:
+        assert option.flag in every, option.flag
+    assert all(flag in every for flag, *_ in ALIASES)
+
+
+def test_a_setting_left_out_of_help_is_still_taken():
+    assert _parsed("--kl-ref", "0.1").loss.kl_ref_coef == 0.1

@@ -201,10 +201,13 @@ def test_the_scripted_teacher_searches_the_entitys_documents_with_the_question_t
     teacher = ScriptedTeacher(index, results_per_search=1)
     segments = teacher.segments(questions()[0])
 
-    # No heading search: the toy's words are all too rare to be telling. No document name
-    # has the year; the tool then searches the entity's documents. The scoped question is
-    # written as its scope alone: the engine searches the question there (protocol 6).
-    assert segments == ["<search>[acme 2021]</search>", "<answer>seven</answer>"]
+    # No heading search: the toy's words are all too rare to be telling. The scoped question
+    # is written as its scope alone: the engine searches the question there (protocol 6).
+    assert segments == ["<search>[acme]</search>", "<answer>seven</answer>"]
+    # With the filings pack's scope years, the year it asks about too (no document name has
+    # it; the tool then searches the entity's documents).
+    filings = ScriptedTeacher(index, results_per_search=1, scope_years=True)
+    assert filings.segments(questions()[0])[0] == "<search>[acme 2021]</search>"
 
 
 def test_a_teacher_quoting_rows_answers_a_synthesized_lookup_with_its_row_and_figure():
@@ -231,7 +234,7 @@ def test_the_scope_the_teacher_writes_alone_searches_the_question_within_it():
     trajectory = forced_trajectory(engine, question.question, teacher.segments(question))
 
     (search,) = trajectory.searches
-    assert search.query == f"[acme 2021] {question.question}"  # recorded as run
+    assert search.query == f"[acme] {question.question}"  # recorded as run
     assert set(search.chunk_ids) & set(question.golden_chunk_ids)
     assert trajectory.answer == "seven"
 
@@ -259,10 +262,15 @@ def test_the_teacher_scopes_to_the_documents_of_the_entity_and_year_the_question
             ("JPMORGAN_2022Q2_10Q", "JPMorgan"),
         )
     ]
-    teacher = ScriptedTeacher(SearchIndex.build(filings))
+    teacher = ScriptedTeacher(SearchIndex.build(filings), scope_years=True)
 
     def scope(text):
         return teacher.scope(Question("q", text, "7", "JPMorgan", []))
+
+    generic = dataclasses.replace(teacher, scope_years=False)
+    assert generic.scope(Question("q", "What was JPM's revenue in 2021?", "7", "JPMorgan", [])) == (
+        "[JPM] "
+    )  # no year convention without the filings pack
 
     assert scope("What was JPM's revenue in 2021 Q1?") == "[JPM 2021] "
     # A filing reports its year beside earlier ones: the latest year named is the one to read.
@@ -277,7 +285,7 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
     tokenizer = tiny_tokenizer()
     index = SearchIndex.build(chunks())
     engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
-    teacher = ScriptedTeacher(index)
+    teacher = ScriptedTeacher(index, scope_years=True)
     taught = frozenset(q.id for q in questions())  # so only made-up names are drilled
     drills = scope_drills(engine, teacher, questions(), per_question=3, seed=1, taught=taught)
 
@@ -304,7 +312,7 @@ def test_scope_drills_scope_to_the_latest_made_up_year_the_question_names():
     tokenizer = tiny_tokenizer()
     index = SearchIndex.build(chunks())
     engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
-    teacher = ScriptedTeacher(index)
+    teacher = ScriptedTeacher(index, scope_years=True)
     question = Question(
         "q2", "what was acme revenue change from 2019 to 2021 ?", "seven", "acme", []
     )
@@ -324,7 +332,7 @@ def test_half_the_made_up_names_begin_as_a_training_company_does_and_name_no_doc
     tokenizer = tiny_tokenizer()
     index = SearchIndex.build(chunks())
     engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
-    teacher = ScriptedTeacher(index)
+    teacher = ScriptedTeacher(index, scope_years=True)
     taught = frozenset(q.id for q in questions())
     drills = scope_drills(engine, teacher, questions(), per_question=20, seed=3, taught=taught)
 
@@ -420,11 +428,12 @@ def test_the_section_words_are_the_questions_own_phrase_word_for_word():
 
 def test_a_statement_its_heading_names_otherwise_is_searched_by_the_questions_name():
     index = SearchIndex.build(statement_pages())
-    teacher = statement_teacher(index, section_search=True)
+    teacher = statement_teacher(index, section_search=True, statement_names=True)
 
     # "acme income statement . …" heads the income page: the question's "P&L statement" is
     # copied, and the search tool reads it as the income statement's other names.
     question = ask_within("acme", "P&L statement", "acme-income")
+    assert dataclasses.replace(teacher, statement_names=False).section(question) == ([], set())
     assert teacher.section(question) == (["p&l", "statement"], {"incom", "statement"})
     query = teacher.section_query(question)
     assert query.startswith("[acme | p&l statement] ")
@@ -567,7 +576,7 @@ def test_synthetic_questions_on_a_kind_of_page_the_customer_names_carry_the_cust
     assert leases == synthetic[2]  # a kind of page no customer question names
     # The teacher then searches where the phrase says, with what the question asks.
     section = teacher.drilled_searches(cash)[-1]
-    assert section == "[globex 2022 | cash flows statement] what capital expenditure"
+    assert section == "[globex | cash flows statement] what capital expenditure"
     assert index.search(section, k=1)[0].chunk_id == "globex-cash flows"
 
 
@@ -643,7 +652,7 @@ def test_when_the_question_misses_the_teacher_searches_again_with_its_key_terms(
     first, second = teacher.queries(question)
     # The question's own words rank the boilerplate page first; its key terms do not.
     assert index.search(first, k=1)[0].chunk_id == "acme-1"
-    assert second == "[acme 2021] backlog"  # no 2021 filing: the tool keeps acme's
+    assert second == "[acme] backlog"
     assert index.search(second, k=1)[0].chunk_id == "acme-2"
 
 
@@ -668,7 +677,7 @@ def test_a_drill_whose_first_search_misses_goes_on_to_the_key_terms_and_stops_th
 
     assert [d.text.count("<search>") for d in drills] == [2, 1]
     second = drills[0]
-    assert second.text.endswith("<search>[acme 2021] backlog</search>")  # after a miss
+    assert second.text.endswith("<search>[acme] backlog</search>")  # after a miss
     assert second.searches[0].chunk_ids == ["acme-1"]  # the real results in between
     assert len(second.searches) == 1  # nothing follows the last search: no results, no answer
     trained = [t for t, m in zip(second.token_ids, second.loss_mask, strict=True) if m]
@@ -679,8 +688,8 @@ def test_a_teacher_that_refines_always_searches_the_key_terms_after_a_hit_too():
     engine, on_miss, missed, found = missed_and_found()
     always = dataclasses.replace(on_miss, refine_always=True)
 
-    assert on_miss.queries(found) == [f"[acme 2021] {found.question}"]
-    assert always.queries(found) == [*on_miss.queries(found), "[acme 2021] dividends"]
+    assert on_miss.queries(found) == [f"[acme] {found.question}"]
+    assert always.queries(found) == [*on_miss.queries(found), "[acme] dividends"]
     assert always.queries(missed) == on_miss.queries(missed)  # a miss: the same either way
     # The made-up copies search again too, the key terms under the made-up scope.
     drills = scope_drills(engine, always, [found], per_question=1, taught=frozenset({found.id}))

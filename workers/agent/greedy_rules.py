@@ -1,78 +1,44 @@
 """Rules of greedy decoding: the likeliest token that breaks none of them is written.
 
 A small model decoding greedily fails in ways a rule can see from the text alone (and, for
-a scope, the index):
+a scope, the index). Each rule is a `Limits` switch. These hold of any documents:
 
-- Word loops (`Limits.loop_guard`): one word, or a few, written over and over until the
-  turn's token limit cuts it: "[3M 2018 | cash flow] amount amount amount …" (proof50-54's
-  validation queries). A turn may not end with the same run of 1-4 words written three times
-  in a row. Words, not tokens: a figure's digits ("1,000,000") repeat tokens and are one word.
-  Nor may a word of no letters run longer than any figure (20 characters, 15 digits), nor a
-  word repeat the same 1-8 characters three times over 8 or more, zeros and separators aside:
-  students wrote answers of "1111…", "1.1.1.1…" or "-1111111222222211…" to the turn's limit
-  (proof87, proof90, proof92, proof93), and "-1111111222222211111" (proof97).
-- Scopes it did not copy (`Limits.grounded_scope`): a search's `[names | heading]` names the
+- Word loops (`loop_guard`): a turn may not end with the same run of 1-4 words written three
+  times in a row, nor with a word of no letters longer than any figure, nor with the same few
+  characters over and over ("1.1.1.1."): greedy decoding repeats itself until the turn's token
+  limit cuts it. Words, not tokens: a figure's digits ("1,000,000") repeat tokens and are one
+  word.
+- Scopes it did not copy (`grounded_scope`): a search's `[names | heading]` names the
   documents and pages to search, and the student is taught to copy them from the question;
-  on companies it never saw, it wrote a training company's name instead ("[Pfizer 2021]" for
-  every PepsiCo question in proof54; "[3M_2018_10K]", a document id it read in its results).
-  Under the rule every word of a scope is a piece of one of the question's words: the word,
-  or its start or end, or a run of its letters or digits ("Pepsico" of "Pepsico's", "Cola"
-  of "Coca-Cola", "2023" of "FY2023Q1"), so the search can only narrow to what the question
-  names. A piece of one letter must be a whole word: proof56's student scoped to
-  "[PepsiCo 2022 | e]", an "e" inside some word. A word still being written only has to be
-  inside one of the question's words.
-  Where the question names a company of the index (`companies`: its pieces that name one, as
-  the search tool reads a scope), the scope's names must begin with one of them: copying a
-  question word that is no company ("[FY2022]" for "… for PepsiCo?" in proof58, "[M&A 2022]",
-  "[VaR 2023]" in proof59) searches every filing of that year or all of them.
-  A year in a scope is the latest the question names, as the teacher writes it: a filing
-  reports its year beside earlier ones, so "FY2018 - FY2020" is read in the 2020 filing.
-  Students copy the first ("[Walmart 2018]" for Walmart's FY2018 - FY2020 EBITDA margin in
-  proof96, proof97 and proof100, which searched the 2018 filing only).
+  on entities it never saw it writes a training entity's name instead. Under the rule every
+  word of a scope is a piece of one of the question's words (the word, its start or end, or a
+  run of its letters or digits: "Cola" of "Coca-Cola"); a piece of one letter must be a
+  whole word. Where the question names an entity of the index (`companies`, as the search
+  tool reads a scope), the scope's names begin with one of them: a question word that names
+  no document searches them all.
+- Search terms it did not copy (`grounded_terms`): after the scope, the words searched for
+  are the question's own, each once, and signs between them the question's: the lines a hit
+  shows are those holding the query's words, so a query of the results' words shows the
+  results again. A word is a run of letters and digits of any script.
+- An answer's own closing tag (`answer_tag`): an answer writes no tag but `</answer>`; one
+  closed by `</search>` is lost.
 
-- Search terms it did not copy (`Limits.grounded_terms`): after a search's scope, the words
-  it searches for are the question's own words, each once, as the teacher writes its key
-  terms. Students wrote words of their earlier results or none of the question's ("[3M 2018 |
-  cash flow] amount other than capital expenditures related to environmental projects",
-  "amount principal" for PepsiCo's capex, proof99) and the same words over and over ("major
-  acquisitions major acquisitions major purchases…", proof102): the lines a hit shows are
-  those holding the query's words, so a query of the results' words shows the results again.
-  A word is a run of letters and digits of any script ("company" and "s" of "company's"; proof104's
-  student, held to the question's letters, went on in others: "päääøäç…"), one still being
-  written only has to begin one of the question's, and a sign between words is one the
-  question has ("-" of "risk-to", not "|").
-- Answers that are no answer (`Limits.yes_no_answers`): a question that asks yes or no (the
-  clause of its first sentence that asks, the first after any opening phrases to open with
-  an auxiliary verb or a question word, begins "Is", "Does", "Has", "Was", …, and the
-  sentence offers no "or"; `asking_clause`) is answered "Yes" or "No" first. proof63's
-  student answered "3M" to "Is 3M a capital-intensive business based on FY2022 data?", where
-  proof62's answered "No"; 17 of financebench-dev's 18 such questions are answered yes or no,
-  and the 18th ("Does AMEX have an improving operating margin profile…? If operating margin
-  is not a useful metric…") in words a yes or no does not lose to a figure.
-- Answers of another form than asked (`Limits.answer_form`): an answer writes no tag but its
-  own `</answer>` (proof87's closed one with `</search>`, and lost it); a question that would
-  ask yes or no but offers two words to choose from ("Did wages … increase or decrease in
-  FY2023?", "Has the quick ratio improved or declined…?") is answered with one of them first (a
-  form of it: "Increased", "declining", not "IncrEaSpn"); one that opens with a question
-  word ("What is the year end FY2019 total amount of inventories…?", "In 2022 Q2, which…",
-  "Among operations, investing, and financing activities, which…") never with "Yes" or "No";
-  one asking what drove a change, or why, in words: never opening with a figure or a sign.
-  proof86-88's students, taught many yes-or-no answers, answered "Yes" to both; proof97's
-  answered every "What drove…" and "why did…" question with a figure ("-11 million").
-- A statement the question names, left (`Limits.statement_filter`): a question that names a
-  financial statement ("… shown in the cash flow statement", "Using the balance sheet, …") is
-  searched within it after the first search, as the teacher searches: every later search's
-  scope filters its pages ("[3M 2018 | cash flow] …") with words of the name as the question
-  writes it. Students copy it mostly, not always: proof72's wrote "| p7", "| pepsi" and
-  "| p&l" for three such questions, and missed evidence the statement holds. The weights of
-  proof66-72, evaluated with and without the rule: recall 0.534 -> 0.540 on average, the
-  lowest run 0.460 -> 0.493, the highest 0.613 -> 0.593; found within the statement named,
-  capex, EBITDA, balance-sheet and DPO questions of five companies; lost, in 5 of the 7 runs,
-  a question asking for "restructuring costs directly outlined in the income statements",
-  whose evidence is in a note.
+These hold of annual reports only and are the filings pack's (`workers.packs.filings`,
+where each says why and what it was measured to do):
+
+- A scope's year (`latest_year_scope`): the latest the question names, as the teacher writes
+  it: a filing reports its year beside earlier ones.
+- Yes or No first (`yes_no_answers`) to a question whose asking clause (`asking_clause`)
+  opens with an auxiliary verb and offers no "or".
+- The form asked (`answer_form`): one of two options offered ("increase or decrease"), no Yes
+  or No to a question opening with a question word, words, not a figure, to "what drove" or
+  "why".
+- The statement named (`statement_filter`): after the first search, every search's scope
+  filters its pages with words of the financial statement the question names.
 
 Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs of the
 tokens it sampled under the model's own distribution, and these are greedy's failures.
+The runs behind each rule are told in docs/packs.md.
 """
 
 import dataclasses
@@ -87,12 +53,12 @@ from workers.search.index import YEAR, naming_text
 
 MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
 REPEATS = 3  # a run written this many times in a row is a loop
-# The likeliest tokens a step tries first, in order: a student sure of a wrong scope ("[A.P.
-# 2021]" for American Express, proof78) ranked no token going on to the company among its 64
-# likeliest. A step tries them only while the likelier ones break a rule, and stops at the first
-# that keeps to them; where none does, it goes on down the whole vocabulary (`ranked_tokens`):
-# proof104's student, held to the question's words, ranked the "t" finishing "percen" (of
-# "percent") 15,290th. A turn that no token can keep to the rules is left to the model.
+# The likeliest tokens a step tries first, in order: a student sure of a wrong scope may rank
+# no token going on to the right name among its 64 likeliest. A step tries them only while the
+# likelier ones break a rule, and stops at the first that keeps to them; where none does, it
+# goes on down the whole vocabulary (`ranked_tokens`): a word of the question may go on with a
+# token the model ranks past 15,000th. A turn that no token can keep to the rules is left to
+# the model.
 CANDIDATES = 4096
 
 
@@ -113,16 +79,16 @@ _PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
 
 # No figure is this long ("$1,234,567,890,123" is 18 characters): a word of digits and signs
-# alone that runs on is a loop ("-1111111222222211222…", "1.1.2.2.1.1.2.2…": proof87's,
-# proof90's, proof92's and proof93's students wrote such answers to the turn's 64-token limit).
+# alone that runs on is a loop ("-1111111222222211222…", "1.1.2.2.1.1.2.2…", written to the
+# turn's token limit).
 MAX_FIGURE_CHARACTERS = 20
 # Nor does a figure repeat the same 1-8 characters three times over 8 characters or more,
 # zeros and separators aside ("1,000,000,000"): "1.1.1.1." is a loop thirteen characters
 # before it runs too long, and a student let write it on wrote "1.1.1.1.1.1.1.1.1.1. 2.1.1.…".
 _CHARACTER_LOOP = re.compile(r"(\S{1,8}?)\1{2,}$")
 MIN_CHARACTER_LOOP = 8
-# Nor has a figure more digits than this ("$1,234,567,890,123" has 13): proof97's student
-# answered "-1111111222222211111", nineteen digits in twenty characters, under both rules above.
+# Nor has a figure more digits than this ("$1,234,567,890,123" has 13): "-1111111222222211111"
+# is nineteen digits in twenty characters, and passes both rules above.
 MAX_FIGURE_DIGITS = 15
 
 
@@ -170,8 +136,6 @@ def scope_uncopied(segment: str, question: str, companies: frozenset[str] = froz
     words = scope.replace("|", " ").lower().split()
     if not words:
         return False
-    if _year_not_latest(scope, bool(closed), question):
-        return True
     pieces = question_pieces(question)
     *written, last = words
     if closed or scope[-1] in "| \t\n":
@@ -198,9 +162,9 @@ def terms_uncopied(segment: str, question: str) -> bool:
     terms, closing, tag = query.partition("<")
     tag, terms = closing + tag, terms.lower()
     if tag and not (tag.startswith(SEARCH_CLOSE) or SEARCH_CLOSE.startswith(tag)):
-        return True  # a tag but its own closing: proof104's "risk\n<search>"
+        return True  # a tag but its own closing: "risk\n<search>"
     if any(not c.isspace() and c not in question for c in _TERM_WORD.sub(" ", terms)):
-        return True  # a sign the question has not: "|", ">" (proof104's "risk-to-vAr>-2023 |")
+        return True  # a sign the question has not: "|", ">" ("risk-to-vAr>-2023 |")
     words = _TERM_WORD.findall(terms)
     if not words:
         return False
@@ -226,8 +190,8 @@ def latest_year(question: str) -> str | None:
 def _year_not_latest(scope: str, closed: bool, question: str) -> bool:
     """Whether a scope writes a year, or three digits or more on their way to one, other than
     the latest year the question names: the digits run on from no start of it ("201" for
-    2020), or end short of it ("[Walmart 201 - 2020]", proof100's weights under a rule of
-    whole years only)."""
+    2020), or end short of it ("[Walmart 201 - 2020]": a rule of whole years only is
+    walked around so)."""
     latest = latest_year(question)
     if not latest:
         return False
@@ -237,6 +201,20 @@ def _year_not_latest(scope: str, closed: bool, question: str) -> bool:
         if len(digits) > 2 and not (digits == latest if ended else latest.startswith(digits)):
             return True
     return False
+
+
+def scope_year_not_latest(segment: str, question: str) -> bool:
+    """Whether the search `segment` (a turn's text so far) opens a scope that writes a year
+    other than the latest the question names (`_year_not_latest`; the filings pack's rule)."""
+    start = segment.rfind(SEARCH_OPEN)
+    if start < 0:
+        return False
+    query = segment[start + len(SEARCH_OPEN) :]
+    opened = _SCOPE_OPEN.match(query)
+    if not opened:
+        return False
+    scope, closed, _ = query[opened.end() :].partition("]")
+    return _year_not_latest(scope, bool(closed), question)
 
 
 @functools.lru_cache(maxsize=256)  # asked once per candidate token, up to CANDIDATES a step
@@ -358,8 +336,7 @@ _ENDINGS = ("e", "es", "ed", "ing")
 def _forms(option: str) -> frozenset[str]:
     """The words that say an option: the option with or without an "s", or the start every
     form of it shares ("increas" of "increase", "improv" of "improved") with an ending.
-    proof87's student, let begin "Incr", wrote "IncrEarnings"; proof95's, let begin
-    "Increas", "IncrEaSpn", and let write "Increasd", "IncrEaSd1111111000…"."""
+    A student let begin "Incr" writes "IncrEarnings"; let begin "Increas", "IncrEaSpn"."""
     stem = re.sub(r"(?:ing|ed|es|e|d|s)$", "", option)
     stem = stem if len(stem) >= 3 else option
     return frozenset({option, option + "s", *(stem + ending for ending in _ENDINGS)})
@@ -367,7 +344,7 @@ def _forms(option: str) -> frozenset[str]:
 
 def _closes_answer(tag: str) -> bool:
     """Whether a tag written inside an answer is (on its way to) the answer's own closing:
-    proof87's student closed "IncrEasing expenses" with "</search>", and lost the answer."""
+    "IncrEasing expenses</search>" loses the answer."""
     return tag.startswith(ANSWER_CLOSE) or ANSWER_CLOSE.startswith(tag)
 
 
@@ -379,19 +356,27 @@ def _opens_figure(written: str) -> bool:
     return written[0].isdigit() or written[0] in _FIGURE_OPENERS
 
 
+def answer_tag_off(segment: str) -> bool:
+    """Whether the answer the `segment` writes writes a tag other than its own closing
+    `</answer>` (the first answer: "<answer><answer>" is off)."""
+    start = segment.find(ANSWER_OPEN)
+    if start < 0:
+        return False
+    written = segment[start + len(ANSWER_OPEN) :]
+    tag = written.find("<")
+    return tag >= 0 and not _closes_answer(written[tag:])
+
+
 def answer_off_form(segment: str, question: str) -> bool:
-    """Whether the answer the `segment` writes is not of the form the question asks: it writes
-    a tag other than its closing `</answer>`; for a question asking what drove a change, or
-    why (`synthesis.asks_cause`), it opens as a figure does (a digit, a sign); for a choice
+    """Whether the answer the `segment` writes is not of the form the question asks (the
+    filings pack's rule): for a question asking what drove a change, or why
+    (`synthesis.asks_cause`), it opens as a figure does (a digit, a sign); for a choice
     (`offered_options`), its first word is no form of either option (`_forms`); for a
     question opening with a question word (`asks_what`), it is "Yes" or "No"."""
-    start = segment.find(ANSWER_OPEN)  # the first: "<answer><answer>" is off
+    start = segment.find(ANSWER_OPEN)
     if start < 0:
         return False
     written = segment[start + len(ANSWER_OPEN) :].lstrip()
-    tag = written.find("<")
-    if tag >= 0 and not _closes_answer(written[tag:]):
-        return True
     if written[:1] and _opens_figure(written) and asks_cause(question):
         return True
     first = re.match(r"[^\W\d_]*", written).group().lower()
@@ -470,11 +455,13 @@ def statement_left(segment: str, question: str) -> bool:
     return not (set(written) <= whole and any(word.startswith(last) for word in named))
 
 
-# The `Limits` switches of the rules above.
+# The `Limits` switches of the rules above: those of any documents, then the filings pack's.
 RULES = (
     "loop_guard",
     "grounded_scope",
     "grounded_terms",
+    "answer_tag",
+    "latest_year_scope",
     "yes_no_answers",
     "statement_filter",
     "answer_form",
@@ -515,6 +502,8 @@ def broken(
         (limits.loop_guard and ends_in_loop(segment))
         or (limits.grounded_scope and scope_uncopied(segment, question, companies))
         or (limits.grounded_terms and terms_uncopied(segment, question))
+        or (limits.answer_tag and answer_tag_off(segment))
+        or (limits.latest_year_scope and scope_year_not_latest(segment, question))
         or (limits.yes_no_answers and asks_yes_no(question) and answer_not_yes_no(segment))
         or (limits.statement_filter and searched > 0 and statement_left(segment, question))
         or (limits.answer_form and answer_off_form(segment, question))

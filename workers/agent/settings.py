@@ -2,8 +2,10 @@
 
 `agent.json` in a model folder (every checkpoint, the final model, the published bundle's
 `agent/`) holds the protocol version, the system prompt and the limits the agent was
-trained under: turns, model tokens, results per search and the result-token budget, and
-the base model the run started from (`base_model`, the run's model name). A run trained
+trained under: turns, model tokens, results per search and the result-token budget, its
+rules of decoding, the pack they came with (`pack`: "filings", or "" for none; see
+`workers.packs`), and the base model the run started from (`base_model`, the run's model
+name). A run trained
 with LoRA keeps its adapter beside the merged weights (`adapter/`, peft's folder): the
 inference worker then loads that base once and attaches each such agent's adapter to it.
 Evaluating a checkpoint under other limits than it was trained with measures something
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from workers.agent.protocol import SYSTEM_PROMPT
 from workers.agent.trajectory import Limits
+from workers.packs import pack_of_limits
 
 AGENT_SETTINGS_FILE = "agent.json"
 ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged model
@@ -47,25 +50,34 @@ class AgentSettings:
     system_prompt: str = SYSTEM_PROMPT
     protocol: int = PROTOCOL_VERSION
     base_model: str | None = None  # the model the run started from, as its config names it
+    pack: str = ""  # the pack whose rules `limits` turns on ("" for none)
 
     def to_dict(self) -> dict:
         return {
             "protocol": self.protocol,
             "system_prompt": self.system_prompt,
+            "pack": self.pack,
             "limits": asdict(self.limits),
             **({"base_model": self.base_model} if self.base_model else {}),
         }
 
 
 def write_agent_settings(
-    folder: str | Path, limits: Limits | dict, *, base_model: str | None = None
+    folder: str | Path,
+    limits: Limits | dict,
+    *,
+    base_model: str | None = None,
+    pack: str | None = None,
 ) -> Path:
-    """Write `folder/agent.json` for an agent trained under `limits` from `base_model`."""
+    """Write `folder/agent.json` for an agent trained under `limits` from `base_model` with
+    `pack` (by default the pack whose rules `limits` turns on)."""
     if isinstance(limits, dict):
-        limits = Limits(**limits)
+        limits = Limits.stored(limits)
+    if pack is None:
+        pack = pack_of_limits(asdict(limits))
     path = Path(folder) / AGENT_SETTINGS_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
-    settings = AgentSettings(limits, base_model=base_model or None)
+    settings = AgentSettings(limits, base_model=base_model or None, pack=pack)
     path.write_text(json.dumps(settings.to_dict(), indent=2))
     return path
 
@@ -77,14 +89,18 @@ def adapter_folder(folder: str | Path) -> Path | None:
 
 
 def read_agent_settings(folder: str | Path) -> AgentSettings | None:
-    """The settings saved in `folder`, or None for a folder without them (a base model)."""
+    """The settings saved in `folder`, or None for a folder without them (a base model).
+    An agent saved before packs existed is read as it was used: its rules as they then were
+    (`Limits.stored`), its pack the one those rules belong to."""
     path = Path(folder) / AGENT_SETTINGS_FILE
     if not path.is_file():
         return None
     data = json.loads(path.read_text())
+    limits = Limits.stored(data["limits"])
     return AgentSettings(
-        limits=Limits(**data["limits"]),
+        limits=limits,
         system_prompt=data.get("system_prompt", SYSTEM_PROMPT),
         protocol=data.get("protocol", PROTOCOL_VERSION),
         base_model=data.get("base_model") or None,
+        pack=data["pack"] if "pack" in data else pack_of_limits(asdict(limits)),
     )

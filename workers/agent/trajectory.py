@@ -52,35 +52,35 @@ class Limits:
     first_results_per_search: int = option(
         0, help="hits of the first search (0: --results-per-search)"
     )
-    # An answer writes only figures the question or its results show (`agent.grounding`):
-    # applied where the agent is used, never in the trainer's rollouts.
-    grounded_figures: bool = option(
-        False,
-        help="answers write only figures the question or results show (evaluation, serving)",
-    )
-    # An answer that begins with a row's label writes that row's first figure (`agent.grounding`,
-    # `ResultRows`): applied where the agent is used, never in the trainer's rollouts.
-    row_figures: bool = option(
-        False,
-        help="an answer that begins with a row's label writes that row's first figure "
-        "(evaluation, serving)",
-    )
-    # Rules of greedy decoding (`agent.greedy_rules`), applied where the agent is used, never
-    # in the trainer's rollouts: no run of words written three times in a row; a search's
-    # scope writes only words of the question, and its terms too, each once; a yes-or-no
-    # question is answered Yes or No; a later search filters to the financial statement the
-    # question names; an answer is of the form its question asks (an option offered, no yes
-    # or no to "what…", its own closing tag).
+    # Rules of decoding, applied where the agent is used (evaluation, serving), never in the
+    # trainer's rollouts, whose log-probs must be the model's own. Those below hold of any
+    # documents: a small model decoding greedily loops, writes scopes and terms its question
+    # never named, and closes an answer with another turn's tag (`agent.greedy_rules`).
     loop_guard: bool = option(
         False, help="greedy decoding never writes a run of words three times in a row"
     )
     grounded_scope: bool = option(
         False,
-        help="greedy decoding writes only pieces of the question's words into a search's [scope]",
+        help="greedy decoding writes only pieces of the question's words into a search's "
+        "[scope], beginning with a name of the documents the question names",
     )
     grounded_terms: bool = option(
         False,
         help="greedy decoding writes only the question's words, each once, as a search's terms",
+    )
+    answer_tag: bool = option(
+        False, help="greedy decoding closes an answer with its own tag, no other"
+    )
+    # An answer writes only figures the question or its results show (`agent.grounding`).
+    grounded_figures: bool = option(
+        False,
+        help="answers write only figures the question or results show (evaluation, serving)",
+    )
+    # Rules of the filings pack (`workers.packs`): true of annual reports, not of any
+    # documents. A run turns them on with its pack; each says why in the pack.
+    latest_year_scope: bool = option(
+        False,
+        help="greedy decoding writes no year into a [scope] but the latest the question names",
     )
     yes_no_answers: bool = option(
         False, help="greedy decoding answers a question that asks yes or no with Yes or No first"
@@ -90,12 +90,31 @@ class Limits:
         help="greedy decoding searches, after the first search, within the financial statement "
         "the question names",
     )
-
     answer_form: bool = option(
         False,
         help="greedy decoding answers a question offering two options with one of them, one "
-        "opening with a question word never with Yes or No, and closes an answer with its own tag",
+        "opening with a question word never with Yes or No, one asking why in words",
     )
+    row_figures: bool = option(
+        False,
+        help="an answer that begins with a row's label writes that row's first figure "
+        "(evaluation, serving)",
+    )
+
+    @classmethod
+    def upgrade_settings(cls, data: dict) -> dict:
+        """Limits as stored before two rules were split in two (no `latest_year_scope` or
+        `answer_tag` among them): the scope rule then held a scope to the latest year too,
+        and the answer-form rule an answer to its own closing tag."""
+        data = dict(data)
+        data.setdefault("latest_year_scope", bool(data.get("grounded_scope")))
+        data.setdefault("answer_tag", bool(data.get("answer_form")))
+        return data
+
+    @classmethod
+    def stored(cls, data: dict) -> Limits:
+        """Limits as an agent.json or a run's settings stored them, older versions' too."""
+        return cls(**cls.upgrade_settings(data))
 
     def hits_for(self, searches_run: int) -> int:
         """Hits shown by a search after `searches_run` searches have run."""

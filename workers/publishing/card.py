@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from workers.agent.protocol import SYSTEM_PROMPT
 from workers.agent.settings import PROTOCOL_VERSION
+from workers.packs import PACKS, pack_of_settings
 
 _TABLE_KEYS = (
     "answer_score",
@@ -35,6 +36,14 @@ def _cell(value) -> str:
     return "" if value is None else str(value)
 
 
+def _pack_line(name: str) -> str:
+    """The pack the agent was trained and decodes with, and what it assumes."""
+    pack = PACKS.get(name)
+    if pack is None:
+        return "none (the engine's default path: no kind of document assumed)"
+    return f"`{pack.name}`, {pack.label.lower()}: {pack.description}"
+
+
 def model_card(
     *,
     name: str,
@@ -46,6 +55,7 @@ def model_card(
 ) -> str:
     """README.md for a published run folder."""
     data_lines = "\n".join(f"- {key}: {value}" for key, value in data_summary.items())
+    pack = config["pack"] if "pack" in config else pack_of_settings(config)
     training = ", ".join(
         f"{key}={config[key]}"
         for key in ("steps", "questions_per_step", "group_size", "lr", "lora", "sft_epochs")
@@ -66,6 +76,7 @@ documents by Sleuth.
 - Base model: `{base_model}`
 - Training: {training}
 - Loss: {config.get("loss", {}).get("kind", "?")}
+- Pack: {_pack_line(pack)}
 
 ## Data
 {data_lines}

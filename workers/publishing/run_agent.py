@@ -548,9 +548,7 @@ def scope_uncopied(segment: str, question: str, companies: frozenset = frozenset
     runs of letters and digits inside them, of letters alone and of digits alone count as
     words too ("2023" of "FY2023Q1"). With `companies` (the question's pieces that name a
     company of the index, `companies_named`), the scope's names (before any "|") must begin
-    with a start of one of them ("PepsiCo" or "Pepsi", not "FY2022"). A year in the scope, or
-    three digits or more on their way to one, is the latest the question names ("2020" of
-    "FY2018 - FY2020")."""
+    with a start of one of them ("PepsiCo" or "Pepsi", not "FY2022")."""
     start = segment.rfind("<search>")
     if start < 0:
         return False
@@ -563,11 +561,6 @@ def scope_uncopied(segment: str, question: str, companies: frozenset = frozenset
     words = scope.replace("|", " ").lower().split()
     if not words:
         return False
-    latest = max(_YEAR.findall(question), default=None)
-    for run in re.finditer(r"(?<!\d)(?:19|20)\d+", scope) if latest else ():
-        ended = bool(closed) or run.end() < len(scope)
-        if len(run[0]) > 2 and not (run[0] == latest if ended else latest.startswith(run[0])):
-            return True
     pieces = question_pieces(question)
     *written, last = words
     if closed or scope[-1] in "| \t\n":
@@ -579,6 +572,25 @@ def scope_uncopied(segment: str, question: str, companies: frozenset = frozenset
         or (len(word) > 1 and any(p.startswith(word) or p.endswith(word) for p in pieces))
         for word in written
     )
+
+
+def scope_year_not_latest(segment: str, question: str) -> bool:
+    """Whether a search turn's text so far opens a `[scope]` writing a year, or three digits
+    or more on their way to one, other than the latest the question names ("2020" of "FY2018 -
+    FY2020"; `latest_year_scope` in agent.json)."""
+    start = segment.rfind("<search>")
+    if start < 0:
+        return False
+    opened = re.match(r"\s*\[", segment[start + len("<search>") :])
+    latest = max(_YEAR.findall(question), default=None)
+    if not opened or not latest:
+        return False
+    scope, closed, _ = segment[start + len("<search>") + opened.end() :].partition("]")
+    for run in re.finditer(r"(?<!\d)(?:19|20)\d+", scope):
+        ended = bool(closed) or run.end() < len(scope)
+        if len(run[0]) > 2 and not (run[0] == latest if ended else latest.startswith(run[0])):
+            return True
+    return False
 
 
 def terms_uncopied(segment: str, question: str) -> bool:
@@ -598,7 +610,7 @@ def terms_uncopied(segment: str, question: str) -> bool:
     terms, closing, tag = query.partition("<")
     tag, terms = closing + tag, terms.lower()
     if tag and not (tag.startswith("</search>") or "</search>".startswith(tag)):
-        return True  # a tag but its own closing: proof104's "risk\n<search>"
+        return True  # a tag but its own closing: "risk\n<search>"
     if any(not c.isspace() and c not in question for c in _WORD.sub(" ", terms)):
         return True
     words = _WORD.findall(terms)
@@ -722,19 +734,26 @@ def asks_what(question: str) -> bool:
     return bool(re.match(_QUESTION_WORD, asking_clause(question), re.I))
 
 
+def answer_tag_off(segment: str) -> bool:
+    """Whether the answer the segment writes writes a tag other than its closing "</answer>"
+    (`answer_tag` in agent.json)."""
+    start = segment.find("<answer>")
+    if start < 0:
+        return False
+    written = segment[start + len("<answer>") :]
+    tag = written[written.find("<") :] if "<" in written else ""
+    return bool(tag) and not (tag.startswith("</answer>") or "</answer>".startswith(tag))
+
+
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the segment writes is not of the form the question asks
-    (`answer_form` in agent.json): it writes a tag other than its closing "</answer>"; for a
-    choice, its first word is no form of an option ("increased", "increasing");
-    for a question asking what drove a change, or why, it opens as a figure does;
-    for a question opening with a question word, it is "Yes" or "No" so far."""
+    (`answer_form` in agent.json): for a choice, its first word is no form of an option
+    ("increased", "increasing"); for a question asking what drove a change, or why, it opens
+    as a figure does; for a question opening with a question word, it is "Yes" or "No" so far."""
     start = segment.find("<answer>")
     if start < 0:
         return False
     written = segment[start + len("<answer>") :].lstrip()
-    tag = written[written.find("<") :] if "<" in written else ""
-    if tag and not (tag.startswith("</answer>") or "</answer>".startswith(tag)):
-        return True
     opens_figure = written[:1].isdigit() or written[:1] in tuple("-+$€£¥(.,%")
     if opens_figure and re.search(_ASKS_CAUSE, question, re.I):
         return True
@@ -800,15 +819,19 @@ class _GreedyRules:
     """A logits processor for greedy decoding: the likeliest token whose turn (the tokens
     from `start`) breaks none of the rules `limits` (agent.json's) turns on: no word loop
     (`loop_guard`), no scope word the question lacks (`grounded_scope`; `companies`: those the
-    question names), no search term it lacks or written twice (`grounded_terms`), a
-    yes-or-no question answered Yes or No first (`yes_no_answers`), a search after the first
-    (`searched` of them run) within the statement the question names (`statement_filter`),
-    an answer of the form the question asks (`answer_form`)."""
+    question names), no search term it lacks or written twice (`grounded_terms`), an answer
+    closed by its own tag (`answer_tag`); and the filings pack's: no scope year but the
+    latest the question names (`latest_year_scope`), a yes-or-no question answered Yes or No
+    first (`yes_no_answers`), a search after the first (`searched` of them run) within the
+    statement the question names (`statement_filter`), an answer of the form the question
+    asks (`answer_form`)."""
 
     def __init__(self, tokenizer, start, question, limits: dict, companies=frozenset(), searched=0):
         self.tokenizer, self.start, self.question = tokenizer, start, question
         self.loops, self.scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
         self.terms = bool(limits.get("grounded_terms"))
+        self.tag = bool(limits.get("answer_tag"))
+        self.year = bool(limits.get("latest_year_scope"))
         self.yes_no = bool(limits.get("yes_no_answers")) and asks_yes_no(question)
         self.statement = bool(limits.get("statement_filter")) and searched > 0
         self.form = bool(limits.get("answer_form"))
@@ -819,6 +842,8 @@ class _GreedyRules:
             (self.loops and ends_in_loop(text))
             or (self.scope and scope_uncopied(text, self.question, self.companies))
             or (self.terms and terms_uncopied(text, self.question))
+            or (self.tag and answer_tag_off(text))
+            or (self.year and scope_year_not_latest(text, self.question))
             or (self.yes_no and answer_not_yes_no(text))
             or (self.statement and statement_left(text, self.question))
             or (self.form and answer_off_form(text, self.question))
@@ -855,7 +880,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
     model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
     index = Index(index_dir)
-    limits = settings["limits"]
+    limits = stored_limits(settings["limits"])
     system = settings["system_prompt"]
 
     def encode(text: str) -> list[int]:
@@ -888,15 +913,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
             grounded = seen if limits.get("grounded_figures") else None
             rows = result_rows(results) if limits.get("row_figures") else None
             rules.append(_GroundedFigures(tokenizer, len(ids), grounded, rows, figure_tokens))
-        ruled = (
-            "loop_guard",
-            "grounded_scope",
-            "grounded_terms",
-            "yes_no_answers",
-            "statement_filter",
-            "answer_form",
-        )
-        if any(limits.get(rule) for rule in ruled):
+        if any(limits.get(rule) for rule in GREEDY_RULES):
             rules.append(
                 _GreedyRules(tokenizer, len(ids), question, limits, companies, len(searches))
             )
@@ -943,6 +960,28 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         results += "\n" + tokenizer.decode(head + body + tail)
         seen += "\n" + tokenizer.decode(head + body + tail)
     return {"answer": None, "searches": searches, "transcript": transcript}
+
+
+# The switches of `_GreedyRules`, as the engine's `greedy_rules.RULES`.
+GREEDY_RULES = (
+    "loop_guard",
+    "grounded_scope",
+    "grounded_terms",
+    "answer_tag",
+    "latest_year_scope",
+    "yes_no_answers",
+    "statement_filter",
+    "answer_form",
+)
+
+
+def stored_limits(limits: dict) -> dict:
+    """agent.json's limits, as the engine's `Limits.stored` reads them: saved before two rules
+    were split, the scope rule held the latest year too, the answer-form rule the closing tag."""
+    limits = dict(limits)
+    limits.setdefault("latest_year_scope", bool(limits.get("grounded_scope")))
+    limits.setdefault("answer_tag", bool(limits.get("answer_form")))
+    return limits
 
 
 def hits_for(limits: dict, searches_run: int) -> int:

@@ -19,6 +19,32 @@ from workers.training.config import TrainConfig
 # field: `--steps`, `--max-turns` (limits.max_turns), `--grounded-scope/--no-grounded-scope`.
 # They default to None, so only a flag given on the command line overrides the preset.
 OPTIONS = command_line_options(TrainConfig)
+# The settings a customer tunes, listed by `--help`; the others (the teacher's, the rules of
+# decoding, the loss's: what presets and packs set) are taken all the same, and `--help-all`
+# lists them.
+CUSTOMER_SETTINGS = (
+    "pack",
+    "model",
+    "seed",
+    "val_fraction",
+    "sft_epochs",
+    "sft_lr",
+    "synthetic_questions",
+    "steps",
+    "questions_per_step",
+    "group_size",
+    "lr",
+    "temperature",
+    "lora",
+    "precision",
+    "rollout_engine",
+    "limits.max_turns",
+    "limits.max_new_tokens",
+    "limits.results_per_search",
+    "max_minutes",
+    "eval_every",
+    "save_every",
+)
 # Older spellings of a switch, kept because runs were documented with them.
 ALIASES: list[tuple[str, str, bool, str]] = [
     ("--dr-grpo", "normalize_std", False, "advantages without std division (Dr. GRPO)"),
@@ -33,6 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "train",
         help="cold start + RL training of a search agent",
         description=__doc__,
+        epilog="The teacher's settings, the rules of decoding and the loss's are set by "
+        "presets and packs and may be given here too: --help-all lists every one.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     source = p.add_mutually_exclusive_group(required=True)
@@ -46,15 +74,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="start from a platform preset (flags given here override its settings)",
     )
     p.add_argument("--resume", action="store_true", help="continue the run in --out")
+    p.add_argument("--help-all", action=_HelpAll, help="list every setting, then exit")
     for option in OPTIONS:
         if option.kind is bool:
             action = {"action": argparse.BooleanOptionalAction}
         else:
             metavar = None if option.choices else option.flag[2:].replace("-", "_").upper()
             action = {"type": option.kind, "choices": option.choices, "metavar": metavar}
-        p.add_argument(option.flag, dest=_dest(option.path), help=option.help, **action)
+        added = p.add_argument(option.flag, dest=_dest(option.path), help=option.help, **action)
+        _hide_unless(added, option.path in CUSTOMER_SETTINGS)
     for flag, path, value, help_text in ALIASES:
-        p.add_argument(flag, action="store_const", const=value, dest=_dest(path), help=help_text)
+        added = p.add_argument(
+            flag, action="store_const", const=value, dest=_dest(path), help=help_text
+        )
+        _hide_unless(added, False)
     p.add_argument("--val-limit", type=int, help="validation questions used during training")
     p.add_argument("--reward-config", help="JSON file of reward settings (weights, judge)")
     p.add_argument("--no-final-eval", action="store_true", help="skip eval.json")
@@ -71,6 +104,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     goals.set_defaults(func=cmd_goals)
 
 
+class _HelpAll(argparse.Action):
+    """`--help-all`: the help with every setting listed, those `--help` leaves out too."""
+
+    def __init__(self, option_strings, dest, help=None):
+        super().__init__(option_strings, dest=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        for action in parser._actions:
+            action.help = getattr(action, "full_help", action.help)
+        parser.print_help()
+        parser.exit()
+
+
+def _hide_unless(action: argparse.Action, shown: bool) -> None:
+    """Leave `action` out of `--help` unless `shown`; `--help-all` lists it."""
+    action.full_help = action.help
+    if not shown:
+        action.help = argparse.SUPPRESS
+
+
 def _dest(path: str) -> str:
     return "cfg__" + path.replace(".", "__")
 
@@ -81,9 +134,10 @@ def _fail(message: str) -> int:
 
 
 def config_from_args(args) -> TrainConfig:
-    """The preset's config (or TrainConfig's defaults), then every flag given on top."""
+    """The preset's config (or TrainConfig's defaults), then its pack's, then every flag
+    given on top."""
     from workers.rewards.reward import RewardConfig
-    from workers.training.presets import merge_settings, preset_config
+    from workers.training.presets import PRESETS, run_config
 
     overrides: dict = {}
     for path in {option.path for option in OPTIONS}:
@@ -97,9 +151,7 @@ def config_from_args(args) -> TrainConfig:
     if args.reward_config:
         reward = RewardConfig.from_dict(json.loads(Path(args.reward_config).read_text()))
         overrides["reward"] = reward.to_dict()
-    if args.preset:
-        return preset_config(args.preset, overrides)
-    return TrainConfig.from_dict(merge_settings(TrainConfig().to_dict(), overrides))
+    return run_config(PRESETS[args.preset]["config"] if args.preset else None, overrides)
 
 
 def cmd_train(args) -> int:

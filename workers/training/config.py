@@ -5,6 +5,7 @@ from typing import ClassVar, Literal
 
 from workers.agent.precision import PRECISIONS
 from workers.agent.trajectory import Limits
+from workers.packs import check_pack, pack_limits, pack_of_settings, pack_teacher
 from workers.rewards.reward import RewardConfig
 from workers.settings import Settings, option
 
@@ -55,6 +56,9 @@ class TrainConfig(Settings):
     SETTINGS_LABEL: ClassVar[str] = "run"
 
     model: str = option("default", help="model folder or id (default SmolLM2-135M)")
+    # Settings true of one kind of document only (`workers.packs`); none by default, so the
+    # engine's default path assumes no domain.
+    pack: str = option("", help="a pack of settings for one kind of document: filings (or none)")
     seed: int = option(0, help="training seed")
     # data
     val_fraction: float = option(0.25, help="share of questions held out (whole entities)")
@@ -91,6 +95,11 @@ class TrainConfig(Settings):
         2, help="scoped searches on made-up names per question of the customer's own"
     )
     heading_search: bool = option(True, help="the teacher's page-kind heading search (teacher.py)")
+    # The teacher's scope names the latest year the question asks about beside its entity
+    # (teacher.ScriptedTeacher.scope): a filing's convention, the filings pack's.
+    scope_years: bool = option(
+        False, help="the teacher's scope names the latest year the question asks about"
+    )
     refine_search: bool = option(True, help="the teacher's key-term second search after a miss")
     refine_always: bool = option(
         False, help="the key-term second search follows every first search, not only a miss"
@@ -101,16 +110,21 @@ class TrainConfig(Settings):
     section_search: bool = option(
         False, help="the teacher searches again within the part of the document the question names"
     )
+    # Failing a heading phrase, a financial statement the question names by another name
+    # than its heading's ("the P&L"): the filings pack's.
+    statement_names: bool = option(
+        False, help="the section search reads a financial statement named by any of its names"
+    )
     # The teacher answers a synthesized lookup with its row's label and figure
     # ("Total assets 236,495 million": teacher.ScriptedTeacher.quoted_answers).
     quoted_answers: bool = option(
         False, help="the teacher answers a synthesized lookup with its row's label and figure"
     )
-    # Questions synthesized from the training entities' own tables (documents.synthesis):
+    # Questions synthesized from the training entities' own documents (documents.synthesis):
     # plentiful, easier, every one checked reachable by the teacher; they feed the cold
     # start and the RL curriculum. The customer's questions stay the validation set.
     synthetic_questions: int = option(
-        0, help="questions synthesized from the training entities' tables for cold start and RL"
+        0, help="questions synthesized from the training entities' documents for cold start and RL"
     )
     # Synthetic questions whose evidence is on a kind of page the customer's questions name
     # carry one of the customer's own sentences naming it ("… shown in the balance sheet"),
@@ -166,7 +180,23 @@ class TrainConfig(Settings):
         None, help="the whole run's budget, its final evaluation included; stops cleanly"
     )
 
+    @classmethod
+    def upgrade_settings(cls, data: dict) -> dict:
+        """A run stored before packs existed ran the rules and teacher settings it stored:
+        its pack is the one they belong to."""
+        if "pack" in data:
+            return data
+        limits = Limits.upgrade_settings(data.get("limits") or {})
+        return {**data, "pack": pack_of_settings({**data, "limits": limits})}
+
     def __post_init__(self) -> None:
+        check_pack(self.pack)
+        for rule, pack in pack_limits().items():
+            if getattr(self.limits, rule) and self.pack != pack:
+                raise ValueError(_outside_pack(f"limits.{rule}", pack))
+        for name, pack in pack_teacher().items():
+            if getattr(self, name) and self.pack != pack:
+                raise ValueError(_outside_pack(name, pack))
         if self.precision not in PRECISIONS:
             raise ValueError(
                 f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}"
@@ -199,3 +229,10 @@ class TrainConfig(Settings):
             EVAL_SETUP_SECONDS + seconds_per_question * final_eval_questions,
         )
         return budget - min(reserve, budget / 2)
+
+
+def _outside_pack(setting: str, pack: str) -> str:
+    return (
+        f"{setting} is a setting of the {pack} pack, true of its documents only: "
+        f"choose the pack (--pack {pack}, or pack={pack!r})"
+    )

@@ -2,10 +2,13 @@
 and run by `sleuth train --preset NAME`.
 
 A preset is a label, a description a customer can choose by, and TrainConfig overrides.
-`preset_config(name, overrides)` merges the preset with per-run options (nested keys such
-as `limits` or `loss` merge field by field) and returns the engine's TrainConfig.
+No preset assumes a kind of document: a pack (`workers.packs`) adds what holds of one.
+`preset_config(name, overrides)` merges the preset, then the pack the overrides or the
+preset name (`pack`), then the per-run options (nested keys such as `limits` or `loss` merge
+field by field), and returns the engine's TrainConfig.
 """
 
+from workers.packs import UnknownPack, pack_named
 from workers.training.config import TrainConfig
 
 PRESETS: dict[str, dict] = {
@@ -43,53 +46,31 @@ PRESETS: dict[str, dict] = {
         "description": (
             "SmolLM2-135M with the settings of the measured CPU run in the README: a "
             "cold start of up to three epochs and three quarters of the training time on "
-            "the scripted teacher's trajectories (the question "
-            "scoped to its company and year, then its key terms within the part of the "
-            "document the question names, else its key terms: a second search every time; only "
-            "answers whose figures its results show), on table lookups (answered with "
-            "the row's label, then its figure, as the table writes them) and yes/no "
-            "comparisons synthesized from your documents (as many yes/no as your own "
-            "questions ask, naming their statement in your questions' own words), on "
-            "'what drove' questions answered by the reason your filings give (as many as "
-            "your questions ask why) and on "
-            "drills that copy made-up company names into the scope, then RL with groups of "
-            "4 until 35 minutes are spent, then the evaluation "
-            "against the base model and echo. The agent decodes greedily with rules: a "
-            "search's [scope] copies only words of the question, no word or figure loops, a "
-            "yes-or-no question is answered Yes or No, a question offering two options with "
-            "one of them, one asking what, which or how never with Yes or No, one asking "
-            "what drove a change, or why, in words rather than a figure, a later "
-            "search stays within the financial statement the question names, and an answer "
-            "that begins with a row's label writes that row's first figure."
+            "the scripted teacher's trajectories (the question scoped to its entity, then its "
+            "key terms within the part of the document the question names, else its key "
+            "terms: a second search every time; only answers whose figures its results "
+            "show), on questions synthesized from your documents and on drills that copy "
+            "made-up names into the scope, then RL with groups of 4 until 35 minutes are "
+            "spent, then the evaluation against the base model and echo. The agent decodes "
+            "greedily with rules that hold of any documents: a search's [scope] and terms "
+            "copy only words of the question, no word or figure loops, an answer closes with "
+            "its own tag. For annual reports, add the filings pack."
         ),
         "config": {
             "model": "default",
             "precision": "auto",
             "sft_epochs": 3,
             "sft_lr": 3e-4,
-            # proof30 against proof29, the same day: recall +0.04 / +0.07 with fewer chunks,
-            # a second search mostly where the first missed; RL had 8 steps instead of 11-13.
+            # A second search mostly where the first missed, for fewer RL steps
+            # (docs/packs.md#the-cpu-45min-preset).
             "sft_share": 0.75,
             "heading_search": False,
-            "section_search": True,  # proof23: recall +0.03-0.05, two searches a question
+            "section_search": True,  # two searches a question: recall +0.03-0.05
             # The key-terms search after every first search, not only after a miss, which the
-            # student cannot see: proof46's student searched twice everywhere (2.00 searches
-            # after a miss), proof50's, from the same data, only within a statement the
-            # question names (1.20). Measured with no model on seeds 0-2, the teacher's
-            # searches reach the same recall at the same echo ratio (2.09x / 2.12x / 1.27x).
+            # student cannot see: taught only on misses, some runs learn it and some do not.
             "refine_always": True,
-            # proof25 against proof26, the same day: recall +0.01 / +0.07, one and two more
-            # questions answered, the section words copied in more searches.
-            "synthetic_sections": True,
-            # proof108 and proof109 against proof106 and proof104 (seeds 1 and 0, the same
-            # kind of machine): the student writes the row it read, then its figure; on 26
-            # lookups synthesized from each split's held-out companies' tables, 5 and 3 right
-            # against 0 and 0; answers 0.040 -> 0.080 and 0.080 -> 0.120, recall the same
-            # (all judged by the corrected offline judge, bench/rejudge.py).
-            "quoted_answers": True,
-            # Asked for many: the teacher keeps only the questions whose figures its results
-            # show, about 100 lookups and 20 yes/no comparisons of 800 on FinanceBench's
-            # training companies.
+            # Asked for many: the teacher keeps only the questions whose evidence and figures
+            # its results show, a fraction of those asked.
             "synthetic_questions": 800,
             "scope_drills": 1,
             "customer_scope_drills": 2,
@@ -103,50 +84,20 @@ PRESETS: dict[str, dict] = {
                 "max_turns": 3,
                 "max_new_tokens": 160,
                 "max_result_tokens": 400,
-                # proof34: three hits in the same 400 tokens, as costly to train on. The teacher's
-                # searches reach +0.03-0.07 more on seeds 0-2, trained agents' own queries
-                # replayed +0.01-0.04 (none lower); the answer's figure is still shown for 91 %
-                # of the lookups found (94 % with two hits).
+                # Three hits in the same 400 tokens: as costly to train on, more found.
                 "results_per_search": 3,
-                # proof37: two hits for the first search, the question itself, three for a
-                # later one within a section or on key terms. On all 150 dev questions the
-                # teacher's two searches reach 0.427 of the golden chunks with 3 + 3 hits (5.7
-                # chunks, 1.61x echo@6), 0.414 with 2 + 3 (4.7, 1.76x echo@5), 0.408 with 3 + 2
-                # (4.9, 1.73x): a later search's third hit finds 0.045 a chunk, the first's 0.032.
+                # The first search (the question itself) finds less per chunk shown than a
+                # later, narrower one's third hit.
                 "first_results_per_search": 2,
-                # A greedy loop inside one query ("Answer in USD millions. Answer in…")
-                # would spend all 160 tokens; a query this long is cut and run.
+                # A greedy loop inside one query would spend all 160 tokens; a query this
+                # long is cut and run.
                 "max_turn_tokens": 64,
-                # Rules of greedy decoding where the agent is used (`agent.greedy_rules`): no
-                # word loop ("amount amount amount…" in 1-5 of 25 validation queries a run,
-                # proof50-54), and a scope copied from the question: proof54's checkpoint
-                # wrote "[Pfizer 2021]" for PepsiCo, at 0.290 recall; with the scope rule the
-                # same weights wrote "[PepsiCo 2021]", at 0.423.
+                # Rules of greedy decoding true of any documents (`agent.greedy_rules`; their
+                # measured effects in docs/packs.md#rules-of-any-documents).
                 "loop_guard": True,
                 "grounded_scope": True,
-                # Search terms of the question's words, each once, as the teacher writes them:
-                # proof104's student searched "[3M 2018 | cash flow statement] capital
-                # expenditure amount net", "[JPM 2023 | VaR] risk management risk management
-                # risk risk…"; its weights under the rule searched for the question's words
-                # and found the same evidence (recall 0.533 both, answers 0.080 -> 0.082).
                 "grounded_terms": True,
-                # proof63's student answered "3M" to "Is 3M a capital-intensive business…?"
-                "yes_no_answers": True,
-                # proof72's student filtered capex questions naming the cash flow statement to
-                # "| p7" and "| pepsi". proof66-72's weights with the rule: recall 0.534 ->
-                # 0.540 on average, the lowest run 0.460 -> 0.493 (`agent.greedy_rules`).
-                "statement_filter": True,
-                # proof86-88's students answered "Yes" to "Did wages … increase or decrease?"
-                # and to "What is the year end FY2019 total amount of inventories…?", and one
-                # closed its answer with "</search>". Their weights with the rule: answer
-                # score 0.040 -> 0.080 on seeds 0 and 1, seed 2 unchanged (`agent.greedy_rules`).
-                "answer_form": True,
-                # An answer that begins with a row's label writes that row's first figure, as
-                # the quoted lookups of the cold start do (`agent.grounding.ResultRows`).
-                # proof114's and proof115's weights on 26 lookups of their held-out
-                # companies' tables: 3 -> 5 and 3 -> 10 right ("Total assets $227,895
-                # million" -> "$236,495"); on financebench's held-out questions, the same.
-                "row_figures": True,
+                "answer_tag": True,
             },
             "eval_every": 0,
             "save_every": 2,
@@ -205,12 +156,27 @@ def merge_settings(base: dict, overrides: dict) -> dict:
 
 
 def preset_config(name: str, overrides: dict | None = None) -> TrainConfig:
-    """The preset's TrainConfig with `overrides` (TrainConfig fields, nested as in to_dict)
-    applied on top. Unknown presets and unknown fields raise ValueError."""
+    """The preset's TrainConfig with its pack's settings and `overrides` (TrainConfig fields,
+    nested as in to_dict) applied on top. Unknown presets, packs and fields raise ValueError."""
     if name not in PRESETS:
         raise UnknownPreset(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
-    data = merge_settings(TrainConfig().to_dict(), PRESETS[name]["config"])
-    data = merge_settings(data, overrides or {})
+    return run_config(PRESETS[name]["config"], overrides)
+
+
+def run_config(preset: dict | None, overrides: dict | None = None) -> TrainConfig:
+    """TrainConfig's defaults, then `preset`'s settings, then the settings of the pack the
+    overrides (else the preset) name, then `overrides`: a setting given for the run wins
+    over its pack's, so one rule of a pack can be turned off."""
+    overrides = overrides or {}
+    data = merge_settings(TrainConfig().to_dict(), preset or {})
+    pack_name = overrides.get("pack", data.get("pack", ""))
+    try:
+        pack = pack_named(pack_name)
+    except UnknownPack as error:
+        raise ValueError(str(error)) from None
+    if pack:
+        data = merge_settings(data, {"pack": pack.name, **pack.overrides()})
+    data = merge_settings(data, overrides)
     try:
         return TrainConfig.from_dict(data)
     except TypeError as error:  # an unknown field name

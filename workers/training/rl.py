@@ -280,6 +280,8 @@ def teacher_data(
         refine_always=config.refine_always,
         section_search=config.section_search,
         quoted_answers=config.quoted_answers,
+        scope_years=config.scope_years,
+        statement_names=config.statement_names,
     )
     synthetic = synthetic_curriculum(index, train_questions, config)
     if synthetic and config.synthetic_sections and config.section_search:

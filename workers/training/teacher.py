@@ -2,9 +2,10 @@
 
 The scripted teacher needs no model and knows no domain. It writes the searches a student
 could learn to write from the question alone, and that generalize to entities it never saw.
-Each is scoped to the documents the question names ("[3M 2018] …": the entity as the
-question writes it and the year it asks about), which the student learns by copying, and
-which keeps other companies' filings that share the question's words out of the results:
+Each is scoped to the documents the question names ("[3M] …": the entity as the question
+writes it; with `scope_years`, a filing's convention, "[3M 2018] …" and the latest year it
+asks about), which the student learns by copying, and which keeps other entities' documents
+that share the question's words out of the results:
 1. the question, as written;
 2. when that misses (or always, with `refine_always`) and `refine_search` is on, the
    question's key terms alone (the scope kept): its words less the entity, the years and
@@ -100,14 +101,19 @@ class ScriptedTeacher:
     index: SearchIndex
     results_per_search: int = 3
     first_results_per_search: int = 0  # the first search's hits (0: results_per_search)
+    # The scope names the latest year the question asks about beside its entity (`scope`):
+    # a filing's convention (the filings pack's), which names nothing in most documents.
+    scope_years: bool = False
+    # Failing a heading phrase, the section search reads a financial statement the question
+    # names by another of its names ("the P&L"; `section`): the filings pack's.
+    statement_names: bool = False
     # A second search within the evidence's kind of page (3. above): what a student cannot
     # find with the question's words, if it learns which kind a question needs.
     heading_search: bool = True
     refine_search: bool = True
     # The key-terms search (2. above) after every first search, found or not: a student
     # cannot see whether its results hold the evidence, so "search again after a miss"
-    # taught only on misses is learnt by some runs and not by others (proof46 searched
-    # twice everywhere, proof50 only within a statement the question names).
+    # taught only on misses is learnt by some runs and not by others.
     refine_always: bool = False
     # The key terms within the part of the document the question names (3. above).
     section_search: bool = False
@@ -115,8 +121,8 @@ class ScriptedTeacher:
     # as the row writes it ("Total assets 236,495 million"), not the figure alone. Having
     # written the label it read, a small student finds the figure where the label is
     # followed by it in its results, a copy it makes, rather than the row it must pick
-    # without a word written: proof106's student, shown the figure in 18 of 26 such lookups
-    # of companies it never saw, copied it in none.
+    # without a word written: a student shown the figure without the label seldom copies it
+    # (docs/packs.md#quoted-answers).
     quoted_answers: bool = False
     # Stems that most questions share (question words, templates): not key terms.
     boilerplate: frozenset[str] = frozenset()
@@ -245,13 +251,12 @@ class ScriptedTeacher:
         return {h.chunk_id for h in self.index.search(query, k)}
 
     def scope(self, question: Question) -> str:
-        """`"[3M 2018] "`: the entity as the question names it and the latest year it asks
-        about, when they name documents (the tool falls back to the entity's documents when
-        no filing has the year); else no scope. The latest: a filing reports its year beside
-        earlier ones, so "between FY2021 and FY2022" is read in the FY2022 filing (on all
-        financebench-dev questions naming two years or more, the golden filing's year is the
-        latest named for 21 of 21, the first for 14)."""
-        years = self.years(question)
+        """`"[3M] "`: the entity as the question names it, when it names documents; else no
+        scope. With `scope_years`, `"[3M 2018] "`: the latest year it asks about too (the
+        tool falls back to the entity's documents when none has the year): a filing reports
+        its year beside earlier ones, so "between FY2021 and FY2022" is read in the FY2022
+        filing."""
+        years = self.years(question) if self.scope_years else []
         named = " ".join([self.entity_mention(question), *([max(years)] if years else [])])
         named = named.strip()
         return f"[{named}] " if named and self.index.documents_named(named) else ""
@@ -297,9 +302,10 @@ class ScriptedTeacher:
         whole phrase is copied sooner than one word of it chosen ("flow"), which a small
         student learns as the commonest one whatever the question says.
 
-        Failing that, a financial statement the question names by a name no golden heading
-        holds ("the P&L statement" for "Consolidated Statements of Income") is that name, as
-        written: the search tool's page filter reads it as any of the statement's names.
+        Failing that, with `statement_names`, a financial statement the question names by a
+        name no golden heading holds ("the P&L statement" for "Consolidated Statements of
+        Income") is that name, as written: the search tool's page filter reads it as any of
+        the statement's names.
 
         Returned with the stems the golden page's heading holds of it (of the name the
         heading gives a statement), or `([], frozenset())`."""
@@ -314,7 +320,7 @@ class ScriptedTeacher:
             for run in _word_runs(question.question, heading_word):
                 if phrase := self._phrase_or_nothing(run):
                     return phrase, frozenset(tokenize(" ".join(phrase)))
-        for held in headings:
+        for held in headings if self.statement_names else []:
             for name in _STATEMENT_NAMED.finditer(question.question):
                 for reading in filter_alternatives(tokenize(name[0])):
                     if reading <= held:
@@ -600,7 +606,8 @@ def scope_drills(
                 lambda m, new_years=new_years: new_years.get(m.group(), m.group()),
                 question.question.replace(mention, name),
             )
-            named = " ".join([name, *([max(new_years.values())] if years else [])])
+            scoped_year = [max(new_years.values())] if years and teacher.scope_years else []
+            named = " ".join([name, *scoped_year])
             # The section the question names, else (with refine_always) its key terms.
             second = teacher.section_query(question, f"[{named}] ")
             if not second and teacher.refine_always:

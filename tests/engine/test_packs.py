@@ -1,0 +1,53 @@
+"""Packs: a named bundle of settings true of one kind of document, opted into per run; each
+setting a real switch with its reason and its measured effect, recorded in docs/packs.md."""
+
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from workers.agent.trajectory import Limits
+from workers.packs import PACKS, UnknownPack, pack_named, pack_of_limits
+from workers.training.config import TrainConfig
+from workers.training.presets import preset_config
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "packs.md"
+
+
+def _switches(cls) -> set[str]:
+    return {f.name for f in fields(cls) if f.type in (bool, "bool")}
+
+
+@pytest.mark.parametrize("pack", PACKS.values(), ids=lambda p: p.name)
+def test_every_setting_of_a_pack_is_a_switch_with_its_reason_and_recorded_effect(pack):
+    anchors = set(re.findall(r'<a id="([^"]+)"></a>', DOCS.read_text()))
+    assert pack.limits() <= _switches(Limits)
+    assert pack.teacher() <= _switches(TrainConfig)
+    for setting in pack.settings:
+        assert setting.why and setting.effect, setting.path
+        (anchor,) = re.findall(r"docs/packs\.md#([\w-]+)", setting.effect)
+        assert anchor in anchors, setting.path
+
+
+def test_choosing_a_pack_turns_every_setting_of_it_on():
+    config = preset_config("quick-cpu", {"pack": "filings"})
+    pack = PACKS["filings"]
+    assert all(getattr(config.limits, rule) for rule in pack.limits())
+    assert all(getattr(config, setting) for setting in pack.teacher())
+    assert config.pack == "filings"
+
+
+def test_an_unknown_pack_is_refused_with_the_packs_there_are():
+    with pytest.raises(UnknownPack, match="choose one of filings"):
+        pack_named("manuals")
+    with pytest.raises(ValueError, match="unknown pack 'manuals'"):
+        TrainConfig(pack="manuals")
+    with pytest.raises(ValueError, match="unknown pack 'manuals'"):
+        preset_config("cpu-45min", {"pack": "manuals"})
+    assert pack_named("") is None
+
+
+def test_the_pack_an_agents_rules_belong_to():
+    assert pack_of_limits({"yes_no_answers": True, "loop_guard": True}) == "filings"
+    assert pack_of_limits({"loop_guard": True, "grounded_scope": True}) == ""

@@ -1,0 +1,122 @@
+"""Packs: what is true of one kind of document only, bundled and opted into per project.
+
+The engine's default path knows no domain: its teacher, its synthesized questions and its
+rules of decoding work from the documents and the questions themselves. A pack names the
+settings that assume one kind of document (a 10-K's statements, its latest-year-first
+tables, its Yes/No questions), each with why it exists and its measured effect (the run
+records are in `docs/packs.md`). A run chooses one with `TrainConfig.pack` (`sleuth train
+--pack filings`); the pack turns its settings on under any the run sets itself, and the
+pack's name is saved with the agent (`agent.json`), whose limits carry its rules of decoding
+wherever the agent is used.
+
+Data only: no engine imports, so that the agent's settings, the trainer and the platform
+may all read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workers.packs.filings import FILINGS
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting a pack turns on: where it lives (a TrainConfig field, "limits.…" for a
+    rule of decoding), why it exists, and what it was measured to do (see docs/packs.md)."""
+
+    path: str
+    why: str
+    effect: str
+
+
+@dataclass(frozen=True)
+class Pack:
+    """A named bundle of settings true of one kind of document only. `synthesis_kinds`:
+    the synthesized question kinds it adds to the generic ones (None: the synthesizer's
+    own default)."""
+
+    name: str
+    label: str
+    description: str
+    settings: tuple[Setting, ...]
+    synthesis_kinds: tuple[str, ...] | None = None
+
+    def overrides(self) -> dict:
+        """The pack's settings as TrainConfig overrides, nested as in `TrainConfig.to_dict`."""
+        data: dict = {}
+        for setting in self.settings:
+            *parents, leaf = setting.path.split(".")
+            node = data
+            for parent in parents:
+                node = node.setdefault(parent, {})
+            node[leaf] = True
+        return data
+
+    def limits(self) -> frozenset[str]:
+        """The `Limits` switches (rules of decoding) the pack turns on."""
+        return frozenset(
+            s.path.removeprefix("limits.") for s in self.settings if s.path.startswith("limits.")
+        )
+
+    def teacher(self) -> frozenset[str]:
+        """The TrainConfig switches (teacher and cold start) the pack turns on."""
+        return frozenset(s.path for s in self.settings if "." not in s.path)
+
+
+def _pack(data: dict) -> Pack:
+    settings = tuple(Setting(path, *about) for path, about in data["settings"].items())
+    return Pack(
+        data["name"],
+        data["label"],
+        data["description"],
+        settings,
+        data.get("synthesis_kinds"),
+    )
+
+
+PACKS: dict[str, Pack] = {pack.name: pack for pack in (_pack(FILINGS),)}
+NO_PACK = ""
+
+
+class UnknownPack(ValueError):
+    """A pack name that is not in PACKS."""
+
+
+def pack_named(name: str) -> Pack | None:
+    """The pack called `name`; None for "" (no pack). Unknown names raise UnknownPack."""
+    if name == NO_PACK:
+        return None
+    if name not in PACKS:
+        raise UnknownPack(f'unknown pack {name!r}; choose one of {", ".join(PACKS)} (or none: "")')
+    return PACKS[name]
+
+
+def check_pack(name: str) -> None:
+    """Raise UnknownPack unless `name` names a pack or none."""
+    pack_named(name)
+
+
+def pack_limits() -> dict[str, str]:
+    """Every rule of decoding some pack turns on, with the pack's name."""
+    return {rule: pack.name for pack in PACKS.values() for rule in pack.limits()}
+
+
+def pack_teacher() -> dict[str, str]:
+    """Every teacher setting some pack turns on, with the pack's name."""
+    return {path: pack.name for pack in PACKS.values() for path in pack.teacher()}
+
+
+def pack_of_limits(limits: dict) -> str:
+    """The pack whose rules of decoding `limits` (as stored) turns on: how an agent saved
+    before packs existed is read (every such rule was the filings pack's); "" for none."""
+    on = {rule for rule, value in limits.items() if value is True}
+    return next((pack.name for pack in PACKS.values() if pack.limits() & on), NO_PACK)
+
+
+def pack_of_settings(config: dict) -> str:
+    """The pack a run's settings (as stored, `TrainConfig.to_dict`) turn on, by its rules of
+    decoding or its teacher settings; "" for none."""
+    on = {path for path, value in config.items() if value is True}
+    found = pack_of_limits(config.get("limits") or {})
+    return found or next((pack.name for pack in PACKS.values() if pack.teacher() & on), NO_PACK)

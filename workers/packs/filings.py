@@ -1,0 +1,76 @@
+"""The filings pack: what holds of annual and quarterly reports (10-K, 10-Q) only.
+
+Each entry: the setting it turns on, why it exists, its measured effect. The runs behind
+each number are told in docs/packs.md; every one was adopted on FinanceBench's development
+split, on a difference of one to three of 21-25 validation questions, with the judge of its
+day: read the effects as leads, not as settled gains.
+"""
+
+FILINGS = {
+    "name": "filings",
+    "label": "Financial filings",
+    "description": (
+        "For annual and quarterly reports: searches scoped to the latest year a question "
+        "names, a later search kept within the financial statement it names, Yes or No to a "
+        "question opening with a verb, a table row's first figure as the answer's, and a "
+        "teacher that answers synthesized lookups by quoting the row."
+    ),
+    "settings": {
+        "limits.latest_year_scope": (
+            "a filing reports its year beside earlier ones, so the latest year a question "
+            "names is the filing to search: a scope may write no other year",
+            "students scoped Walmart's FY2018 - FY2020 questions to 2018 and searched the "
+            "wrong filing (docs/packs.md#latest-year-scope)",
+        ),
+        "limits.yes_no_answers": (
+            "a question whose asking clause opens with a verb and offers no choice is "
+            "answered Yes or No first, as 17 of FinanceBench's 18 such questions are",
+            "turned a name answered to 'Is 3M capital-intensive…?' into No; on held-out "
+            "companies the agent answered No to 11 of 12 such questions, 8 wrongly "
+            "(docs/packs.md#yes-no-answers)",
+        ),
+        "limits.answer_form": (
+            "an answer takes the form its question asks: one of two options offered, no Yes "
+            "or No to 'what…', words rather than a figure to 'what drove…' or 'why…'",
+            "answer score 0.040 -> 0.080 on two seeds of three, the third unchanged "
+            "(docs/packs.md#answer-form)",
+        ),
+        "limits.statement_filter": (
+            "a later search stays within the financial statement the question names, as "
+            "the teacher searches",
+            "recall 0.534 -> 0.540 on average over seven runs' weights, the lowest 0.460 -> "
+            "0.493, the highest 0.613 -> 0.593 (docs/packs.md#statement-filter)",
+        ),
+        "limits.row_figures": (
+            "an answer that begins with a table row's label writes that row's first figure: "
+            "a filing's tables put the latest period first",
+            "3 -> 5 and 3 -> 10 right of 26 synthesized lookups on two runs' held-out "
+            "companies; FinanceBench's own questions unchanged (docs/packs.md#row-figures)",
+        ),
+        "scope_years": (
+            "the teacher's scope names the latest year the question asks about beside its "
+            "entity, and the scope drills swap it for made-up years",
+            "the golden filing is the latest year named for 21 of 21 development questions "
+            "naming two years (docs/packs.md#scope-years)",
+        ),
+        "statement_names": (
+            "the teacher's section search reads a financial statement the question names by "
+            "another name than its heading ('the P&L' for 'Statements of Income')",
+            "not measured apart from the section search (docs/packs.md#statement-names)",
+        ),
+        "quoted_answers": (
+            "the teacher answers a lookup synthesized from a table with its row's label, "
+            "then the figure, so the student copies the figure that follows the label it wrote",
+            "5 and 3 of 26 held-out lookups right against 0 and 0, answers 0.040 -> 0.080 "
+            "and 0.080 -> 0.120, recall the same (docs/packs.md#quoted-answers)",
+        ),
+        "synthetic_sections": (
+            "synthesized questions name their statement in the customer's own words, so the "
+            "section search is taught on hundreds of questions",
+            "recall +0.01 / +0.07 on two seeds (docs/packs.md#synthetic-sections)",
+        ),
+    },
+    # The synthesized question kinds the pack adds (documents.synthesis): None until the
+    # synthesizer names its kinds, which leaves today's synthesis as it is.
+    "synthesis_kinds": None,
+}
