@@ -58,7 +58,14 @@ def test_a_wrong_answer_earns_no_correctness_and_no_conciseness():
 
 
 def test_conciseness_decays_past_the_allowance():
-    long_answer = "$1,577 million. " + "The company invested in plants and equipment. " * 6
+    # Varied sentences: one sentence said six times is a loop, which the judge does not credit.
+    long_answer = (
+        "$1,577 million. The company invested in plants and equipment across its regions, "
+        "mostly in new production lines, warehouses, laboratories and information systems. "
+        "Spending rose in the second half as several large projects in Asia moved from "
+        "planning into construction, while maintenance work on older sites continued at a "
+        "steady pace throughout the year."
+    )
     result = score(trajectory(answer=long_answer))
     assert result.components["correctness"] == 1.0
     assert 0.0 < result.components["conciseness"] < 0.5

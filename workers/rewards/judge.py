@@ -76,6 +76,10 @@ class JudgeConfig(Settings):
 
 # Share of the ground truth's content words an answer must contain to count as correct.
 TEXT_RECALL_NEEDED = 0.6
+# Share of a "which" truth's naming words (the entity before its figure) an answer must say.
+ENTITY_RECALL_NEEDED = 0.5
+# A wrong answer's score, the reward's partial-credit shaping, never reaches this.
+WRONG_SCORE_CAP = 0.5
 
 
 # The words that say what a figure counts ("million", "USD", "percent"), not what it is.
@@ -83,114 +87,318 @@ FIGURE_WORDS = text.content_terms(
     " ".join([*quantities.SCALES, "millions thousands billions trillions"])
     + " usd dollar dollars percent percentage per cent share shares"
 )
+_WHICH = re.compile(r"\b(?:which|who|whom|whose)\b|\bwhat\s+(?:is|was|are|were)\s+the\s+name", re.I)
+# A row quoted from a table: figures with nothing but separators between them.
+_ROW_GAP = re.compile(r"[\s,;|/$€£¥]*")
 
 
 class OfflineJudge:
-    """A deterministic judge for financial answers; no model, no network."""
+    """A deterministic, strict judge; no model, no network, no domain.
+
+    An answer is correct only when it commits to the truth (DESIGN.md, "Measuring
+    honestly"): the truth's figure with its sign or direction, scale and unit, within the
+    truth's precision; the truth's entity for a "which" question; its yes or no, its option;
+    its words otherwise. Hedges, alternatives, ranges, quoted rows of several figures,
+    negations and opposites of the truth are not answers. Tested against its own labelled
+    set, tests/data/judge_set.jsonl."""
 
     prompt_id = "offline"
 
     def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
         answer = (answer or "").strip()
+        question, ground_truth = question or "", ground_truth or ""
         if not answer:
-            return self._verdict(False, 0.0, "no answer")
+            return self._wrong("no answer")
         if text.is_refusal(answer) and not text.is_refusal(ground_truth):
-            return self._verdict(False, 0.0, "declines to answer")
-        hint = quantities.scale_hint(question)
-        truth_numbers = quantities.extract_quantities(ground_truth, hint)
-        answer_numbers = quantities.extract_quantities(answer, hint)
-        # A row quoted with its figure ("Total net periodic benefit cost (75) million") says
-        # the question's words back and adds the figure asked for: the figure is judged. Said
-        # back without a figure the question lacks, it answers nothing.
+            return self._wrong("declines to answer")
+        if text.is_loop(answer) and not text.is_loop(ground_truth):
+            return self._wrong("a degenerate loop, not an answer")
+        case = _Case(question, ground_truth, answer)
         if text.echoes(answer, question) and not text.echoes(ground_truth, question):
-            asked = quantities.extract_quantities(question, hint)
-            adds_figure = any(not _any_match([a], asked) for a in answer_numbers)
-            if not (truth_numbers and adds_figure):
-                return self._verdict(False, 0.0, "repeats the question")
+            # A row quoted with its figure says the question's words back and adds the
+            # figure asked for: the figure is judged. Said back alone, it answers nothing.
+            asked = case.question_numbers
+            adds_figure = any(not _any_agree([a], asked) for a in case.answer_numbers)
+            if not (case.truth_numbers and adds_figure):
+                return self._wrong("repeats the question")
+        if text.hedges(answer) and not text.hedges(ground_truth):
+            return self._wrong("hedges or offers alternatives instead of one answer")
+        opposite = text.opposes(answer, ground_truth)
+        if opposite:
+            return self._wrong(f"says {opposite!r}, the opposite of the truth")
+        if case.quotes_row() and not _Case(question, ground_truth, ground_truth).quotes_row():
+            return self._wrong("quotes a row of figures without singling one out")
+        if case.truth_numbers and len(case.answer_numbers) > 2 * len(case.truth_numbers) + 1:
+            return self._wrong(
+                f"lists {len(case.answer_numbers)} numbers where {len(case.truth_numbers)} "
+                "are needed"
+            )
 
-        truth_polarity, answer_polarity = text.polarity(ground_truth), text.polarity(answer)
-        if truth_polarity and answer_polarity:
-            if truth_polarity != answer_polarity:
-                return self._verdict(
-                    False, 0.0, f"says {answer_polarity!r} where the truth says {truth_polarity!r}"
-                )
-            return self._agreed(answer_polarity, truth_numbers, answer_numbers)
+        said = text.polarity(ground_truth)
+        if said:
+            return self._judge_polarity(case, said)
+        if text.negated(answer) != text.negated(ground_truth):
+            return self._wrong("negates the truth" if text.negated(answer) else "misses its not")
+        for judged in (self._judge_choice, self._judge_date, self._judge_entity):
+            verdict = judged(case)
+            if verdict:
+                return verdict
+        if case.truth_numbers and case.answer_numbers:
+            return self._judge_numbers(case)
+        return self._judge_text(case)
 
-        chose = self._judge_choice(question, ground_truth, answer, truth_numbers, answer_numbers)
-        if chose:
-            return chose
-        if truth_numbers and answer_numbers:
-            return self._judge_numbers(truth_numbers, answer_numbers)
-        return self._judge_text(question, ground_truth, answer, has_numbers=bool(truth_numbers))
+    def _judge_polarity(self, case: "_Case", truth_says: str) -> Verdict:
+        """A truth that opens with yes or no. An answer without one says yes unless it
+        negates, or says the truth's own reason."""
+        answer_says = text.polarity(case.answer)
+        rest = _after_polarity(case.truth)
+        if answer_says is None:
+            reason_terms = text.content_terms(rest) - case.question_terms - FIGURE_WORDS
+            recall = _recall(reason_terms, text.content_terms(case.answer))
+            if reason_terms and recall >= TEXT_RECALL_NEEDED:
+                if text.negated(case.answer) != text.negated(rest):
+                    return self._wrong("negates the truth's reason")
+                answer_says = truth_says
+            elif case.question_terms & text.content_terms(case.answer):
+                # "It decreased" to "Did it decrease?" says yes; "It did not" says no.
+                answer_says = "no" if text.negated(case.answer) else "yes"
+            else:
+                return self._wrong("says neither yes nor no")
+        if answer_says != truth_says:
+            return self._wrong(f"says {answer_says!r} where the truth says {truth_says!r}")
+        after = _after_polarity(case.answer)
+        if answer_says == "no" and after and not text.negated(after):
+            # "No, but it is waterproof": the question's claim made again after the no.
+            asked = case.question_terms - FIGURE_WORDS
+            if asked and _recall(asked, text.content_terms(after)) >= 0.5:
+                return self._wrong("says no, then makes the question's claim")
+        return self._agreed(case, truth_says)
 
-    def _judge_choice(self, question, ground_truth, answer, truth_numbers, answer_numbers):
-        """A verdict on a question offering two options ("Did it increase or decrease?")
-        whose truth says one of them: the option is a word of the question, which the text
-        overlap does not count. None where the truth or the answer says neither."""
-        options = text.choice(question)
-        truth_says = text.chosen(ground_truth, options) if options else set()
-        answer_says = text.chosen(answer, options) if len(truth_says) == 1 else set()
-        if not answer_says:
+    def _judge_choice(self, case: "_Case") -> Verdict | None:
+        """A question offering options ("increase or decrease", "operations, investing, and
+        financing") whose truth says one: the answer must say that one and no other."""
+        offered = text.options(case.question)
+        if not offered:
+            return None
+        truth_says = text.said_options(case.truth, offered)
+        if len(truth_says) != 1:
             return None
         (option,) = truth_says
+        answer_says = text.said_options(case.answer, offered)
         if answer_says != truth_says:
-            says = "both options" if len(answer_says) == 2 else repr(min(answer_says))
-            return self._verdict(False, 0.0, f"says {says} where the truth says {option!r}")
-        return self._agreed(option, truth_numbers, answer_numbers)
+            if not answer_says:
+                return self._wrong(f"does not say which; the truth says {option!r}")
+            return self._wrong(f"says {sorted(answer_says)} where the truth says {option!r}")
+        return self._agreed(case, option)
 
-    def _agreed(self, said: str, truth_numbers, answer_numbers) -> Verdict:
-        """The verdict on an answer that says what the truth says (a yes or no, an option):
-        correct, unless it gives figures and none of them is the truth's."""
-        if truth_numbers and answer_numbers and not _any_match(answer_numbers, truth_numbers):
-            return self._verdict(False, 0.5, f"right {said!r}, wrong figures")
-        return self._verdict(True, 1.0, f"same {said!r}")
+    def _judge_date(self, case: "_Case") -> Verdict | None:
+        """A truth that is a day or a year, with no figure: the answer must name that day
+        (in any order or form) or that year."""
+        if case.truth_numbers:
+            return None
+        truth_days = text.dates(case.truth) - text.dates(case.question)
+        if truth_days:
+            answer_days = text.dates(case.answer)
+            missing = [d for d in truth_days if not any(_same_day(a, d) for a in answer_days)]
+            if missing:
+                return self._wrong("does not name the truth's day")
+            return self._judge_rest(case, "the truth's day")
+        truth_years = text.years(case.truth) - text.years(case.question)
+        if truth_years:
+            answer_years = text.years(case.answer) - text.years(case.question)
+            if not truth_years <= answer_years:
+                return self._wrong("does not name the truth's year")
+            if answer_years - text.years(case.truth):
+                return self._wrong("names another year too")
+            return self._judge_rest(case, "the truth's year")
+        return None
 
-    def _judge_numbers(
-        self, truth: list[quantities.Quantity], answer: list[quantities.Quantity]
-    ) -> Verdict:
-        # Fishing: more numbers than the truth could need, hoping one of them hits.
-        if len(answer) > 2 * len(truth) + 1:
-            return self._verdict(
-                False, 0.0, f"lists {len(answer)} numbers where {len(truth)} are needed"
-            )
-        found = [any(quantities.same_quantity(a, t) for a in answer) for t in truth]
-        recall = sum(found) / len(truth)
-        # The first figure of a ground truth is its headline; the rest often explain it.
-        correct = found[0] and recall >= 0.5
-        missing = [t.text for t, ok in zip(truth, found, strict=True) if not ok]
-        if correct:
-            reason = "figures match" if not missing else f"headline matches; missing {missing}"
-        else:
-            reason = f"figures do not match the truth's {missing}"
-        return self._verdict(correct, recall if correct else recall * 0.5, reason)
+    def _judge_rest(self, case: "_Case", matched: str) -> Verdict:
+        """After a matched day or year, the truth's words, if it has any beyond it."""
+        terms = text.content_terms(case.truth) - case.question_terms - _DATE_WORDS
+        if not terms:
+            return self._right(matched)
+        return self._judge_text(case)
 
-    def _judge_text(self, question: str, ground_truth: str, answer: str, has_numbers: bool):
+    def _judge_entity(self, case: "_Case") -> Verdict | None:
+        """A "which" question whose truth names an entity, then its figure ("Corporate. Its
+        net revenue was -$473 million."): the answer must name that entity; a right figure
+        beside another entity is wrong."""
+        if not _WHICH.search(case.question) or not case.truth_numbers:
+            return None
+        head = case.truth[: case.truth_numbers[0].start]
+        names = text.content_terms(head) - case.question_terms - FIGURE_WORDS - text.UP - text.DOWN
+        if not names:
+            return None
+        if _recall(names, text.content_terms(case.answer)) < ENTITY_RECALL_NEEDED:
+            return self._wrong(f"does not name the truth's {sorted(names)}")
+        if not case.answer_numbers:
+            return self._right("names the truth's entity")
+        return self._agreed(case, "entity")
+
+    def _agreed(self, case: "_Case", said: str) -> Verdict:
+        """An answer that says what the truth says (a yes or no, an option, an entity):
+        correct, unless it gives figures that are not the truth's."""
+        given = case.given_numbers()
+        if case.truth_numbers and given:
+            unmatched = [a.text for a in given if not case.matches_truth(a)]
+            if unmatched:
+                return self._verdict(False, 0.5, f"right {said!r}, wrong figures {unmatched}")
+        return self._right(f"same {said!r}")
+
+    def _judge_numbers(self, case: "_Case") -> Verdict:
+        given = case.given_numbers()
+        if not given:
+            return self._wrong("gives only the question's own figures")
+        headline = case.truth_numbers[0]
+        # The truth's first figure is its headline; the rest often explain it. The
+        # answer's first figure is what it commits to.
+        if not case.matches_truth(given[0]):
+            size = [a for a in given if case.magnitude_matches(a)]
+            reason = "the right size with the wrong sign" if size else "figures do not match"
+            return self._verdict(False, 0.25 if size else 0.0, f"{reason}: {given[0].text}")
+        if not any(case.agrees(a, headline) for a in given):
+            return self._verdict(False, 0.5, f"misses the truth's headline {headline.text}")
+        return self._right("figures match")
+
+    def _judge_text(self, case: "_Case") -> Verdict:
+        has_numbers = bool(case.truth_numbers)
         # The unit of a truth's figure is no answer without the figure: "Net income million"
         # does not say "7,679 million".
         unit_words = FIGURE_WORDS if has_numbers else set()
-        truth_terms = text.content_terms(ground_truth) - text.content_terms(question) - unit_words
+        full = text.content_terms(case.truth) - unit_words - _DATE_WORDS
+        truth_terms = full - case.question_terms
         # A truth in words the question already says is still its answer ("Decreased" to
-        # "did it decrease?"); a figure's truth is not, with the figure missing: "$400,000,000
-        # increase." to "By how much did it increase…?" is not "increase".
+        # "did it decrease?"); a figure's truth is not, with the figure missing.
         if not truth_terms and not has_numbers:
-            truth_terms = text.content_terms(ground_truth)
+            truth_terms = full
         if not truth_terms:
             reason = "the truth is a figure and the answer has none" if has_numbers else "no text"
-            return self._verdict(False, 0.0, reason)
-        answer_terms = text.content_terms(answer)
-        recall = len(truth_terms & answer_terms) / len(truth_terms)
+            return self._wrong(reason)
+        if truth_terms <= text.NEGATIONS:
+            # "There are none": the answer's own negation (checked equal above) is the answer.
+            return self._right("says none, as the truth")
+        answer_terms = text.content_terms(case.answer)
+        recall = _recall(truth_terms, answer_terms)
+        extra = answer_terms - full - case.question_terms
         # A long answer covers many words by chance; it must not win by volume.
         if len(answer_terms) > 4 * len(truth_terms) + 10:
             return self._verdict(False, recall * 0.5, "too long to credit a word overlap")
-        correct = recall >= TEXT_RECALL_NEEDED
-        return self._verdict(correct, recall, f"{recall:.0%} of the truth's key words")
+        # Half the truth's words and nothing of its own is a short form ("Austen" for "Jane
+        # Austen"); half with words of its own is something else ("carbon monoxide").
+        if recall < TEXT_RECALL_NEEDED and not (recall >= 0.5 and not extra):
+            return self._verdict(False, recall * 0.5, f"{recall:.0%} of the truth's key words")
+        # A short answer that drops a word of the truth for one of its own names something
+        # else: "npm ci" is not "npm install".
+        if extra and len(answer_terms) <= 3 and _recall(full, answer_terms) < 1:
+            return self._verdict(False, recall * 0.5, f"says {sorted(extra)} for the truth's words")
+        return self._right(f"{recall:.0%} of the truth's key words")
+
+    def _right(self, reason: str) -> Verdict:
+        return Verdict(correct=True, score=1.0, reason=reason, prompt_id="offline")
+
+    def _wrong(self, reason: str) -> Verdict:
+        return self._verdict(False, 0.0, reason)
 
     def _verdict(self, correct: bool, score: float, reason: str) -> Verdict:
+        if not correct:
+            score = min(score, WRONG_SCORE_CAP)
         return Verdict(correct=correct, score=round(score, 4), reason=reason, prompt_id="offline")
 
 
-def _any_match(answer: list[quantities.Quantity], truth: list[quantities.Quantity]) -> bool:
-    return any(quantities.same_quantity(a, t) for a in answer for t in truth)
+_DATE_WORDS = text.content_terms(
+    "january february march april may june july august september october november december"
+    " jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+
+
+class _Case:
+    """One question, truth and answer, with their figures read once."""
+
+    def __init__(self, question: str, truth: str, answer: str) -> None:
+        self.question, self.truth, self.answer = question, truth, answer
+        hint = quantities.scale_hint(question)
+        self.question_text = quantities.words_to_digits(question)
+        self.truth_text = quantities.words_to_digits(truth)
+        self.answer_text = quantities.words_to_digits(answer)
+        self.question_numbers = quantities.extract_quantities(self.question_text, hint)
+        self.truth_numbers = quantities.extract_quantities(self.truth_text, hint)
+        self.answer_numbers = quantities.extract_quantities(self.answer_text, hint)
+        self.question_terms = text.content_terms(question)
+        self.question_direction = text.direction(question)
+
+    def given_numbers(self) -> list[quantities.Quantity]:
+        """The answer's figures, less those the question itself states (context, not an
+        answer) unless the truth states them too."""
+        return [
+            a
+            for a in self.answer_numbers
+            if self.matches_truth(a) or not _any_agree([a], self.question_numbers)
+        ]
+
+    def matches_truth(self, figure: quantities.Quantity) -> bool:
+        return any(self.agrees(figure, t) for t in self.truth_numbers)
+
+    def magnitude_matches(self, figure: quantities.Quantity) -> bool:
+        return any(quantities.agree(figure, t) for t in self.truth_numbers)
+
+    def agrees(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
+        """The same figure with the same sign: "-$75 million", "(75)", "a fall of $75
+        million" and "lost $75 million" are one figure; "75 million" is another."""
+        if not quantities.agree(figure, truth):
+            return False
+        return self._sign(figure, self.answer_text) == self._sign(truth, self.truth_text)
+
+    def _sign(self, figure: quantities.Quantity, written: str) -> int:
+        if figure.sign:
+            return figure.sign
+        said = _direction_near(written, figure.start, figure.end)
+        if said:
+            return said
+        # Unsigned: the direction the question asks about ("By how much did it increase"),
+        # else positive.
+        return self.question_direction or 1
+
+    def quotes_row(self) -> bool:
+        """Whether the answer quotes two or more different figures side by side, with
+        nothing but separators between them ("Total assets 36,500 37,987 34,000")."""
+        numbers = self.answer_numbers
+        for left, right in zip(numbers, numbers[1:], strict=False):
+            gap = self.answer_text[left.end : right.start]
+            if _ROW_GAP.fullmatch(gap) and not quantities.agree(left, right):
+                return True
+        return False
+
+
+def _direction_near(written: str, start: int, end: int) -> int:
+    """The rise or fall said right around a figure, in its own clause: "fell by $75
+    million", "$400,000,000 increase", "a loss of $2.1 billion". A figure after "from" or
+    "to" is a level, not a change."""
+    clause_start = max(written.rfind(mark, 0, start) for mark in ".;:\n") + 1
+    before = text.words(written[clause_start:start])[-4:]
+    if before and before[-1] in {"from", "to"}:
+        return 0
+    after_text = re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0]
+    after = text.words(after_text)[:2]
+    return text.direction(" ".join(before + after))
+
+
+def _after_polarity(said: str) -> str:
+    """The text after its opening yes or no."""
+    return re.sub(r"^\W*(?:yes|no)\b\W*", "", said or "", flags=re.I)
+
+
+def _same_day(answer: tuple, truth: tuple) -> bool:
+    month, day, year = truth
+    return answer[0] == month and answer[1] == day and (year is None or answer[2] == year)
+
+
+def _recall(wanted: set[str], said: set[str]) -> float:
+    return len(wanted & said) / len(wanted) if wanted else 0.0
+
+
+def _any_agree(answer: list[quantities.Quantity], truth: list[quantities.Quantity]) -> bool:
+    return any(quantities.agree(a, t) for a in answer for t in truth)
 
 
 # --- API judge -------------------------------------------------------------------------

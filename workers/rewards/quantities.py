@@ -4,8 +4,10 @@
 are the same quantity; "1,577" and "15.77" are not. A number without a scale word is
 ambiguous about its scale unless the question names one ("in USD millions"), so it may
 match a scaled number at any power of a thousand, but never a different number of digits.
-Signs are ignored on purpose: "capex of $1,577 million" and "(1,577)" in a cash-flow
-statement describe the same amount.
+`same_quantity` ignores signs ("capex of $1,577 million" and "(1,577)" in a cash-flow
+statement describe the same amount: the teacher uses it to find a figure in a document).
+The judge is stricter: `agree` compares an answer's figure with the truth's within the
+truth's precision, with units, and each Quantity carries the sign it was written with.
 """
 
 import re
@@ -40,7 +42,12 @@ _MONTHS = (
     r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
     r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
 )
-_DATE = re.compile(rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,\s*\d{{4}})?\b", re.I)
+_DATE = re.compile(
+    rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,\s*\d{{4}})?\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})\.?(?:,?\s*\d{{4}})?\b"
+    r"|\b\d{4}-\d{2}-\d{2}\b",
+    re.I,
+)
 # Period labels are not quantities either: "the 12 months ended", "52 weeks ending".
 _PERIOD = re.compile(r"\b\d{1,3}\s+(?:months?|weeks?|days?)\s+end(?:ed|ing)\b", re.I)
 # Glued to a word or a label on either side (checked at a position: no slicing, so linear).
@@ -62,6 +69,12 @@ class Quantity:
     factor: float | None  # None when no scale was written or implied: it could be any
     kind: str  # "percent", "money" or "plain"
     text: str
+    # Written with a minus sign or in parentheses (-1), a plus sign (+1), or neither (0).
+    sign: int = 0
+    # A unit of measure written after it ("hours", "kg", "°C"), as (dimension, multiplier).
+    unit: tuple[str, float] | None = None
+    start: int = 0  # where it was written (including a sign or parentheses)
+    end: int = 0
 
     @property
     def significant_digits(self) -> int:
@@ -80,9 +93,10 @@ def scale_hint(question: str) -> float | None:
 
 def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
     """Every number in `text` that is a quantity (years, dates and labels like FY2023 are not).
+    Numbers written as words are not; `words_to_digits` first makes them digits.
 
     Linear in the length of `text`: every check looks at the characters next to a match."""
-    text = _PERIOD.sub(" ", _DATE.sub(" ", text or ""))
+    text = _PERIOD.sub(_blank, _DATE.sub(_blank, text or ""))
     found = []
     for match in _NUMBER.finditer(text):
         number = match.group("num")
@@ -97,7 +111,8 @@ def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
         start = match.start("num")
         if start and text[start - 1] in _GLUED_BEFORE and not currency:
             continue
-        if not unit and _GLUED_AFTER.match(text, end):
+        measure = _measure(text, end) if not unit and not currency else None
+        if not unit and not measure and _GLUED_AFTER.match(text, end):
             continue
         plain_digits = number.replace(",", "")
         if (
@@ -124,8 +139,198 @@ def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
             factor = hint
         if kind == "percent":
             factor = 1.0
-        found.append(Quantity(mantissa, decimals, factor, kind, match.group(0).strip()))
+        begin = match.start("currency") if currency else start
+        sign, first, last = _sign(text, begin, measure[2] if measure else end)
+        found.append(
+            Quantity(
+                mantissa,
+                decimals,
+                factor,
+                kind,
+                match.group(0).strip(),
+                sign,
+                measure[:2] if measure else None,
+                first,
+                last,
+            )
+        )
     return found
+
+
+def _blank(match: re.Match) -> str:
+    # Same length, so that positions in the text stay those of the text given.
+    return " " * len(match.group(0))
+
+
+_CLOSING = re.compile(
+    r"\s*\)(?:\s*(?P<scale>thousand|million|billion|trillion|mn|mm|bn|tn|k|m|b)\b)?", re.I
+)
+_CURRENCY_BEFORE = re.compile(r"[$€£¥]\s*$|\b(?:usd|eur|gbp)\s*$", re.I)
+
+
+def _sign(text: str, start: int, end: int) -> tuple[int, int, int]:
+    """The sign written around a number and the span it covers: "-75", "(75)", "$(75)",
+    "+12%". A hyphen glued to a word ("carbon-14") is not a minus."""
+    first, last = start, end
+    while first > 0 and text[first - 1] in "$€£¥":
+        first -= 1
+    before = text[first - 1] if first > 0 else ""
+    if before == "(":
+        close = _CLOSING.match(text, end)
+        # Accounts write a negative figure in parentheses, "(75) million", "$(3,269)";
+        # "Saturn (146)" is an aside.
+        if close and (
+            first < start or close.group("scale") or _CURRENCY_BEFORE.search(text, 0, first - 1)
+        ):
+            return -1, first - 1, close.end()
+    if before and before in "-−–" and (first < 2 or not text[first - 2].isalnum()):
+        return -1, first - 1, last
+    if before and before == "+":
+        return 1, first - 1, last
+    return 0, first, last
+
+
+# Units of measure: the dimension they measure and their size in that dimension's base, so
+# that "1.5 kW" is "1,500 W" but "8 minutes" is not "8 hours". Months and years have no
+# fixed number of days, so each is a dimension of its own.
+_UNITS = {
+    **dict.fromkeys(["s", "sec", "secs", "second", "seconds"], ("time", 1.0)),
+    **dict.fromkeys(["min", "mins", "minute", "minutes"], ("time", 60.0)),
+    **dict.fromkeys(["h", "hr", "hrs", "hour", "hours"], ("time", 3600.0)),
+    **dict.fromkeys(["day", "days"], ("time", 86400.0)),
+    **dict.fromkeys(["week", "weeks", "wk", "wks"], ("time", 604800.0)),
+    **dict.fromkeys(["month", "months"], ("month", 1.0)),
+    **dict.fromkeys(["year", "years", "yr", "yrs"], ("year", 1.0)),
+    **dict.fromkeys(
+        ["mm", "millimeter", "millimeters", "millimetre", "millimetres"], ("length", 1e-3)
+    ),
+    **dict.fromkeys(
+        ["cm", "centimeter", "centimeters", "centimetre", "centimetres"], ("length", 1e-2)
+    ),
+    **dict.fromkeys(["m", "meter", "meters", "metre", "metres"], ("length", 1.0)),
+    **dict.fromkeys(["km", "kilometer", "kilometers", "kilometre", "kilometres"], ("length", 1e3)),
+    **dict.fromkeys(["in", "inch", "inches"], ("length", 0.0254)),
+    **dict.fromkeys(["ft", "foot", "feet"], ("length", 0.3048)),
+    **dict.fromkeys(["mi", "mile", "miles"], ("length", 1609.344)),
+    **dict.fromkeys(["mg", "milligram", "milligrams"], ("mass", 1e-3)),
+    **dict.fromkeys(["g", "gram", "grams"], ("mass", 1.0)),
+    **dict.fromkeys(["kg", "kilogram", "kilograms"], ("mass", 1e3)),
+    **dict.fromkeys(["lb", "lbs", "pound", "pounds"], ("mass", 453.59237)),
+    **dict.fromkeys(["oz", "ounce", "ounces"], ("mass", 28.349523125)),
+    **dict.fromkeys(
+        ["ml", "milliliter", "milliliters", "millilitre", "millilitres"], ("volume", 1e-3)
+    ),
+    **dict.fromkeys(["l", "liter", "liters", "litre", "litres"], ("volume", 1.0)),
+    **dict.fromkeys(["b", "byte", "bytes"], ("data", 1.0)),
+    **dict.fromkeys(["kb", "kilobyte", "kilobytes"], ("data", 1e3)),
+    **dict.fromkeys(["mb", "megabyte", "megabytes"], ("data", 1e6)),
+    **dict.fromkeys(["gb", "gigabyte", "gigabytes"], ("data", 1e9)),
+    **dict.fromkeys(["tb", "terabyte", "terabytes"], ("data", 1e12)),
+    **dict.fromkeys(["w", "watt", "watts"], ("power", 1.0)),
+    **dict.fromkeys(["kw", "kilowatt", "kilowatts"], ("power", 1e3)),
+    **dict.fromkeys(["v", "volt", "volts"], ("voltage", 1.0)),
+    **dict.fromkeys(["a", "amp", "amps", "ampere", "amperes"], ("current", 1.0)),
+    **dict.fromkeys(["mah"], ("charge", 1.0)),
+    **dict.fromkeys(["hz", "hertz"], ("frequency", 1.0)),
+    **dict.fromkeys(["khz"], ("frequency", 1e3)),
+    **dict.fromkeys(["mhz"], ("frequency", 1e6)),
+    **dict.fromkeys(["ghz"], ("frequency", 1e9)),
+    **dict.fromkeys(["°c", "celsius"], ("celsius", 1.0)),
+    **dict.fromkeys(["°f", "fahrenheit"], ("fahrenheit", 1.0)),
+}
+# Words that are units only when nothing else could be meant; "a", "in", "b", "s" and the
+# like are also ordinary words, so they count glued to the number ("5s", "2a") or not at all.
+_AMBIGUOUS_UNITS = frozenset(["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi"])
+_NEVER_SPACED = frozenset(["in", "mi", "a", "b"])
+_MEASURE = re.compile(
+    r"(?P<gap>\s?)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit)\b|[a-z]+\b)"
+    r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+)\b)?",
+    re.I,
+)
+
+
+def _measure(text: str, end: int) -> tuple[str, float, int] | None:
+    """The unit written right after a number ending at `end`: dimension, size, and where it
+    ends; "m/s" and "metres per second" are a length per time."""
+    match = _MEASURE.match(text, end)
+    if not match:
+        return None
+    word = (
+        re.sub(r"\s+", "", match.group("unit").lower())
+        .replace("degrees", "°")
+        .replace("degree", "°")
+    )
+    word = {"°celsius": "°c", "°fahrenheit": "°f"}.get(word, word)
+    unit = _UNITS.get(word)
+    written = match.group("unit")
+    if unit is None or (
+        word in _AMBIGUOUS_UNITS
+        and match.group("gap")
+        and word != "m"
+        and (not written.isupper() or word in _NEVER_SPACED)
+    ):
+        return None  # "3 in" is not inches, but "1,500 W" is watts
+    if word == "m" and not match.group("gap") and not match.group("per"):
+        return None  # "5m" is five million as often as five metres
+    per = (match.group("per") or "").lower()
+    if per:
+        per_unit = _UNITS.get(per)
+        if per_unit is None:
+            return (unit[0], unit[1], match.end("unit"))
+        return (f"{unit[0]}/{per_unit[0]}", unit[1] / per_unit[1], match.end())
+    return (unit[0], unit[1], match.end())
+
+
+_ONES = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS = {
+    w: 10 * i
+    for i, w in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+    if i >= 2
+}
+_NUMBER_WORD = "|".join([*_ONES, *_TENS, "hundred", "thousand"])
+_WORDS_NUMBER = re.compile(
+    rf"(?<![\w-])(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*(?![\w-])", re.I
+)
+# "one" is as often a pronoun ("one of the segments", "the one that fell") as a count.
+_NOT_A_COUNT = re.compile(r"^one$", re.I)
+_PRONOUN_AFTER = re.compile(r"\s+(?:of|another|that|which|who)\b", re.I)
+_PRONOUN_BEFORE = re.compile(r"\b(?:the|each|any|no|every|this|that|which|only)\s+$", re.I)
+
+
+def words_to_digits(text: str) -> str:
+    """`text` with numbers written in words as digits: "forty-six" -> "46", "two hundred
+    and six" -> "206". "zero" and a pronoun "one" are left alone."""
+
+    def replace(match: re.Match) -> str:
+        spoken = match.group(0)
+        if spoken.lower() == "zero":
+            return spoken
+        if _NOT_A_COUNT.match(spoken) and (
+            _PRONOUN_AFTER.match(text, match.end())
+            or _PRONOUN_BEFORE.search(text, 0, match.start())
+        ):
+            return spoken
+        total, current = 0, 0
+        for word in re.split(r"[\s-]+", spoken.lower()):
+            if word == "and":
+                continue
+            if word in _ONES:
+                current += _ONES[word]
+            elif word in _TENS:
+                current += _TENS[word]
+            elif word == "hundred":
+                current = max(current, 1) * 100
+            elif word == "thousand":
+                total, current = total + max(current, 1) * 1000, 0
+        return str(total + current)
+
+    return _WORDS_NUMBER.sub(replace, text)
 
 
 def same_quantity(a: Quantity, b: Quantity) -> bool:
@@ -174,3 +379,87 @@ def _close(a: Quantity, b: Quantity, fa: float | None = None, fb: float | None =
     if coarse.significant_digits < 2:
         return False  # "1" is not 0.66 rounded in any useful sense
     return abs(va - vb) <= max(ulp_a, ulp_b) / 2 * (1 + 1e-9)
+
+
+def _precision(q: Quantity) -> int:
+    """Digits after the point that carry meaning: a written "4.60" or "1577.00" is padded to
+    a format, so the zeros at its end say nothing about its precision."""
+    digits = q.text.replace(",", "")
+    found = re.search(r"\.(\d+)", digits)
+    if not found:
+        return min(q.decimals, 0)
+    return len(found.group(1).rstrip("0"))
+
+
+def _value_and_step(q: Quantity, factor: float) -> tuple[float, float, int]:
+    """The value, the size of its last meaningful digit, and its significant digits."""
+    decimals = _precision(q) if q.decimals >= 0 else q.decimals
+    if q.kind == "percent" and q.decimals != _precision(q) and q.mantissa != 0:
+        decimals = max(decimals, 0)
+    value = q.mantissa * factor
+    step = factor * 10.0 ** (-decimals)
+    significant = len(re.sub(r"\D", "", f"{abs(q.mantissa):.{max(decimals, 0)}f}").lstrip("0"))
+    if decimals < 0:
+        significant = max(len(str(int(abs(q.mantissa)))) + decimals, 1)
+    return value, step, max(significant, 1)
+
+
+# An answer may round the truth, but keep at least this many significant digits: "$1.58
+# billion" is "$1,577 million" said in billions; "$1.6 billion" is a cruder figure.
+MIN_ROUNDED_DIGITS = 3
+
+
+def agree(answer: Quantity, truth: Quantity) -> bool:
+    """Whether an answer's figure states the truth's figure, signs aside: the same kind and
+    unit, the same value within the truth's precision. A more precise answer must round to
+    the truth; a coarser one must keep MIN_ROUNDED_DIGITS and the truth must round to it."""
+    if {answer.kind, truth.kind} == {"percent", "money"}:
+        return False
+    if answer.unit and truth.unit and answer.unit[0] != truth.unit[0]:
+        return False
+    unit_a = answer.unit[1] if answer.unit and truth.unit else 1.0
+    unit_t = truth.unit[1] if answer.unit and truth.unit else 1.0
+    if answer.kind != truth.kind and "percent" in (answer.kind, truth.kind):
+        percent, plain = (answer, truth) if answer.kind == "percent" else (truth, answer)
+        if plain.factor not in (None, 1.0):
+            return False  # "3 million" counts something; "3%" is a ratio
+        as_fraction = Quantity(
+            percent.mantissa / 100, percent.decimals + 2, 1.0, "plain", _shift(percent.text, 2)
+        )
+        as_number = Quantity(percent.mantissa, percent.decimals, 1.0, "plain", percent.text)
+        unscaled = Quantity(plain.mantissa, plain.decimals, 1.0, "plain", plain.text)
+        pairs = [(as_fraction, unscaled), (as_number, unscaled)]
+        if percent is answer:
+            return any(_agree(a, t, 1.0, 1.0) for a, t in pairs)
+        return any(_agree(t, a, 1.0, 1.0) for a, t in pairs)
+    for fa, ft in _factor_pairs(answer, truth):
+        if _agree(answer, truth, fa * unit_a, ft * unit_t):
+            return True
+    return False
+
+
+def _shift(text: str, places: int) -> str:
+    """A percent's digits as a fraction's ("2.8%" -> "0.028"), for counting its precision."""
+    number = re.search(r"\d[\d,]*(?:\.\d+)?|\.\d+", text)
+    if not number:
+        return text
+    digits = number.group(0).replace(",", "")
+    whole, _, frac = digits.partition(".")
+    whole = whole.zfill(places + 1)
+    return f"{whole[:-places]}.{whole[-places:]}{frac}"
+
+
+def _agree(answer: Quantity, truth: Quantity, fa: float, ft: float) -> bool:
+    va, step_a, digits_a = _value_and_step(answer, fa)
+    vt, step_t, digits_t = _value_and_step(truth, ft)
+    if abs(va - vt) <= RELATIVE_TOLERANCE * max(abs(va), abs(vt)):
+        return True
+    if "." not in truth.text:
+        # A whole number in a truth is taken as written: "40 °C" and "$400,000,000" are not
+        # "35 °C" and "$450 million" rounded, and "1 percentage point" is not 1.2.
+        step_t = ft
+        if digits_t < 2 or truth.mantissa == int(truth.mantissa) and truth.decimals < 0:
+            return False
+    if step_a <= step_t * (1 + 1e-9):
+        return abs(va - vt) <= step_t / 2 * (1 + 1e-9)
+    return digits_a >= MIN_ROUNDED_DIGITS and abs(va - vt) <= step_a / 2 * (1 + 1e-9)

@@ -1,6 +1,7 @@
 """Text checks shared by the offline judge and the reward: words, yes/no, refusals, padding."""
 
 import re
+from collections import Counter
 
 import Stemmer
 
@@ -109,3 +110,179 @@ def echoes(answer: str, question: str, threshold: float = 0.8) -> bool:
         return False
     question_terms = content_terms(question, keep_numbers=True)
     return len(answer_terms & question_terms) / len(answer_terms) >= threshold
+
+
+# --- what an answer commits to: negation, hedges, direction, loops ----------------------
+
+_NEGATIONS = frozenset(
+    "not no never none neither nor cannot can't don't doesn't didn't isn't aren't wasn't "
+    "weren't won't hasn't haven't hadn't nothing".split()
+)
+
+
+NEGATIONS = _NEGATIONS
+
+
+def negated(text: str) -> bool:
+    """Whether the text says "not" (or no, never, none, …) anywhere."""
+    return any(w in _NEGATIONS for w in words((text or "").replace("’", "'")))
+
+
+_HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|likely|unlikely|unclear|uncertain|unsure|either"
+    r"|presumably|roughly speaking|or so|not sure|i think|i believe|i guess|we think"
+    r"|(?:could|might|may) (?:be|have)|somewhere)\b",
+    re.I,
+)
+# "3 to 6 months", "between 40% and 45%", "206-213"; not "from 982 to 969", a change.
+_RANGE = re.compile(
+    r"\bbetween\s+\S*\d\S*\s+and\s+\S*\d"
+    r"|(?<!from )(?<![\w.,])[$€£]?\d[\d,.]*\s*%?\s*(?:to|–|-)\s*[$€£]?\d",
+    re.I,
+)
+
+
+def hedges(text: str) -> bool:
+    """Whether the text hedges ("probably", "could be"), offers alternatives ("A or B") or a
+    range ("3 to 6"): none of them commits to one answer."""
+    text = _ISO_DAY.sub(" ", text or "")
+    return bool(_HEDGE.search(text) or _RANGE.search(text) or "or" in words(text))
+
+
+_ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+
+
+# Words of opposite meaning, in stemmed families. An answer that says one where the truth
+# says the other has said the opposite, whatever else it repeats of the truth.
+_OPPOSITES = (
+    (
+        "increas rise rose risen grow grew grown gain climb higher up improv expand upward",
+        "decreas declin fall fell fallen drop lower down shrink shrank shrunk reduc lost "
+        "loss contract worsen deterior downward",
+    ),
+    ("pass approv adopt accept won win", "defeat reject fail lose"),
+    ("posit", "negat"),
+    ("includ", "exclud"),
+    ("allow permit", "prohibit forbid forbidden"),
+    ("above", "below"),
+)
+_FAMILIES = [(frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITES]
+
+
+def _stems(text: str) -> set[str]:
+    return set(_STEMMER.stemWords(words(text)))
+
+
+def opposes(answer: str, truth: str) -> str | None:
+    """A word of the answer whose opposite the truth says (and that the truth does not say
+    itself), else None: "increased" against "decreased", "passed" against "defeated"."""
+    said, truth_says = _stems(answer), _stems(truth)
+    for first, second in _FAMILIES:
+        for mine, theirs in ((first, second), (second, first)):
+            if said & mine and truth_says & theirs and not truth_says & mine:
+                return min(said & mine)
+    return None
+
+
+UP, DOWN = _FAMILIES[0]
+
+
+def direction(text: str) -> int:
+    """+1 when the text speaks of a rise only, -1 of a fall only, else 0."""
+    stems = _stems(text)
+    up, down = bool(stems & UP), bool(stems & DOWN)
+    return (1 if up else -1) if up != down else 0
+
+
+def is_loop(text: str) -> bool:
+    """Whether the text is a degenerate loop: the same few words over and over."""
+    said = words(text)
+    if len(said) < 12:
+        return False
+    if len(set(said)) / len(said) < 0.4:
+        return True
+    trigrams = Counter(zip(said, said[1:], said[2:], strict=False))
+    return max(trigrams.values()) >= 3
+
+
+_LIST = re.compile(r"\b([a-z]+),\s+([a-z]+),?\s+(?:and|or)\s+([a-z]+)\b", re.I)
+
+
+def options(question: str) -> tuple[str, ...] | None:
+    """The options (stemmed) a question offers: two with "A or B" (see `choice`), or three
+    listed "A, B, and C" ("Among operations, investing, and financing activities")."""
+    two = choice(question)
+    if two:
+        return two
+    for found in _LIST.findall(question or ""):
+        listed = [w.lower() for w in found]
+        if any(w in _STOPWORDS for w in listed):
+            continue
+        stems = tuple(_STEMMER.stemWords(listed))
+        if len(set(stems)) == 3:
+            return stems
+    return None
+
+
+def said_options(text: str, offered: tuple[str, ...]) -> set[str]:
+    """Which offered options the text says, in the options' words or, for a rise or a fall,
+    in others ("went up" says "increase")."""
+    stems = content_terms(text) | _stems(text)
+    said = set(offered) & stems
+    for option in offered:
+        for family in (UP, DOWN):
+            if option in family and stems & family:
+                said.add(option)
+    return said
+
+
+_YEAR = re.compile(r"(?<![\w.,$-])(1[0-9]{3}|20[0-9]{2})(?![\w%-]|[.,]\d)")
+_MONTH_NAMES = (
+    "january february march april may june july august september october november december"
+).split()
+_MONTH_WORD = (
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_DATES = (
+    (
+        re.compile(rf"\b{_MONTH_WORD}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s*(\d{{4}}))?\b", re.I),
+        "mdy",
+    ),
+    (
+        re.compile(
+            rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_WORD}\.?(?:,?\s*(\d{{4}}))?\b",
+            re.I,
+        ),
+        "dmy",
+    ),
+    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "iso"),
+)
+
+
+def years(text: str) -> set[str]:
+    """Years written in the text ("1989"), dates' years included."""
+    return set(_YEAR.findall(text or ""))
+
+
+def dates(text: str) -> set[tuple[int, int, int | None]]:
+    """Days written in the text, as (month, day, year or None): "July 20, 1969", "20 July
+    1969" and "1969-07-20" are all (7, 20, 1969)."""
+    found = set()
+    for pattern, order in _DATES:
+        for groups in pattern.findall(text or ""):
+            if order == "iso":
+                year, month, day = (int(g) for g in groups)
+            else:
+                month_word, day_text, year_text = (
+                    groups if order == "mdy" else (groups[1], groups[0], groups[2])
+                )
+                month = next(
+                    i + 1
+                    for i, m in enumerate(_MONTH_NAMES)
+                    if m.startswith(month_word.lower()[:3])
+                )
+                day, year = int(day_text), int(year_text) if year_text else None
+            if 1 <= day <= 31 and 1 <= month <= 12:
+                found.add((month, day, year))
+    return found

@@ -1,0 +1,67 @@
+"""The offline judge against its labelled set (tests/data/judge_set.jsonl).
+
+The set's verdicts were labelled by reading each question, truth and answer against the
+standard in DESIGN.md ("Measuring honestly"), never by running a judge: recorded runs'
+answers, the kinds of wrong answer issue 65 found credited, and answers from other domains.
+The judge is also RL's reward, so it changes only with this set: it must agree with at least
+97% of the lines and credit none of the wrong answers.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from workers.rewards.judge import OfflineJudge
+
+JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
+AGREEMENT_NEEDED = 0.97
+FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
+
+
+def load_set() -> list[dict]:
+    return [json.loads(line) for line in JUDGE_SET.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def judged() -> list[tuple[dict, object]]:
+    judge = OfflineJudge()
+    return [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in load_set()]
+
+
+def _lines(disagreements) -> str:
+    return "\n".join(
+        f"  labelled {row['verdict']}, judged {verdict.correct} ({verdict.reason}) "
+        f"[{row['source']}] truth={row['truth'][:60]!r} answer={row['answer'][:80]!r}"
+        for row, verdict in disagreements
+    )
+
+
+def test_the_set_is_large_labelled_and_covers_its_sources():
+    rows = load_set()
+    assert len(rows) >= 300
+    assert all(set(row) == FIELDS and isinstance(row["verdict"], bool) for row in rows)
+    assert all(row["reason"].strip() for row in rows)
+    sources = [row["source"].split(":")[0] for row in rows]
+    assert sources.count("run") >= 150 and sources.count("domain") >= 60
+    assert sources.count("kind") >= 60
+    # Both verdicts in earnest: a set of wrong answers only would pass a judge that says no.
+    assert 0.25 <= sum(row["verdict"] for row in rows) / len(rows) <= 0.75
+
+
+def test_the_judge_credits_none_of_the_wrong_answers(judged):
+    credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
+    assert not credited, f"{len(credited)} wrong answers credited:\n{_lines(credited)}"
+
+
+def test_the_judge_agrees_with_the_labels(judged):
+    disagreements = [(row, v) for row, v in judged if v.correct != row["verdict"]]
+    agreement = 1 - len(disagreements) / len(judged)
+    assert agreement >= AGREEMENT_NEEDED, (
+        f"agreement {agreement:.3f} < {AGREEMENT_NEEDED}; disagreements:\n{_lines(disagreements)}"
+    )
+
+
+def test_a_wrong_verdict_never_scores_full_credit(judged):
+    full = [(row, v) for row, v in judged if not v.correct and v.score >= 1.0]
+    assert not full, _lines(full)
