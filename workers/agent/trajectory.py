@@ -233,5 +233,6 @@ class Trajectory:
             "wall_s": round(self.wall_s, 3),
             "reward": self.reward,
             "judge_score": self.meta.get("judge_score"),
+            "correct": self.meta.get("judge_correct"),
             "text": self.text,
         }

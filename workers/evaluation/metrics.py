@@ -1,6 +1,10 @@
 """Per-policy metrics over the trajectories of a set of questions.
 
-- answer_score: mean judge score over all trajectories (no answer scores 0).
+- accuracy: share of trajectories whose answer the judge finds correct (no answer, and an
+  answer the judge could not score, count as not correct). The reported answer accuracy.
+- answer_score: mean judge score over all trajectories (no answer scores 0): the reward's
+  partial-credit shaping, which gives wrong answers some credit; reported apart from
+  accuracy, never as it.
 - golden_recall: per trajectory, the share of the question's golden chunks shown in any
   search result; mean over trajectories of questions that have golden chunks.
 - pass@k: share of questions with at least one correct answer among their k samples.
@@ -26,6 +30,7 @@ from workers.agent.trajectory import Trajectory
 from workers.rewards.judge import JudgeError
 
 METRIC_KEYS = (
+    "accuracy",
     "answer_score",
     "golden_recall",
     "pass@k",
@@ -68,7 +73,7 @@ def summarize(
     count_tokens: Callable[[str], int],
 ) -> dict[str, float]:
     """Metrics for one policy; `samples[i]` holds the trajectories of `questions[i]`."""
-    scores, recalls, passed, times, after_miss = [], [], [], [], []
+    scores, rights, recalls, passed, times, after_miss = [], [], [], [], [], []
     judge_errors = 0
     for question, trajectories in zip(questions, samples, strict=True):
         golden = set(getattr(question, "golden_chunk_ids", None) or [])
@@ -83,8 +88,10 @@ def summarize(
                     # must not throw away a whole evaluation.
                     judge_errors += 1
             scores.append(verdict.score if verdict else 0.0)
-            correct = correct or bool(verdict and verdict.correct)
+            rights.append(bool(verdict and verdict.correct))
+            correct = correct or rights[-1]
             t.meta["judge_score"] = scores[-1]
+            t.meta["judge_correct"] = rights[-1]
             if golden:
                 recalls.append(len(golden & set(t.retrieved_chunk_ids)) / len(golden))
                 searches = t.valid_searches
@@ -94,6 +101,7 @@ def summarize(
         times.append(max((t.wall_s for t in trajectories), default=0.0))
     how = behaviour([t for trajectories in samples for t in trajectories], count_tokens)
     return {
+        "accuracy": _mean(rights),
         "answer_score": _mean(scores),
         "golden_recall": _mean(recalls),
         "pass@k": _mean(passed),
