@@ -388,6 +388,21 @@ def test_prose_questions_skip_subjects_that_name_nothing_and_headings():
         assert "Cleaning" not in q.question
 
 
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "The spot yield curve approach does not affect the total obligation.",  # a noun
+        "Unless the context require otherwise, words in the singular include the plural.",
+        "Typical uses of context managers include saving state.",  # "uses": a noun
+        "Preventative measures could adversely affect our results.",
+        "The manager holds a B.S. in chemistry from the university.",
+    ],
+)
+def test_prose_questions_ask_nothing_of_a_sentence_they_would_misread(sentence):
+    pool = manual(text=f"{sentence}\n")
+    assert prose_questions(pool, n=5) == [], [q.question for q in prose_questions(pool, n=5)]
+
+
 def test_prose_questions_name_the_entity_only_when_another_entity_says_the_same():
     x2 = "The steam wand heats milk for cappuccino and latte drinks.\n"
     pool = [*manual(), *manual("BREWER_X2_MANUAL", "Brewer X2", x2)]

@@ -477,11 +477,12 @@ _ACTION_VERBS = (
     "raise", "return", "yield", "produce", "create", "require", "contain", "accept",
     "support", "define", "denote", "represent", "call", "select", "cause", "convert",
     "generate", "provide", "allow", "store", "include", "take", "use", "print", "hold",
-    "need", "give", "determine", "specify", "identify", "measure", "protect", "prevent",
+    "need", "give", "determine", "specify", "identify", "protect", "prevent",
     "remove", "heat", "cool", "reduce", "show", "display", "indicate", "control", "connect",
-    "send", "receive", "replace", "open", "close", "start", "stop", "enable", "disable",
-    "delete", "add", "describe", "list", "record", "read", "write", "check", "mean",
+    "send", "receive", "replace", "enable", "disable", "delete", "describe", "mean",
 )  # fmt: skip
+# Left out: verbs that are as often nouns ("list", "measure", "check", "start"), which read
+# "the inheritance list usually gives …" as a subject "the inheritance" that lists.
 _ADVERB = r"(?:(?:always|only|also|never|usually|generally|normally|first|then|now)\s+)?"
 _ACTION = re.compile(
     r"^(?P<subject>[^,;:()]{3,60}?)\s+" + _ADVERB + r"(?P<verb>" + "|".join(_ACTION_VERBS) + r")"
@@ -503,7 +504,8 @@ _COUNT = re.compile(
 _VAGUE_WORDS = frozenset(
     "it its this that these those they them there here we you he she which such each both "
     "all some other others one then otherwise also however thus note see if when for in as "
-    "any many most several another simply just only not to".split()
+    "any many most several another simply just only not to unless although because since "
+    "while whether where after before once until though".split()
 )
 # Words that point at something said elsewhere ("a similar action", "the above rule"): a
 # subject holding one names nothing on its own.
@@ -518,7 +520,7 @@ _STOP_WORDS = frozenset(
 )
 # A subject holding one of these is a clause, not a name ("the statement will bind …").
 _CLAUSE_WORDS = frozenset(
-    "is are was were be been can may might must should will would shall could".split()
+    "is are was were be been can may might must should will would shall could cannot".split()
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
 _MAX_ANSWER_WORDS = 16
@@ -619,7 +621,7 @@ def _sentences(text: str) -> list[str]:
     out = []
     for block in _blocks(text):
         for sentence in _SENTENCE_END.split(block):
-            sentence = sentence.strip()
+            sentence = sentence.strip().lstrip("•·▪–- ")  # a list item's bullet
             if not 30 <= len(sentence) <= 300 or sentence[-1] != ".":
                 continue
             if sum(ch in _CODE_CHARS for ch in sentence) > _MAX_CODE_CHARS:
@@ -656,8 +658,14 @@ def _facts(sentence: str, kinds: list[str], rng: random.Random) -> list[_Fact]:
         if rest.startswith(",") and re.search(r"\s(?:and|or)\s", rest):
             said += rest.rstrip(".")  # a list ("the "str", "list" and "tuple" classes")
         answer = _span(said)
-        if _names_a_thing(subject) and answer and not _given_away(answer, subject):
-            plural = not m.group("s")
+        plural = not m.group("s")
+        # Subject and verb agree, or the verb was a noun ("the spot yield curve approach
+        # does not …", "unless the context require"): a verb without -s needs a plural.
+        agrees = not plural or subject.split()[-1].lower().endswith("s")
+        # An object holding a negation or a second verb is a clause cut short, no thing.
+        clause = {w.lower() for w in answer.split()} & (_CLAUSE_WORDS | {"does", "do", "not"})
+        named = answer and _names_a_thing(subject) and not _given_away(answer, subject)
+        if agrees and not clause and named:
             verb = m.group("verb")
             shape = rng.choice(_SHAPES_ACTION)
             text = shape.format(
@@ -735,12 +743,16 @@ def _span(text: str) -> str:
     text = re.sub(r"^(?:the|a|an)\s+", "", text, flags=re.I)
     if "(" in text and ")" not in text.split("(", 1)[1]:
         text = text.split("(", 1)[0].strip()
-    if text.count('"') % 2:
+    if text.count('"') % 2 or text.count(")") > text.count("("):
         return ""
     words = text.split()
     if not 1 <= len(words) <= _MAX_ANSWER_WORDS or not _WORD.search(text):
         return ""
     if words[0].lower() in _STOP_WORDS or words[-1].lower() in _DANGLING:
+        return ""
+    if words[0].lower().endswith("ly"):  # "recursively deletes …": a verb phrase, no thing
+        return ""
+    if re.search(r"\b[A-Z]$", text):  # cut at an abbreviation's point ("a B.S. in …")
         return ""
     return text[0].upper() + text[1:]
 
