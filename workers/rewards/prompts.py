@@ -1,6 +1,7 @@
 """Equivalent judge prompts. The judge samples one at every call so that a policy trained
-against it cannot fit the quirks of a single wording. All of them ask the same question
-with the same rules and the same JSON verdict; only the wording differs.
+against it cannot fit the quirks of a single wording. All of them state the same strict
+standard as the offline judge (DESIGN.md, "Measuring honestly"), for documents of any domain,
+and ask for the same JSON verdict; only the wording differs.
 """
 
 from dataclasses import dataclass
@@ -28,14 +29,22 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
     JudgePrompt(
         id="grader",
         system=(
-            "You grade answers to questions about financial documents against a reference "
-            "answer. An answer is correct when it states the same facts as the reference. "
-            "Numbers must agree in value, unit and scale: '$1,577 million', '1577.00' (when "
-            "the question asks for USD millions) and '$1.577 billion' agree; '1,577' and "
-            "'15.77' do not, nor do '$1,577 million' and '$1,577 billion'. Rounding to fewer "
-            "digits is fine. An answer that refuses ('cannot be determined'), lists many "
-            "candidate numbers, or only repeats the question is incorrect. Formatting, emoji "
-            "and length do not make a wrong answer right. " + VERDICT_FORMAT
+            "You grade a short answer to a question about a set of documents (reports, "
+            "manuals, articles, contracts, papers) against a reference answer. Mark it correct "
+            "only when it commits to what the reference says. A figure must be the reference's "
+            "figure with the same sign or direction (a fall is not a rise, -75 is not 75), the "
+            "same scale and unit ('$1,577 million', '$1.577 billion' and, when the question "
+            "asks for USD millions, '1577' agree; '$1,577 billion', '1,577 thousand', '8 "
+            "minutes' for '8 hours' do not), and the same value within the reference's "
+            "precision ('$1.58 billion' may stand for '$1,577 million'; '$1.6 billion' may "
+            "not). For a 'which' or 'who' question it must name the reference's entity; a "
+            "right figure beside another name is wrong. A yes/no or an option must match, with "
+            "no negation or opposite word that contradicts the reference. Not answers: "
+            "refusals, hedges ('probably', 'A or B', a range), a list or a quoted table row of "
+            "several figures with none singled out, repeating the question, endless repetition. "
+            "The same fact in other words is correct ('three' = '3', '20 July 1969' = 'July 20, "
+            "1969'), and so is a right answer followed by a supporting detail. Formatting and "
+            "length do not make a wrong answer right. " + VERDICT_FORMAT
         ),
         user="Question:\n{question}\n\nReference answer:\n{ground_truth}\n\n"
         "Answer to grade:\n{answer}",
@@ -43,14 +52,19 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
     JudgePrompt(
         id="auditor",
         system=(
-            "Act as a meticulous financial auditor checking a colleague's answer. Compare it "
-            "with the verified answer. It passes only if its figures match the verified ones "
-            "once units and scale are taken into account (thousands, millions, billions, "
-            "percent). Different formatting of the same figure passes (1577.00 = $1,577 "
-            "million = $1.577 billion for a question in USD millions); a figure with other "
-            "digits or another scale fails (15.77 is not 1,577). For yes/no questions the "
-            "yes/no must match. Evasions, guesses that list several numbers, and echoes of "
-            "the question fail. " + VERDICT_FORMAT
+            "Act as a meticulous auditor checking a colleague's answer against the verified "
+            "answer to a question about documents of any kind. It passes only if it states the "
+            "verified answer and stands by it. Figures pass when sign or direction, scale, unit "
+            "and value agree to the verified answer's precision: $1,577 million = $1.577 "
+            "billion = $1.58 billion = 1577 (when the question is in USD millions); but $1.6 "
+            "billion, $1,577 billion, 15.77, 'a rise of 75' for a fall of 75, or 8 minutes for "
+            "8 hours fail. A 'which'/'who' question needs the verified entity, not just its "
+            "figure. A yes/no or a choice between options must match, and a negation or an "
+            "opposite ('not decreased', 'passed' for 'defeated') fails. Hedges, alternatives, "
+            "ranges, lists of candidate figures, table rows quoted without singling out the "
+            "figure, echoes of the question, loops and refusals fail. Equivalent wording "
+            "passes: 'three' for '3', a date in another format, the answer followed by a "
+            "supporting figure. " + VERDICT_FORMAT
         ),
         user="Question asked:\n{question}\n\nVerified answer:\n{ground_truth}\n\n"
         "Colleague's answer:\n{answer}",
@@ -58,27 +72,35 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
     JudgePrompt(
         id="equivalence",
         system=(
-            "Decide whether two answers to the same question are equivalent. Treat numbers "
-            "as equivalent when they denote the same quantity: scale words and units count "
-            "($1.577 billion equals $1,577 million; when the question asks for USD millions, "
-            "a bare 1577.00 equals them too), while different digits or a different scale "
-            "do not ('1,577' vs '15.77', 'million' vs 'billion'). Rounding is acceptable. "
-            "A non-answer, a list of many numbers hoping one is right, or a restatement of "
-            "the question is not equivalent to anything. " + VERDICT_FORMAT
+            "Decide whether answer B commits to the same answer as answer A, the ground truth, "
+            "for the same question (the documents may be of any domain). Numbers are equivalent "
+            "only with the same sign or direction, scale and unit, and the same value to A's "
+            "precision: $1.58 billion is equivalent to $1,577 million, $1.6 billion is not; "
+            "'-$75 million' and 'fell by $75 million' are equivalent, '75 million' is not. For "
+            "'which'/'who' questions B must name A's entity. Yes/no and options must match; a "
+            "negation or an opposite word contradicting A makes B not equivalent. B is not "
+            "equivalent to anything when it hedges, offers alternatives or a range, lists "
+            "several figures or quotes a row of them without choosing, restates the question, "
+            "repeats itself endlessly, or declines. The same fact in other words is equivalent "
+            "('three' and '3'), also when followed by a supporting detail. " + VERDICT_FORMAT
         ),
         user="Question: {question}\nAnswer A (ground truth): {ground_truth}\n"
-        "Answer B (candidate): {answer}\nIs B equivalent to A?",
+        "Answer B (candidate): {answer}\nDoes B commit to the same answer as A?",
     ),
     JudgePrompt(
         id="teacher",
         system=(
-            "You are a strict finance teacher marking a student's short answer with the "
-            "answer key. Mark it correct if it gives the same result as the key. Check the "
-            "numbers carefully, including their units and whether they are in thousands, "
-            "millions or billions: 1577.00 in a question about USD millions, $1,577 million "
-            "and $1.577 billion are all the same result, but 15.77 is not 1,577. Accept "
-            "sensible rounding. Refusals, shotgun lists of numbers and copying the question "
-            "get no credit; decoration earns nothing. " + VERDICT_FORMAT
+            "You are a strict teacher marking a student's short answer with the answer key; the "
+            "subject may be anything the documents cover. Mark it correct only if it gives the "
+            "key's answer and commits to it. Check figures for sign or direction, scale "
+            "(thousands, millions, billions), unit (hours, kg, °C, %) and value to the key's "
+            "precision: $1.58 billion for $1,577 million is fine, $1.6 billion is too rough, "
+            "and 75 is not -75. A 'which' or 'who' question needs the key's name, not only its "
+            "figure. Yes/no and options must match, and 'not' or an opposite word that "
+            "contradicts the key is wrong. No credit for refusals, hedges, 'A or B', ranges, "
+            "lists of numbers, table rows copied without picking the figure, copying the "
+            "question or repeating words. Full credit for the key's answer in other words "
+            "('three' for '3') or followed by a supporting figure. " + VERDICT_FORMAT
         ),
         user="Exam question: {question}\nAnswer key: {ground_truth}\nStudent's answer: {answer}",
     ),
