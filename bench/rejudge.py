@@ -1,14 +1,17 @@
-"""Recorded runs' answers judged again by today's offline judge, beside the score recorded.
+"""Recorded runs' answers judged again by today's offline judge, beside what was recorded.
 
-A run folder keeps the trained agent's answers (`eval_trajectories.jsonl[.gz]`); when the
-offline judge is corrected, the scores recorded in `eval.json` were judged by the old one.
-This prints, per run, the answer score recorded and the score of the same answers judged now,
-and every answer whose verdict changed, so that a correction's effect on the record is seen
-whole rather than on the one run that revealed it. No model runs.
+A run folder keeps its held-out answers (`eval_trajectories.jsonl[.gz]`); the numbers in its
+`eval.json` were judged by the judge of its day. This judges every kept answer again and
+prints, per run and policy, the answer score recorded (the first one recorded, before any
+earlier re-judging), the strict accuracy now (the share of questions whose answer the judge
+finds correct) and the answer score now (the reward's partial-credit mean), then every
+answer credited now and every answer that lost the full credit it was recorded with. No
+model runs.
 
-With `--write`, each policy whose score changed gets it in the run's `eval.json`, beside a
-`rejudged` note of the score recorded. Runs before proof113 kept the trained agent's answers
-only, so echo's and the base's stay as recorded there: a stricter judge can only lower them.
+With `--write`, each policy whose answers were kept gets `accuracy`, `answer_score` and
+`pass@k` as judged now in the run's `eval.json`, and a `rejudged` note that keeps the numbers
+recorded. Runs before proof113 kept the trained agent's answers only: echo's and the base's
+numbers there stay as recorded, with no accuracy.
 
 Usage: python bench/rejudge.py [RUN_DIR …] [--questions PATH] [--write]
        (default: every docs/runs/proof* folder and financebench-dev's questions)
@@ -18,6 +21,7 @@ import argparse
 import gzip
 import json
 import re
+from datetime import date
 from pathlib import Path
 
 from workers.documents.questions import load_questions
@@ -25,6 +29,7 @@ from workers.rewards.judge import OfflineJudge
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_QUESTIONS = REPO.parent / "shared/datasets/financebench-dev/questions.jsonl"
+_RECORDED = re.compile(r"answer_score as recorded was ([0-9.]+)")
 
 
 def read_trajectories(run: Path) -> list[dict]:
@@ -38,20 +43,44 @@ def read_trajectories(run: Path) -> list[dict]:
     return []
 
 
-def write_score(report_path: Path, policy: str, score: float) -> None:
+def recorded(report: dict, policy: str) -> dict:
+    """The numbers first recorded for `policy`: an earlier re-judging's note keeps its
+    answer score; otherwise eval.json's own numbers are the recorded ones."""
+    metrics = report["policies"].get(policy, {})
+    note = report.get("rejudged")
+    if isinstance(note, str):  # written when runs kept the trained agent's answers only
+        note = {"trained": note}
+    note = (note or {}).get(policy)
+    if isinstance(note, dict):
+        return dict(note["recorded"])
+    first = {key: metrics[key] for key in ("answer_score", "pass@k") if key in metrics}
+    found = _RECORDED.search(note or "")
+    if found:
+        first["answer_score"] = float(found.group(1))
+    return first
+
+
+def write(report_path: Path, now: dict[str, dict]) -> None:
     report = json.loads(report_path.read_text())
-    metrics = report["policies"].get(policy)
-    if metrics is None or metrics["answer_score"] == score:
-        return
-    notes = report.get("rejudged", {})
-    if isinstance(notes, str):  # written when runs kept the trained agent's answers only
+    notes = report.get("rejudged") or {}
+    if isinstance(notes, str):
         notes = {"trained": notes}
-    notes.setdefault(
-        policy,
-        f"answer_score as recorded was {metrics['answer_score']}; judged again by bench/rejudge.py",
-    )
+    for policy, numbers in now.items():
+        metrics = report["policies"].get(policy)
+        if metrics is None:
+            continue
+        notes[policy] = {
+            "recorded": recorded(report, policy),
+            "note": (
+                f"judged again by bench/rejudge.py on {date.today().isoformat()} with the "
+                "strict offline judge (tests/data/judge_set.jsonl; docs/judge-rejudge.md): "
+                "accuracy added, answer_score and pass@k as judged now"
+            ),
+        }
+        metrics.update(numbers)
+        # accuracy first, as evaluation writes it now
+        report["policies"][policy] = {"accuracy": metrics.pop("accuracy"), **metrics}
     report["rejudged"] = notes
-    metrics["answer_score"] = score
     report_path.write_text(json.dumps(report, indent=2) + "\n")
 
 
@@ -64,35 +93,57 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="*", type=Path)
     parser.add_argument("--questions", default=DEFAULT_QUESTIONS)
-    parser.add_argument("--write", action="store_true", help="correct the runs' eval.json")
+    parser.add_argument("--write", action="store_true", help="update the runs' eval.json")
     args = parser.parse_args()
     runs = args.runs or sorted((REPO / "docs/runs").glob("proof*"), key=run_number)
     questions = {q.id: q for q in load_questions(args.questions)}
     judge = OfflineJudge()
-    print(f"{'run':<14} {'policy':<10} {'n':>3} {'recorded':>9} {'now':>7}")
+    header = f"| {'run':<12} | {'policy':<7} | {'n':>3} | recorded answer_score | "
+    print(header + "accuracy now | answer_score now |")
+    print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|---|---|")
+    credited, lost = [], []
     for run in runs:
-        by_policy: dict[str, list[tuple[float, float]]] = {}
-        changed: dict[str, list[str]] = {}
+        report = json.loads((run / "eval.json").read_text())
+        by_policy: dict[str, list[tuple[str, bool, float]]] = {}
         for trajectory in read_trajectories(run):
             question = questions.get(trajectory["question_id"])
             if question is None:
                 continue
             answer = trajectory.get("answer") or ""
-            now = judge.judge(question.question, question.answer, answer).score
-            recorded = trajectory["judge_score"]
-            by_policy.setdefault(trajectory["policy"], []).append((recorded, now))
-            if abs(now - recorded) > 1e-9:
-                changed.setdefault(trajectory["policy"], []).append(
-                    f"    {trajectory['policy']:<8} {recorded:.2f} -> {now:.2f}  {answer[:60]!r}"
+            verdict = judge.judge(question.question, question.answer, answer)
+            policy = trajectory["policy"]
+            by_policy.setdefault(policy, []).append((question.id, verdict.correct, verdict.score))
+            if verdict.correct:
+                credited.append(f"{run.name} {policy}: {answer[:70]!r} ({verdict.reason})")
+            elif trajectory.get("judge_score") == 1.0:
+                lost.append(f"{run.name} {policy}: {answer[:70]!r} ({verdict.reason})")
+        now = {}
+        for policy in report["policies"]:
+            first = recorded(report, policy).get("answer_score", float("nan"))
+            judged = by_policy.get(policy)
+            if not judged:
+                print(
+                    f"| {run.name:<12} | {policy:<7} |     | {first:21.3f} | {'-':>12} | "
+                    f"{'- (answers not kept)':>16} |"
                 )
-        for policy, scores in by_policy.items():
-            recorded = sum(r for r, _ in scores) / len(scores)
-            now = sum(n for _, n in scores) / len(scores)
-            print(f"{run.name:<14} {policy:<10} {len(scores):>3} {recorded:>9.3f} {now:>7.3f}")
-            if args.write and policy in changed:
-                write_score(run / "eval.json", policy, round(now, 4))
-        for lines in changed.values():
-            print("\n".join(lines))
+                continue
+            right = {qid for qid, ok, _ in judged if ok}
+            numbers = {
+                "accuracy": round(sum(ok for _, ok, _ in judged) / len(judged), 4),
+                "answer_score": round(sum(s for _, _, s in judged) / len(judged), 4),
+                "pass@k": round(len(right) / len({qid for qid, _, _ in judged}), 4),
+            }
+            now[policy] = numbers
+            print(
+                f"| {run.name:<12} | {policy:<7} | {len(judged):>3} | {first:21.3f} | "
+                f"{numbers['accuracy']:12.3f} | {numbers['answer_score']:16.3f} |"
+            )
+        if args.write and now:
+            write(run / "eval.json", now)
+    print(f"\nanswers credited now ({len(credited)}):")
+    print("\n".join(f"  {line}" for line in credited))
+    print(f"\nanswers recorded with full credit, not correct now ({len(lost)}):")
+    print("\n".join(f"  {line}" for line in lost))
 
 
 if __name__ == "__main__":

@@ -78,6 +78,8 @@ class JudgeConfig(Settings):
 TEXT_RECALL_NEEDED = 0.6
 # Share of a "which" truth's naming words (the entity before its figure) an answer must say.
 ENTITY_RECALL_NEEDED = 0.5
+# The longest answer without a yes or no read as one: a short claim on the question's words.
+IMPLIED_YES_NO_WORDS = 8
 # A wrong answer's score, the reward's partial-credit shaping, never reaches this.
 WRONG_SCORE_CAP = 0.5
 
@@ -159,8 +161,12 @@ class OfflineJudge:
                 if text.negated(case.answer) != text.negated(rest):
                     return self._wrong("negates the truth's reason")
                 answer_says = truth_says
-            elif case.question_terms & text.content_terms(case.answer):
-                # "It decreased" to "Did it decrease?" says yes; "It did not" says no.
+            elif len(
+                text.words(case.answer)
+            ) <= IMPLIED_YES_NO_WORDS and case.question_terms & text.content_terms(case.answer):
+                # "It decreased" to "Did it decrease?" says yes; "It did not" says no. A
+                # longer sentence on the question's words (a quoted line of the document)
+                # answers some other question.
                 answer_says = "no" if text.negated(case.answer) else "yes"
             else:
                 return self._wrong("says neither yes nor no")
