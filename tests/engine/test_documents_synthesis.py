@@ -368,6 +368,16 @@ def test_prose_questions_ask_what_a_thing_does_answered_by_a_span_of_the_sentenc
     assert asked["Milk"].question.count("steam wand") == 1
 
 
+def test_prose_questions_read_verbs_with_a_particle_and_the_passive():
+    text = (
+        "The starter kit consists of a glass carafe.\n"
+        "Descaling tablets are supplied by the service partner.\n"
+    )
+    asked = {q.answer: q.question for q in prose_questions(manual(text=text), n=5)}
+    assert "starter kit consist of?" in asked["Glass carafe"]
+    assert asked["Service partner"] == "By what are descaling tablets supplied?"
+
+
 def test_prose_questions_ask_what_a_term_is_and_how_many_there_are():
     made = by_source(prose_questions(manual(), n=20))
     (definition,) = made["offline-definition"]

@@ -484,11 +484,33 @@ _ACTION_VERBS = (
 # Left out: verbs that are as often nouns ("list", "measure", "check", "start"), which read
 # "the inheritance list usually gives …" as a subject "the inheritance" that lists.
 _ADVERB = r"(?:(?:always|only|also|never|usually|generally|normally|first|then|now)\s+)?"
+_OBJECT_END = (
+    r"(?=\.(?:\s|$)|[,;:]|\s(?:if|when|unless|because|which|that|so|for|with|in|from|on|by|"
+    r"as|and|or|but|while|after|before|instead|rather|unlike)\s|$)"
+)
 _ACTION = re.compile(
     r"^(?P<subject>[^,;:()]{3,60}?)\s+" + _ADVERB + r"(?P<verb>" + "|".join(_ACTION_VERBS) + r")"
-    r"(?P<s>s?)\s+(?P<object>[^,;:]{2,80}?)\s*"
-    r"(?=\.(?:\s|$)|[,;:]|\s(?:if|when|unless|because|which|that|so|for|with|in|from|on|by|as|"
-    r"and|or|but|while|after|before|instead|rather|unlike)\s|$)"
+    r"(?P<s>s?)\s+(?P<object>[^,;:]{2,80}?)\s*" + _OBJECT_END
+)
+# Verbs whose object follows a particle: "X consists of Y" asks what X consists of.
+_PHRASAL_VERBS = (
+    "consist of", "depend on", "refer to", "belong to", "correspond to", "apply to",
+    "result in", "lead to", "rely on", "point to", "differ from", "map to",
+)  # fmt: skip
+_PHRASAL = re.compile(
+    r"^(?P<subject>[^,;:()]{3,60}?)\s+"
+    + _ADVERB
+    + r"(?P<verb>"
+    + "|".join(v.split()[0] for v in _PHRASAL_VERBS)
+    + r")(?P<s>s?)\s+(?P<particle>of|on|to|in|from)\s+(?P<object>[^,;:]{2,80}?)\s*"
+    + _OBJECT_END
+)
+# "Code objects are returned by the built-in compile() function" asks by what they are.
+_PASSIVE = re.compile(
+    r"^(?P<subject>[^,;:()]{3,60}?)\s+(?P<be>is|are)\s+"
+    + _ADVERB
+    + r"(?P<done>[a-z]{3,}ed)\s+by\s+(?P<object>[^,;:]{2,80}?)\s*"
+    + _OBJECT_END
 )
 _DEFINITION = re.compile(
     r"^(?P<article>An?|The)\s+(?P<term>[^,;:()]{2,40}?)\s+(?P<be>is|are)\s+"
@@ -520,7 +542,8 @@ _STOP_WORDS = frozenset(
 )
 # A subject holding one of these is a clause, not a name ("the statement will bind …").
 _CLAUSE_WORDS = frozenset(
-    "is are was were be been can may might must should will would shall could cannot".split()
+    "is are was were be been can may might must should will would shall could cannot has have "
+    "had".split()
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_'-]*")
 _MAX_ANSWER_WORDS = 16
@@ -651,30 +674,8 @@ def _blocks(text: str) -> list[str]:
 def _facts(sentence: str, kinds: list[str], rng: random.Random) -> list[_Fact]:
     plain = _EMPHASIS.sub(r"\1", sentence)
     facts = []
-    if "action" in kinds and (m := _ACTION.match(plain)):
-        subject = m.group("subject").strip()
-        said = m.group("object")
-        rest = plain[m.end("object") :].split(". ")[0]
-        if rest.startswith(",") and re.search(r"\s(?:and|or)\s", rest):
-            said += rest.rstrip(".")  # a list ("the "str", "list" and "tuple" classes")
-        answer = _span(said)
-        plural = not m.group("s")
-        # Subject and verb agree, or the verb was a noun ("the spot yield curve approach
-        # does not …", "unless the context require"): a verb without -s needs a plural.
-        agrees = not plural or subject.split()[-1].lower().endswith("s")
-        # An object holding a negation or a second verb is a clause cut short, no thing.
-        clause = {w.lower() for w in answer.split()} & (_CLAUSE_WORDS | {"does", "do", "not"})
-        named = answer and _names_a_thing(subject) and not _given_away(answer, subject)
-        if agrees and not clause and named:
-            verb = m.group("verb")
-            shape = rng.choice(_SHAPES_ACTION)
-            text = shape.format(
-                does="do" if plural else "does",
-                s=_mid_sentence(subject),
-                v=verb,
-                vs=verb if plural else verb + "s",
-            )
-            facts.append(_Fact("action", subject, text, answer, sentence))
+    if "action" in kinds:
+        facts.extend(_action_facts(plain, sentence, rng))
     if "definition" in kinds and (m := _DEFINITION.match(plain)):
         term = m.group("term").strip()
         answer = _span(m.group("meaning"))
@@ -701,6 +702,51 @@ def _facts(sentence: str, kinds: list[str], rng: random.Random) -> list[_Fact]:
             text = rng.choice(_SHAPES_COUNT).format(noun=noun)
             facts.append(_Fact("count", noun, text, m.group("n"), sentence))
     return facts
+
+
+def _action_facts(plain: str, sentence: str, rng: random.Random) -> list[_Fact]:
+    """What a thing does ("X raises Y", "X consists of Y"), or what is done to it ("X is
+    returned by Y"), as a question about X answered by Y."""
+    found = []
+    for pattern in (_ACTION, _PHRASAL, _PASSIVE):
+        m = pattern.match(plain)
+        if not m:
+            continue
+        subject = m.group("subject").strip()
+        said = m.group("object")
+        rest = plain[m.end("object") :].split(". ")[0]
+        if rest.startswith(",") and re.search(r"\s(?:and|or)\s", rest):
+            said += rest.rstrip(".")  # a list ("the "str", "list" and "tuple" classes")
+        answer = _span(said)
+        if pattern is _PASSIVE:
+            plural = m.group("be") == "are"
+        else:
+            plural = not m.group("s")
+        # Subject and verb agree, or the verb was a noun ("the spot yield curve approach
+        # does not …", "unless the context require"): a verb without -s needs a plural.
+        agrees = not plural or subject.split()[-1].lower().endswith("s")
+        # An object holding a negation or a second verb is a clause cut short, no thing.
+        clause = {w.lower() for w in answer.split()} & (_CLAUSE_WORDS | {"does", "do", "not"})
+        named = answer and _names_a_thing(subject) and not _given_away(answer, subject)
+        if not (agrees and not clause and named):
+            continue
+        s = _mid_sentence(subject)
+        if pattern is _PASSIVE:
+            text = f"By what {m.group('be')} {s} {m.group('done')}?"
+        else:
+            verb = m.group("verb")
+            if pattern is _PHRASAL:
+                verb = f"{verb} {m.group('particle')}"
+            shape = rng.choice(_SHAPES_ACTION)
+            first, _, particle = verb.partition(" ")
+            text = shape.format(
+                does="do" if plural else "does",
+                s=s,
+                v=verb,
+                vs=f"{first}{'' if plural else 's'} {particle}".strip(),
+            )
+        found.append(_Fact("action", subject, text, answer, sentence))
+    return found
 
 
 def _mid_sentence(subject: str) -> str:
@@ -754,6 +800,8 @@ def _span(text: str) -> str:
         return ""
     if re.search(r"\b[A-Z]$", text):  # cut at an abbreviation's point ("a B.S. in …")
         return ""
+    if len(words) == 1 and words[0].lower() in {"one", *_NUMBER_WORDS}:
+        return ""  # "consists of one or more clauses" cut at "or": no answer
     return text[0].upper() + text[1:]
 
 
