@@ -80,6 +80,12 @@ def write(report_path: Path, now: dict[str, dict]) -> None:
         metrics.update(numbers)
         # accuracy first, as evaluation writes it now
         report["policies"][policy] = {"accuracy": metrics.pop("accuracy"), **metrics}
+    for policy in report["policies"]:
+        if policy not in now:
+            notes[policy] = {
+                "recorded": recorded(report, policy),
+                "note": "answers not kept: as recorded by the judge of its day, no accuracy",
+            }
     report["rejudged"] = notes
     report_path.write_text(json.dumps(report, indent=2) + "\n")
 
