@@ -592,16 +592,26 @@ def prose_questions(
         return []
     rng = random.Random(seed)
     flat = [(c, " ".join(c.text.split())) for c in chunks]
-    lowered = [(c, text.lower()) for c, text in flat]
-    frequency: dict[str, int] = {}
-    for _, text in flat:
+    holding: dict[str, list[int]] = {}  # a word -> the chunks that hold it
+    for i, (_, text) in enumerate(flat):
         for word in {w.lower() for w in _WORD.findall(text)}:
-            frequency[word] = frequency.get(word, 0) + 1
+            holding.setdefault(word, []).append(i)
     rare = max(2, _RARE_SHARE * len(chunks))
 
     def distinctive(phrase: str) -> bool:
         words = [w.lower() for w in _WORD.findall(phrase)]
-        return any(w not in _STOP_WORDS and frequency.get(w, 0) <= rare for w in words)
+        return any(w not in _STOP_WORDS and len(holding.get(w, ())) <= rare for w in words)
+
+    def elsewhere(subject: str, entity: str) -> bool:
+        """Whether another entity's chunks hold the subject too: then the question must say
+        whose documents it asks about. Only chunks holding its rarest word can."""
+        words = {w.lower() for w in _WORD.findall(subject)}
+        rarest = min(words, key=lambda w: len(holding.get(w, ())))
+        needle = subject.lower()
+        return any(
+            flat[i][0].entity != entity and needle in flat[i][1].lower()
+            for i in holding.get(rarest, ())
+        )
 
     by_kind: dict[str, list[tuple[Chunk, _Fact]]] = {k: [] for k in kinds}
     for chunk in chunks:
@@ -625,7 +635,7 @@ def prose_questions(
             continue
         asked.add(key)
         text = fact.question
-        if chunk.entity and _elsewhere(fact.subject, chunk.entity, lowered):
+        if chunk.entity and elsewhere(fact.subject, chunk.entity):
             text = f"In {chunk.entity}, {text[0].lower()}{text[1:]}"
         question = _question(text, fact.answer, chunk, fact.sentence, f"offline-{fact.kind}")
         golden = [i for i, t in by_doc[chunk.doc] if fact.sentence in t] or [chunk.id]
@@ -811,13 +821,6 @@ def _given_away(answer: str, subject: str) -> bool:
     said = {w.lower() for w in _WORD.findall(subject)}
     words = {w.lower() for w in _WORD.findall(answer)} - _STOP_WORDS
     return not words or words <= said
-
-
-def _elsewhere(subject: str, entity: str, flat: list[tuple[Chunk, str]]) -> bool:
-    """Whether another entity's chunks hold the subject too: then the question must say
-    whose documents it asks about."""
-    needle = subject.lower()
-    return any(c.entity != entity and needle in text for c, text in flat)
 
 
 def teacher_questions(
