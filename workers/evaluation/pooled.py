@@ -408,9 +408,9 @@ def section_report(
             {
                 "policies": [a.name, b.name],
                 "recall": recall.to_dict() if recall else None,
-                "recall_holds": recall.excludes(0) if recall else None,
+                "recall_excludes_zero": recall.excludes(0) if recall else None,
                 "accuracy": accuracy.to_dict() if accuracy else None,
-                "accuracy_holds": accuracy.excludes(0) if accuracy else None,
+                "accuracy_excludes_zero": accuracy.excludes(0) if accuracy else None,
             }
         )
     return {"chunks": chunks, "rows": report_rows, "paired": paired}
@@ -454,4 +454,4 @@ def format_markdown(report: Mapping[str, Any]) -> str:
 def _held(interval: dict | None, holds: bool | None) -> str:
     if interval is None:
         return "—"
-    return _cell(interval) + (" **holds**" if holds else "")
+    return _cell(interval) + (" **excludes 0**" if holds else "")
