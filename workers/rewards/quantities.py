@@ -238,8 +238,9 @@ _UNITS = {
     **dict.fromkeys(["°c", "celsius"], ("celsius", 1.0)),
     **dict.fromkeys(["°f", "fahrenheit"], ("fahrenheit", 1.0)),
 }
-# Words that are units only when nothing else could be meant; "a", "in", "b", "s" and the
-# like are also ordinary words, so they count glued to the number ("5s", "2a") or not at all.
+# Words that are units only when nothing else could be meant: "a", "in", "b", "s" and the
+# like are also ordinary words (or labels, "Item 1A"), so they count only set apart and in
+# capitals ("1,500 W"), and "in", "mi", "a", "b" never.
 _AMBIGUOUS_UNITS = frozenset(["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi"])
 _NEVER_SPACED = frozenset(["in", "mi", "a", "b"])
 _MEASURE = re.compile(
@@ -270,8 +271,8 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
         and (not written.isupper() or word in _NEVER_SPACED)
     ):
         return None  # "3 in" is not inches, but "1,500 W" is watts
-    if word == "m" and not match.group("gap") and not match.group("per"):
-        return None  # "5m" is five million as often as five metres
+    if len(word) == 1 and not match.group("gap") and not match.group("per"):
+        return None  # "5m" is five million as often as five metres; "Item 1A" is a label
     per = (match.group("per") or "").lower()
     if per:
         per_unit = _UNITS.get(per)
