@@ -444,8 +444,8 @@ def format_markdown(report: Mapping[str, Any]) -> str:
             for pair in section["paired"]:
                 a, b = pair["policies"]
                 out.append(
-                    f"| {a} − {b} | {_held(pair['recall'], pair['recall_holds'])} | "
-                    f"{_held(pair['accuracy'], pair['accuracy_holds'])} |"
+                    f"| {a} − {b} | {_held(pair['recall'], pair['recall_excludes_zero'])} | "
+                    f"{_held(pair['accuracy'], pair['accuracy_excludes_zero'])} |"
                 )
         out.append("")
     return "\n".join(out).rstrip() + "\n"
