@@ -51,3 +51,11 @@ def test_an_unknown_pack_is_refused_with_the_packs_there_are():
 def test_the_pack_an_agents_rules_belong_to():
     assert pack_of_limits({"yes_no_answers": True, "loop_guard": True}) == "filings"
     assert pack_of_limits({"loop_guard": True, "grounded_scope": True}) == ""
+
+
+def test_a_run_synthesizes_the_generic_kinds_and_its_packs():
+    from workers.documents.synthesis import FILINGS_KINDS, GENERIC_KINDS
+    from workers.packs import synthesis_kinds
+
+    assert synthesis_kinds("") == GENERIC_KINDS
+    assert set(synthesis_kinds("filings")) == set(GENERIC_KINDS) | set(FILINGS_KINDS)

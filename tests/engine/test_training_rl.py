@@ -705,7 +705,7 @@ def test_the_synthetic_curriculum_reads_only_the_training_entities_documents():
         for co, a, b in (("acme", 7, 8), ("globex", 5, 6))
     ]
     train_questions = [q for q in questions() if q.entity == "acme"]
-    cfg = config(synthetic_questions=50)
+    cfg = config(synthetic_questions=50, pack="filings")  # tables are the filings pack's kind
 
     synthetic = synthetic_curriculum(SearchIndex.build(pages), train_questions, cfg)
 
@@ -716,6 +716,16 @@ def test_the_synthetic_curriculum_reads_only_the_training_entities_documents():
     assert not any(q.answer in ("Yes", "No") for q in synthetic)  # none asked yes or no
 
 
+def test_without_the_filings_pack_the_curriculum_asks_nothing_of_year_column_tables():
+    table = "(Millions) 2021 2020\nBacklog of orders 7 8\nResearch spending 8 7\n"
+    index = SearchIndex.build([Chunk("acme-1", "acme-10k", 1, "acme", table)])
+    train_questions = [q for q in questions() if q.entity == "acme"]
+
+    synthetic = synthetic_curriculum(index, train_questions, config(synthetic_questions=50))
+
+    assert not [q for q in synthetic if q.meta["source"] in ("offline-table", "offline-comparison")]
+
+
 def test_the_synthetic_curriculum_asks_yes_or_no_as_often_as_the_customer_does():
     rows = "\n".join(f"Line item {w} {i} {i + 3}" for i, w in enumerate("abcdefghijklmnopqrst"))
     pages = [Chunk("acme-1", "acme-10k", 1, "acme", f"(Millions) 2021 2020\n{rows}\n")]
@@ -723,7 +733,7 @@ def test_the_synthetic_curriculum_asks_yes_or_no_as_often_as_the_customer_does()
     asked[0] = Question("yn", "Did acme grow in 2021?", "Yes, by a third.", "acme", [])
 
     synthetic = synthetic_curriculum(
-        SearchIndex.build(pages), asked, config(synthetic_questions=20)
+        SearchIndex.build(pages), asked, config(synthetic_questions=20, pack="filings")
     )
 
     yes_no = [q for q in synthetic if q.answer in ("Yes", "No")]
@@ -742,7 +752,7 @@ def test_the_synthetic_curriculum_answers_yes_as_often_as_the_customer_does():
             Question(f"yn{i}", f"Did acme grow in 2021 ({i})?", truth, "acme", [])
             for i, truth in enumerate(truths)
         ]
-        cfg = config(synthetic_questions=20)
+        cfg = config(synthetic_questions=20, pack="filings")
         return [
             q.answer
             for seed in range(5)
@@ -785,10 +795,10 @@ def test_the_synthetic_curriculum_asks_what_drove_a_change_as_often_as_the_custo
 
     assert not any(
         q.meta["source"] == "offline-cause"
-        for q in synthetic_curriculum(index, asked, config(synthetic_questions=20))
+        for q in synthetic_curriculum(index, asked, config(synthetic_questions=20, pack="filings"))
     )
     asked[0] = Question("why", "What drove acme's backlog up in 2021?", "Orders.", "acme", [])
-    synthetic = synthetic_curriculum(index, asked, config(synthetic_questions=20))
+    synthetic = synthetic_curriculum(index, asked, config(synthetic_questions=20, pack="filings"))
 
     causes = [q for q in synthetic if q.meta["source"] == "offline-cause"]
     assert len(causes) == 5, len(causes)  # a quarter, as in the customer's four

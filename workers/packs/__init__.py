@@ -9,14 +9,15 @@ records are in `docs/packs.md`). A run chooses one with `TrainConfig.pack` (`sle
 pack's name is saved with the agent (`agent.json`), whose limits carry its rules of decoding
 wherever the agent is used.
 
-Data only: no engine imports, so that the agent's settings, the trainer and the platform
-may all read it.
+Data and names only (the question kinds are the synthesizer's), so that the agent's
+settings, the trainer and the platform may all read it without torch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from workers.documents.synthesis import GENERIC_KINDS
 from workers.packs.filings import FILINGS
 
 
@@ -33,14 +34,13 @@ class Setting:
 @dataclass(frozen=True)
 class Pack:
     """A named bundle of settings true of one kind of document only. `synthesis_kinds`:
-    the synthesized question kinds it adds to the generic ones (None: the synthesizer's
-    own default)."""
+    the synthesized question kinds it adds to the generic ones."""
 
     name: str
     label: str
     description: str
     settings: tuple[Setting, ...]
-    synthesis_kinds: tuple[str, ...] | None = None
+    synthesis_kinds: tuple[str, ...] = ()
 
     def overrides(self) -> dict:
         """The pack's settings as TrainConfig overrides, nested as in `TrainConfig.to_dict`."""
@@ -71,7 +71,7 @@ def _pack(data: dict) -> Pack:
         data["label"],
         data["description"],
         settings,
-        data.get("synthesis_kinds"),
+        tuple(data.get("synthesis_kinds", ())),
     )
 
 
@@ -120,3 +120,10 @@ def pack_of_settings(config: dict) -> str:
     on = {path for path, value in config.items() if value is True}
     found = pack_of_limits(config.get("limits") or {})
     return found or next((pack.name for pack in PACKS.values() if pack.teacher() & on), NO_PACK)
+
+
+def synthesis_kinds(name: str) -> tuple[str, ...]:
+    """The question kinds a run with pack `name` synthesizes: the generic ones, then its
+    pack's."""
+    pack = pack_named(name)
+    return GENERIC_KINDS + (pack.synthesis_kinds if pack else ())

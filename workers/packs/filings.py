@@ -6,6 +6,8 @@ split, on a difference of one to three of 21-25 validation questions, with the j
 day: read the effects as leads, not as settled gains.
 """
 
+from workers.documents.synthesis import FILINGS_KINDS
+
 FILINGS = {
     "name": "filings",
     "label": "Financial filings",
@@ -70,7 +72,8 @@ FILINGS = {
             "recall +0.01 / +0.07 on two seeds (docs/packs.md#synthetic-sections)",
         ),
     },
-    # The synthesized question kinds the pack adds (documents.synthesis): None until the
-    # synthesizer names its kinds, which leaves today's synthesis as it is.
-    "synthesis_kinds": None,
+    # The synthesized question kinds the pack adds to the generic ones (documents.synthesis):
+    # a cell of a year-column table, a yes/no comparison of a row's two latest years, what
+    # drove a change a filing explains.
+    "synthesis_kinds": FILINGS_KINDS,
 }

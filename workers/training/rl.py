@@ -43,6 +43,7 @@ from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
 from workers.documents.synthesis import asks_cause, offline_questions
 from workers.evaluation.metrics import behaviour, summarize
+from workers.packs import synthesis_kinds
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
 from workers.rewards.text import polarity
@@ -219,6 +220,7 @@ def synthetic_curriculum(
         yes_no_share=len(said) / asked,
         cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
         yes_share=said.count("yes") / len(said) if said else 0.5,
+        kinds=synthesis_kinds(config.pack),  # the generic kinds, and the run's pack's
     )
 
 
