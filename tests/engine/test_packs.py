@@ -59,3 +59,21 @@ def test_a_run_synthesizes_the_generic_kinds_and_its_packs():
 
     assert synthesis_kinds("") == GENERIC_KINDS
     assert set(synthesis_kinds("filings")) == set(GENERIC_KINDS) | set(FILINGS_KINDS)
+
+
+FILING = (
+    "UNITED STATES SECURITIES AND EXCHANGE COMMISSION. FORM 10-K. For the fiscal year ended "
+    "December 31, 2022. Consolidated Balance Sheets. Consolidated Statements of Operations."
+)
+MANUAL = (
+    "The for statement is used to iterate over the elements of a sequence. A balance sheet "
+    "template ships with the spreadsheet examples."
+)
+
+
+def test_the_filings_pack_is_offered_for_documents_that_look_like_filings_only():
+    from workers.packs import suggested_pack
+
+    assert suggested_pack([FILING, FILING, MANUAL]) == "filings"
+    assert suggested_pack([MANUAL, MANUAL, FILING]) == ""
+    assert suggested_pack([]) == ""

@@ -15,6 +15,7 @@ settings, the trainer and the platform may all read it without torch.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workers.documents.synthesis import GENERIC_KINDS
@@ -41,6 +42,8 @@ class Pack:
     description: str
     settings: tuple[Setting, ...]
     synthesis_kinds: tuple[str, ...] = ()
+    # Patterns a document of the pack's kind shows: two of them, and it looks like one.
+    signals: tuple = ()
 
     def overrides(self) -> dict:
         """The pack's settings as TrainConfig overrides, nested as in `TrainConfig.to_dict`."""
@@ -72,6 +75,7 @@ def _pack(data: dict) -> Pack:
         data["description"],
         settings,
         tuple(data.get("synthesis_kinds", ())),
+        tuple(data.get("signals", ())),
     )
 
 
@@ -127,3 +131,21 @@ def synthesis_kinds(name: str) -> tuple[str, ...]:
     pack's."""
     pack = pack_named(name)
     return GENERIC_KINDS + (pack.synthesis_kinds if pack else ())
+
+
+SIGNALS_A_DOCUMENT_SHOWS = 2  # one alone ("balance sheet", "fiscal year") is a word, not a kind
+
+
+def suggested_pack(documents: Iterable[str]) -> str:
+    """The pack to offer for a project whose documents' texts are `documents` (a few pages
+    of each suffice): one whose kind at least half of them look like, by showing two of its
+    signals; "" for none. An offer, never a choice: the customer decides."""
+    texts = list(documents)
+    for pack in PACKS.values():
+        alike = sum(
+            sum(bool(signal.search(text)) for signal in pack.signals) >= SIGNALS_A_DOCUMENT_SHOWS
+            for text in texts
+        )
+        if texts and pack.signals and alike >= len(texts) / 2:
+            return pack.name
+    return NO_PACK

@@ -6,7 +6,23 @@ split, on a difference of one to three of 21-25 validation questions, with the j
 day: read the effects as leads, not as settled gains.
 """
 
+import re
+
 from workers.documents.synthesis import FILINGS_KINDS
+
+# What marks a document as a company's filing: its form, its regulator, its statements.
+# A document showing two of them looks like one (`packs.suggested_pack`).
+SIGNALS = tuple(
+    re.compile(pattern, re.IGNORECASE)
+    for pattern in (
+        r"\bform\s+10-?[kq]\b",
+        r"\bsecurities and exchange commission\b",
+        r"\bbalance sheets?\b|\bstatements? of financial (?:position|condition)\b",
+        r"\bstatements? of (?:operations|income|earnings)\b|\bincome statements?\b",
+        r"\bstatements? of cash flows?\b|\bcash flows? statements?\b",
+        r"\bfiscal (?:year|quarter)\b",
+    )
+)
 
 FILINGS = {
     "name": "filings",
@@ -76,4 +92,5 @@ FILINGS = {
     # a cell of a year-column table, a yes/no comparison of a row's two latest years, what
     # drove a change a filing explains.
     "synthesis_kinds": FILINGS_KINDS,
+    "signals": SIGNALS,
 }
