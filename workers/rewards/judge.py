@@ -90,6 +90,7 @@ FIGURE_WORDS = text.content_terms(
     + " usd dollar dollars percent percentage per cent share shares"
 )
 _WHICH = re.compile(r"\b(?:which|who|whom|whose)\b|\bwhat\s+(?:is|was|are|were)\s+the\s+name", re.I)
+_JOINS = re.compile(r"\s(?:and|&)\s|\s*/\s*[a-z]", re.I)
 # A row quoted from a table: figures with nothing but separators between them.
 _ROW_GAP = re.compile(r"[\s,;|/$€£¥]*")
 
@@ -152,8 +153,17 @@ class OfflineJudge:
     def _judge_polarity(self, case: "_Case", truth_says: str) -> Verdict:
         """A truth that opens with yes or no. An answer without one says yes unless it
         negates, or says the truth's own reason."""
-        answer_says = text.polarity(case.answer)
+        answer_says = _polarity(case.answer)
         rest = _after_polarity(case.truth)
+        if {"yes", "no"} <= set(text.words(case.answer)):
+            return self._wrong("says both yes and no")
+        turn = text.direction(case.answer)
+        short = len(text.words(case.answer)) <= IMPLIED_YES_NO_WORDS
+        if answer_says is None and short and turn and case.question_direction:
+            # "Decreased by 42%" to "Was there any drop…?" says yes; "It fell" to "Did it
+            # increase?" says no; "It did not fall" to the first says no.
+            same = (turn == case.question_direction) != text.negated(case.answer)
+            answer_says = "yes" if same else "no"
         if answer_says is None:
             reason_terms = text.content_terms(rest) - case.question_terms - FIGURE_WORDS
             recall = _recall(reason_terms, text.content_terms(case.answer))
@@ -161,9 +171,7 @@ class OfflineJudge:
                 if text.negated(case.answer) != text.negated(rest):
                     return self._wrong("negates the truth's reason")
                 answer_says = truth_says
-            elif len(
-                text.words(case.answer)
-            ) <= IMPLIED_YES_NO_WORDS and case.question_terms & text.content_terms(case.answer):
+            elif short and case.question_terms & text.content_terms(case.answer):
                 # "It decreased" to "Did it decrease?" says yes; "It did not" says no. A
                 # longer sentence on the question's words (a quoted line of the document)
                 # answers some other question.
@@ -260,7 +268,7 @@ class OfflineJudge:
         # The truth's first figure is its headline; the rest often explain it. The
         # answer's first figure is what it commits to.
         if not case.matches_truth(given[0]):
-            size = [a for a in given if case.magnitude_matches(a)]
+            size = case.magnitude_matches(given[0])
             reason = "the right size with the wrong sign" if size else "figures do not match"
             return self._verdict(False, 0.25 if size else 0.0, f"{reason}: {given[0].text}")
         if not any(case.agrees(a, headline) for a in given):
@@ -294,6 +302,10 @@ class OfflineJudge:
         # Austen"); half with words of its own is something else ("carbon monoxide").
         if recall < TEXT_RECALL_NEEDED and not (recall >= 0.5 and not extra):
             return self._verdict(False, recall * 0.5, f"{recall:.0%} of the truth's key words")
+        # Others named beside the truth ("Customer deposits and long-term debt") are
+        # candidates, not an answer.
+        if extra and _JOINS.search(case.answer) and not _JOINS.search(case.truth):
+            return self._verdict(False, recall * 0.5, f"names {sorted(extra)} beside the truth")
         # A short answer that drops a word of the truth for one of its own names something
         # else: "npm ci" is not "npm install".
         if extra and len(answer_terms) <= 3 and _recall(full, answer_terms) < 1:
@@ -387,6 +399,15 @@ def _direction_near(written: str, start: int, end: int) -> int:
     after_text = re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0]
     after = text.words(after_text)[:2]
     return text.direction(" ".join(before + after))
+
+
+_SAYS_ANSWER_IS = re.compile(r"^\W*(?:the\s+)?answer\s*(?:is\s*)?:?\s*(yes|no)\b", re.I)
+
+
+def _polarity(answer: str) -> str | None:
+    """The yes or no an answer opens with, also after "The answer is"."""
+    found = _SAYS_ANSWER_IS.match(answer)
+    return found.group(1).lower() if found else text.polarity(answer)
 
 
 def _after_polarity(said: str) -> str:
