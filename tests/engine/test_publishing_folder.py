@@ -1,5 +1,6 @@
 """A published folder: Hugging Face files, a model card, an agent bundle, one archive."""
 
+import ast
 import json
 import subprocess
 import sys
@@ -12,6 +13,7 @@ from transformers import AutoModelForCausalLM
 from workers.agent.protocol import closing_tag, searched_query
 from workers.documents.chunking import Chunk
 from workers.publishing import PublishInfo, make_archive, publish_folder
+from workers.publishing.bundle import RULE_MODULES
 from workers.search.index import STATEMENT_NAMES, SearchHit, SearchIndex
 from workers.training.config import TrainConfig
 
@@ -264,31 +266,39 @@ def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):
         assert run_agent._closing_tag(text) == closing_tag(text), text
 
 
-def test_the_bundled_script_grounds_an_answers_figures_as_the_engine_does(published):
-    from workers.agent.grounding import FigureGrounding, ShownFigures
+def _definitions(source: str) -> dict[str, str]:
+    """A module's top-level definitions by name, as source without comments."""
+    found = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            found[node.name] = ast.unparse(node)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        found[name.id] = ast.unparse(node)
+    return found
 
-    run_agent = bundled_script(published)
-    vocab = list("0123456789,. $m") + ["12", ".5", "</answer>", "[EOS]", ",0", "1,"]
-    figure_tokens = {
-        i: t for i, t in enumerate(vocab) if t.startswith((",", ".")) or any(map(str.isdigit, t))
-    }
-    shown_text = "Total assets 59,268 and 3.5 (in millions), 1,000.0 in 2023"
-    engine, shown = FigureGrounding(vocab), ShownFigures.of(shown_text)
-    bundle_shown = run_agent.shown_figures(shown_text)
-    for answer in ("", "$", "$59,2", "$5926", "$59,268", "The total is ", "3.", "$1,000", "$7 "):
-        expected = engine.banned(answer, shown)
-        ruled = run_agent.banned_tokens(answer, bundle_shown, figure_tokens)
-        if ruled is None:
-            assert expected is None, answer
-            continue
-        banned, ends_banned = ruled
-        got = {
-            i for i in range(len(vocab)) if i in banned or (ends_banned and i not in figure_tokens)
-        }
-        assert got == {i for i, b in enumerate(expected.tolist()) if b}, answer
-    assert engine.banned("$59,2", shown) is not None, (
-        "the test would not see a rule that allows all"
-    )
+
+@pytest.mark.parametrize("module", sorted(RULE_MODULES))
+def test_the_published_rules_are_the_engines_own_and_stand_alone(published, module):
+    import importlib
+    import inspect
+
+    bundled = (published / "agent" / RULE_MODULES[module]).read_text()
+    engine = inspect.getsource(importlib.import_module(module))
+
+    # No second copy: every definition of the engine's module, as written there.
+    definitions = _definitions(bundled)
+    for name, source in _definitions(engine).items():
+        assert definitions.get(name) == source, name
+    # Standalone: nothing imported from the engine when it runs.
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+        for node in ast.parse(bundled).body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+    ]
+    assert not [name for name in imported if name and name.split(".")[0] == "workers"]
 
 
 def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(published):
@@ -297,12 +307,11 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
 
     run_agent = bundled_script(published)
     tokenizer = char_tokenizer()
-    figure_tokens = run_agent._GroundedFigures.figure_tokens(tokenizer)
-    assert {tokenizer.decode([i]) for i in figure_tokens} == set("0123456789,.")
+    shown = run_agent.grounding.ShownFigures.of("assets 59,268")
 
     def allowed(text: str) -> set[str]:
         ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
-        grounded = run_agent._GroundedFigures(tokenizer, 0, "assets 59,268", None, figure_tokens)
+        grounded = run_agent._GroundedFigures(tokenizer, 0, shown, None, {})
         scores = grounded(ids, torch.zeros(1, len(tokenizer)))
         return {tokenizer.decode([i]) for i in torch.isfinite(scores[0]).nonzero()[:, 0].tolist()}
 
@@ -317,11 +326,10 @@ def test_the_bundled_script_quotes_a_rows_first_figure_as_the_engine_does(publis
     from workers.agent.grounding import ResultRows
 
     run_agent = bundled_script(published)
-    engine, bundle = ResultRows.of(RESULTS), run_agent.result_rows(RESULTS)
+    engine, bundle = ResultRows.of(RESULTS), run_agent.grounding.ResultRows.of(RESULTS)
     for answer in ROW_ANSWERS:
-        expected = engine.quoted(answer)
-        got = run_agent.quoted_row(answer, bundle)
-        assert (got and got[0]) == (expected and set(expected.figures)), answer
+        expected, got = engine.quoted(answer), bundle.quoted(answer)
+        assert (got and got.figures) == (expected and expected.figures), answer
 
 
 def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(published):
@@ -330,12 +338,12 @@ def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(pub
 
     run_agent = bundled_script(published)
     tokenizer = char_tokenizer()
-    figure_tokens = run_agent._GroundedFigures.figure_tokens(tokenizer)
-    rows = run_agent.result_rows(RESULTS)
+    rows = run_agent.grounding.ResultRows.of(RESULTS)
 
     def allowed(text: str, shown_text=None) -> set[str]:
         ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
-        ruled = run_agent._GroundedFigures(tokenizer, 0, shown_text, rows, figure_tokens)
+        shown = run_agent.grounding.ShownFigures.of(shown_text) if shown_text else None
+        ruled = run_agent._GroundedFigures(tokenizer, 0, shown, rows, {})
         scores = ruled(ids, torch.zeros(1, len(tokenizer)))
         return {tokenizer.decode([i]) for i in torch.isfinite(scores[0]).nonzero()[:, 0].tolist()}
 
@@ -346,7 +354,7 @@ def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(pub
     assert allowed("<answer>Yes ", RESULTS) & digits < digits  # no row quoted: shown figures
 
 
-def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
+def test_the_bundled_rules_decide_as_the_engines(published):
     from test_agent_greedy_rules import (
         ANSWER_FORMS,
         ANSWER_TAGS,
@@ -382,38 +390,35 @@ def test_the_bundled_script_rules_greedy_decoding_as_the_engine_does(published):
         statement_left,
         terms_uncopied,
     )
-    from workers.documents import synthesis
 
-    run_agent = bundled_script(published)
+    rules = bundled_script(published).greedy_rules
     for text in LOOPS + NOT_LOOPS:
-        assert run_agent.ends_in_loop(text) == ends_in_loop(text), text
+        assert rules.ends_in_loop(text) == ends_in_loop(text), text
     for segment in UNCOPIED + COPIED:
-        assert run_agent.scope_uncopied(segment, QUESTION) == scope_uncopied(segment, QUESTION)
+        assert rules.scope_uncopied(segment, QUESTION) == scope_uncopied(segment, QUESTION)
     for segment in TERMS_UNCOPIED + TERMS_COPIED:
         ruled = terms_uncopied(segment, QUESTION)
-        assert run_agent.terms_uncopied(segment, QUESTION) == ruled, segment
+        assert rules.terms_uncopied(segment, QUESTION) == ruled, segment
     for segment in EARLIER_YEAR + LATEST_YEAR:
-        assert run_agent.scope_uncopied(segment, SPAN) == scope_uncopied(segment, SPAN), segment
+        assert rules.scope_uncopied(segment, SPAN) == scope_uncopied(segment, SPAN), segment
         ruled = scope_year_not_latest(segment, SPAN)
-        assert run_agent.scope_year_not_latest(segment, SPAN) == ruled, segment
+        assert rules.scope_year_not_latest(segment, SPAN) == ruled, segment
     for segment in UNNAMED + NAMED:
         ruled = scope_uncopied(segment, EBITDA, PEPSICO)
-        assert run_agent.scope_uncopied(segment, EBITDA, PEPSICO) == ruled, segment
+        assert rules.scope_uncopied(segment, EBITDA, PEPSICO) == ruled, segment
     for question in YES_NO_QUESTIONS + OTHER_QUESTIONS:
-        assert run_agent.asks_yes_no(question) == asks_yes_no(question), question
+        assert rules.asks_yes_no(question) == asks_yes_no(question), question
     for segment in ["<answer>", "<answer> Ye", "<answer>No.", "<answer>3M", "<answer>Nope"]:
-        assert run_agent.answer_not_yes_no(segment) == answer_not_yes_no(segment), segment
+        assert rules.answer_not_yes_no(segment) == answer_not_yes_no(segment), segment
     for segment, question, _ in ANSWER_FORMS:
         ruled = answer_off_form(segment, question)
-        assert run_agent.answer_off_form(segment, question) == ruled, (segment, question)
+        assert rules.answer_off_form(segment, question) == ruled, (segment, question)
     for segment, _ in ANSWER_TAGS:
-        assert run_agent.answer_tag_off(segment) == answer_tag_off(segment), segment
-    # the questions asking a cause: the curriculum's reading of them, copied
-    assert run_agent._ASKS_CAUSE == synthesis._ASKS_CAUSE.pattern
+        assert rules.answer_tag_off(segment) == answer_tag_off(segment), segment
     for question in (QUESTION, PROFIT, EBITDA):
         for segment in STATEMENT_LEFT + STATEMENT_KEPT + ["<search>[P 2022 | cash flow]"]:
             ruled = statement_left(segment, question)
-            assert run_agent.statement_left(segment, question) == ruled, (segment, question)
+            assert rules.statement_left(segment, question) == ruled, (segment, question)
 
 
 def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_does(published):
@@ -432,7 +437,8 @@ def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_d
     )
     named = [companies_named(q, engine.names_company) for q in asked]
     assert all(named[len(questions()) :]), named  # each entity's own name, at least
-    assert [run_agent.companies_named(q, bundled) for q in asked] == named
+    rules = run_agent.greedy_rules
+    assert [rules.companies_named(q, bundled.names_company) for q in asked] == named
 
 
 def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(published, monkeypatch):
@@ -465,7 +471,8 @@ def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(publ
     scores[0, chars.convert_tokens_to_ids("e")] = 1.0
     typed = torch.tensor([chars.encode("<search>[Pepsi] P", add_special_tokens=False)])
     assert chars.convert_ids_to_tokens(int(terms(typed, scores)[0].argmax())) == "e"
-    monkeypatch.setattr(run_agent, "RULE_CANDIDATES", 1)  # past them, the rest in rank order
+    # past them, the rest in rank order
+    monkeypatch.setattr(run_agent.greedy_rules, "CANDIDATES", 1)
     assert chars.convert_ids_to_tokens(int(terms(typed, scores)[0].argmax())) == "e"
     # "FY2021Q4" is a piece of the question, but no company: "PepsiCo" is
     assert picked(chars, "<search>[", ["F", "P"]) == "F"

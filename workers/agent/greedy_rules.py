@@ -38,18 +38,26 @@ where each says why and what it was measured to do):
 
 Sampling (temperature > 0) is never ruled: the trainer recomputes the log-probs of the
 tokens it sampled under the model's own distribution, and these are greedy's failures.
-The runs behind each rule are told in docs/packs.md.
+The runs behind each rule are told in docs/packs.md. The bundled run_agent.py decodes with
+this module itself, written beside it by the publisher (`publishing.bundle`).
 """
+
+from __future__ import annotations
 
 import dataclasses
 import functools
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
+# Only names from the engine, no torch or index: the publisher writes this module beside the
+# bundled run_agent.py with these definitions copied in (publishing.bundle).
 from workers.agent.protocol import ANSWER_CLOSE, ANSWER_OPEN, SEARCH_CLOSE, SEARCH_OPEN
-from workers.agent.trajectory import Limits
 from workers.documents.synthesis import asks_cause
 from workers.search.index import YEAR, naming_text
+
+if TYPE_CHECKING:
+    from workers.agent.trajectory import Limits
 
 MAX_RUN_WORDS = 4  # the longest run of words a loop repeats
 REPEATS = 3  # a run written this many times in a row is a loop

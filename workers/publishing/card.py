@@ -126,7 +126,8 @@ tokenizer = AutoTokenizer.from_pretrained(".")
 ## Files
 - `model.safetensors`, `config.json`, `generation_config.json`, tokenizer files: the model.
 - `agent/index/`: the BM25 index (bm25s) of the documents, with `chunks.jsonl`.
-- `agent/run_agent.py`: the agent loop (model ⇄ search) in one file; `agent/agent.json` holds
-  its prompt and limits.
+- `agent/run_agent.py`: the agent loop (model ⇄ search); `agent/greedy_rules.py` and
+  `agent/grounding.py`: the engine's rules of decoding, written from its own source;
+  `agent/agent.json` holds its prompt, limits and pack.
 - `eval.json`: the full validation report.
 """

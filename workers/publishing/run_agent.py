@@ -10,7 +10,8 @@ words, those it titles first; the brackets alone search the question itself ther
 runs the query on the bundled BM25 index and appends the hits between <results> and </results>,
 until the model writes <answer>…</answer> or a limit is reached. Prints the answer (or the whole
 transcript with --verbose). This file is copied into every published folder as
-agent/run_agent.py.
+agent/run_agent.py, beside the engine's rules of decoding (greedy_rules.py, grounding.py),
+which the publisher writes from the engine's own source.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ import math
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+# The engine's rules of decoding, written beside this script by the publisher from the
+# engine's own source (`workers/publishing/bundle.py`): decoded as in evaluation and serving.
+import greedy_rules
+import grounding
 
 HERE = Path(__file__).resolve().parent
 _WORD = re.compile(r"[^\W_]+")
@@ -44,7 +51,6 @@ STATEMENT_NAMES = (
         "p&l",
     ),
 )
-_PUNCTUATION = "\"'“”‘’()[]{},.;:?!"
 
 
 class Index:
@@ -178,7 +184,7 @@ class Index:
         a name (`naming_text`) names as a scope word would, less those of a word naming more
         than another does ("american" of "American Express")."""
         named = set()
-        for word in name_candidates(naming_text(question, self.names_company)):
+        for word in name_candidates(greedy_rules.naming_text(question, self.names_company)):
             if self.names_company(word):
                 named.add(frozenset(self.company[doc] for doc in self.documents_named(word)))
         named.discard(frozenset())
@@ -282,6 +288,11 @@ def _idf(df: int, n: int) -> float:
     return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
+def name_candidates(text: str) -> set:
+    """The words of `text`, lowercased, that could name a company (as the search tool's)."""
+    return {w for w in _WORD.findall(text.lower()) if len(w) > 1 and not w.isdigit()}
+
+
 def searched_query(query: str, question: str) -> str:
     """The query a search runs: a scope alone ("[3M 2018]") searches the question itself
     within it, as in training (protocol 6)."""
@@ -376,118 +387,19 @@ class _StopAfterTag:
         return torch.tensor([done], dtype=torch.bool, device=input_ids.device)
 
 
-_FIGURE_RUN = re.compile(r"\d[\d,.]*")  # a figure as a grounded answer reads one
-_OPEN_FIGURE = re.compile(r"\d[\d,.]*$")
-
-
-def shown_figures(text: str) -> tuple[set[str], set[str]]:
-    """The figures `text` shows (as written and without thousands separators), and every
-    start of one: what a grounded answer may write (`grounded_figures` in agent.json)."""
-    figures = set()
-    for match in _FIGURE_RUN.finditer(text):
-        figure = match.group().rstrip(",.")
-        figures.update((figure, figure.replace(",", "")))
-    return figures, {f[:i] for f in figures for i in range(1, len(f) + 1)}
-
-
-def banned_tokens(answer: str, shown: tuple[set[str], set[str]], texts: dict[int, str]):
-    """The token ids that may not follow the answer written so far: those writing a figure
-    not shown, and, while a figure is unfinished, every token that would end it. `texts`
-    maps the ids holding a digit or starting with "," or "." to their text; None: any may."""
-    figures, starts = shown
-    open_figure = _OPEN_FIGURE.search(answer)
-    current = open_figure.group() if open_figure else ""
-
-    def fits(token: str) -> bool:
-        figure = current
-        for char in token:
-            if char.isdigit() or (figure and char in ",."):
-                figure += char
-            elif figure:
-                if figure.rstrip(",.") not in figures:
-                    return False
-                figure = ""
-        return not figure or figure in starts or figure.rstrip(",.") in figures
-
-    candidates = [i for i, t in texts.items() if current or _has_digit(t)]
-    banned = {i for i in candidates if not fits(texts[i])}
-    ends_banned = bool(current) and current.rstrip(",.") not in figures
-    if not banned and not ends_banned:
-        return None
-    return banned, ends_banned
-
-
-def _has_digit(text: str) -> bool:
-    return any(c.isdigit() for c in text)
-
-
-# A table row's trailing values, as `documents.synthesis` reads them: "(1,577)", "$236,495", "—".
-_ROW_VALUE = re.compile(r"\(?-?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?|[—–-]")
-_LABEL_WORD = re.compile(r"[a-z]+")
-
-
-def result_rows(text: str) -> list[tuple[tuple[str, ...], str]]:
-    """The table rows results show: each label's words and its first figure (`row_figures`
-    in agent.json: an answer that begins with a row's label writes that row's first figure)."""
-    rows = []
-    for line in text.splitlines():
-        tokens = line.split()
-        values: list[str] = []
-        while tokens and _ROW_VALUE.fullmatch(tokens[-1]):
-            values.insert(0, tokens.pop())
-        label = " ".join(tokens).rstrip(" :—-$")
-        first = next((f for v in values for f in _FIGURE_RUN.findall(v)), None)
-        words = tuple(_LABEL_WORD.findall(label.lower()))
-        # Not a sentence that ends with a figure ("… compared with 2021"): no digit, short.
-        row = re.match(r"[A-Za-z]", label) and not _has_digit(label) and len(label) <= 80
-        if row and first and words:
-            rows.append((words, first.rstrip(",.")))
-    return rows
-
-
-def _same_word(a: str, b: str) -> bool:
-    short, long = sorted((a, b), key=len)
-    return a == b or (len(short) >= 4 and long.startswith(short))
-
-
-def quoted_row(answer: str, rows: list) -> tuple[set[str], set[str]] | None:
-    """What the answer's first figure may be, as `shown_figures` gives it: the first figure of
-    the rows whose label its words before it begin or are begun by (at least two words, or a
-    whole one-word label; an equal label first); None when it quotes no row or that figure is
-    written and closed."""
-    first = _FIGURE_RUN.search(answer)
-    if first and first.end() < len(answer):
-        return None
-    words = tuple(_LABEL_WORD.findall((answer[: first.start()] if first else answer).lower()))
-    best, figures = (0, False), set()
-    for label, figure in rows:
-        shared = 0
-        while shared < min(len(words), len(label)) and _same_word(words[shared], label[shared]):
-            shared += 1
-        whole = shared == len(words) == len(label)
-        if shared < min(len(words), len(label)) or not (shared >= 2 or whole):
-            continue
-        if (shared, whole) > best:
-            best, figures = (shared, whole), set()
-        if (shared, whole) == best:
-            figures.add(figure)
-    return shown_figures(" ".join(figures)) if figures else None
-
-
 class _GroundedFigures:
     """A logits processor: inside <answer>, only figures the question or results showed
-    (`shown_text`, None: any), and after a row's label that row's first figure (`rows`)."""
+    (`shown`, None: any), and after a row's label that row's first figure (`rows`), masked as
+    the engine masks them (`grounding.FigureGrounding`, built once per tokenizer in `masks`)."""
 
-    def __init__(self, tokenizer, start: int, shown_text, rows, texts: dict[int, str]):
-        self.tokenizer, self.start, self.texts = tokenizer, start, texts
-        self.shown = shown_figures(shown_text) if shown_text is not None else None
-        self.rows = rows
-
-    @staticmethod
-    def figure_tokens(tokenizer) -> dict[int, str]:
-        """The ids whose text holds a digit or starts with "," or ".", and their text."""
-        texts = {i: tokenizer.decode([i]) for i in range(len(tokenizer))}
-        return {i: t for i, t in texts.items() if _has_digit(t) or t.startswith((",", "."))}
+    def __init__(self, tokenizer, start: int, shown, rows, masks: dict):
+        self.tokenizer, self.start, self.shown, self.rows, self.masks = (
+            tokenizer,
+            start,
+            shown,
+            rows,
+            masks,
+        )
 
     def __call__(self, input_ids, scores):
         text = self.tokenizer.decode(input_ids[0, self.start :])
@@ -495,364 +407,39 @@ class _GroundedFigures:
         if opened < 0:
             return scores
         answer = text[opened + len("<answer>") :]
-        allowed = quoted_row(answer, self.rows) if self.rows else None
-        allowed = allowed or self.shown
-        ruled = banned_tokens(answer, allowed, self.texts) if allowed else None
-        if ruled is None:
+        quoted = self.rows.quoted(answer) if self.rows is not None else None
+        allowed = quoted if quoted is not None else self.shown
+        if allowed is None:
             return scores
-        banned, ends_banned = ruled
-        mask = scores.new_zeros(scores.shape[-1], dtype=bool)
-        if ends_banned:
-            mask[:] = True
-            mask[list(self.texts)] = False
-        mask[list(banned)] = True
-        if bool(mask.all()):
+        width = scores.shape[-1]
+        if width not in self.masks:
+            self.masks[width] = grounding.FigureGrounding.for_tokenizer(self.tokenizer, width)
+        banned = self.masks[width].banned(answer, allowed)
+        if banned is None:
             return scores
-        return scores.masked_fill(mask, float("-inf"))
-
-
-# As `workers.agent.greedy_rules`: a rule looks far down the ranking before it gives up.
-LOOP_RUN_WORDS, LOOP_REPEATS, RULE_CANDIDATES = 4, 3, 4096
-
-
-def ends_in_loop(text: str) -> bool:
-    """Whether `text` ends with one run of 1-4 words written three times in a row
-    ("amount amount amount"), or with a word of no letters longer than any figure (20
-    characters or 15 digits, a tag before it aside: "-111111122222221122222"), or with a word
-    that repeats the same 1-8 characters three times over 8 or more, zeros and separators aside
-    ("1.1.1.1.", not "1,000,000,000"): a greedy loop (`loop_guard` in agent.json)."""
-    words = text.split()
-    if words and not text[-1].isspace():
-        last = words[-1].rsplit(">", 1)[-1]
-        if not any(c.isalpha() for c in last) and (
-            len(last) > 20 or sum(c.isdigit() for c in last) > 15
-        ):
-            return True
-        looped = re.search(r"(\S{1,8}?)\1{2,}$", last)
-        if looped and len(looped[0]) >= 8 and looped[0].strip("0,."):
-            return True
-    for n in range(1, LOOP_RUN_WORDS + 1):
-        tail = words[-n * LOOP_REPEATS :]
-        if len(tail) < n * LOOP_REPEATS:
-            break
-        if all(word == tail[i % n] for i, word in enumerate(tail)):
-            return True
-    return False
-
-
-def scope_uncopied(segment: str, question: str, companies: frozenset = frozenset()) -> bool:
-    """Whether a search turn's text so far opens a `[scope]` with a word that is no piece of
-    the question's words, case aside (`grounded_scope` in agent.json): a word written whole
-    is a question word, or its start or end (two letters on); one still being written is
-    inside one. A question's words are taken without the punctuation around them, and the
-    runs of letters and digits inside them, of letters alone and of digits alone count as
-    words too ("2023" of "FY2023Q1"). With `companies` (the question's pieces that name a
-    company of the index, `companies_named`), the scope's names (before any "|") must begin
-    with a start of one of them ("PepsiCo" or "Pepsi", not "FY2022")."""
-    start = segment.rfind("<search>")
-    if start < 0:
-        return False
-    opened = re.match(r"\s*\[", segment[start + len("<search>") :])
-    if not opened:
-        return False
-    scope, closed, _ = segment[start + len("<search>") + opened.end() :].partition("]")
-    if companies and _names_no_company(scope, bool(closed), companies):
-        return True
-    words = scope.replace("|", " ").lower().split()
-    if not words:
-        return False
-    pieces = question_pieces(question)
-    *written, last = words
-    if closed or scope[-1] in "| \t\n":
-        written.append(last)
-    elif not any(last in piece for piece in pieces):
-        return True
-    return not all(
-        word in pieces
-        or (len(word) > 1 and any(p.startswith(word) or p.endswith(word) for p in pieces))
-        for word in written
-    )
-
-
-def scope_year_not_latest(segment: str, question: str) -> bool:
-    """Whether a search turn's text so far opens a `[scope]` writing a year, or three digits
-    or more on their way to one, other than the latest the question names ("2020" of "FY2018 -
-    FY2020"; `latest_year_scope` in agent.json)."""
-    start = segment.rfind("<search>")
-    if start < 0:
-        return False
-    opened = re.match(r"\s*\[", segment[start + len("<search>") :])
-    latest = max(_YEAR.findall(question), default=None)
-    if not opened or not latest:
-        return False
-    scope, closed, _ = segment[start + len("<search>") + opened.end() :].partition("]")
-    for run in re.finditer(r"(?<!\d)(?:19|20)\d+", scope):
-        ended = bool(closed) or run.end() < len(scope)
-        if len(run[0]) > 2 and not (run[0] == latest if ended else latest.startswith(run[0])):
-            return True
-    return False
-
-
-def terms_uncopied(segment: str, question: str) -> bool:
-    """Whether a search turn's text so far writes, after its `[scope]` (the whole query where
-    it opens none), a word that is none of the question's, or one it wrote before, case aside,
-    or a sign the question has not (`grounded_terms` in agent.json): a word is a run of
-    letters and digits of any script; one still being written has to begin one of the
-    question's it has not written."""
-    start = segment.rfind("<search>")
-    if start < 0:
-        return False
-    query = segment[start + len("<search>") :]
-    if re.match(r"\s*\[", query):
-        _, closed, query = query.partition("]")
-        if not closed:
-            return False
-    terms, closing, tag = query.partition("<")
-    tag, terms = closing + tag, terms.lower()
-    if tag and not (tag.startswith("</search>") or "</search>".startswith(tag)):
-        return True  # a tag but its own closing: "risk\n<search>"
-    if any(not c.isspace() and c not in question for c in _WORD.sub(" ", terms)):
-        return True
-    words = _WORD.findall(terms)
-    if not words:
-        return False
-    asked = set(_WORD.findall(question.lower()))
-    *written, last = words
-    if tag or not terms[-1].isalnum():
-        written.append(last)
-    elif not any(word.startswith(last) for word in asked - set(written)):
-        return True
-    return not set(written) <= asked or len(set(written)) < len(written)
-
-
-def question_pieces(question: str) -> set[str]:
-    lowered = question.lower()
-    pieces = {w.strip(_PUNCTUATION) for w in lowered.split()} - {""}
-    return pieces | set(re.findall(r"[a-z0-9]+", lowered) + re.findall(r"[a-z]+|[0-9]+", lowered))
-
-
-def naming_text(question: str, names_company) -> str:
-    """The question's words written as a name is (a capital or a digit: "Block", "AMEX",
-    "3M") where one of them names a company, else the whole question: "to the best of your
-    abilities" names no Best Buy beside "Block"."""
-    written = " ".join(w for w in question.split() if re.search(r"[A-Z0-9]", w))
-    if any(names_company(word) for word in name_candidates(written)):
-        return written
-    return question
-
-
-def name_candidates(text: str) -> set:
-    return {w for w in _WORD.findall(text.lower()) if len(w) > 1 and not w.isdigit()}
-
-
-def companies_named(question: str, index: Index) -> frozenset:
-    """The pieces of the question's words written as a name (`naming_text`), two letters or
-    more, not digits alone, that start a word of a company's name in the index, or name one
-    loosely ("amex")."""
-    return frozenset(
-        piece
-        for piece in question_pieces(naming_text(question, index.names_company))
-        if len(piece) > 1 and not piece.isdigit() and index.names_company(piece)
-    )
-
-
-def _names_no_company(scope: str, closed: bool, companies: frozenset) -> bool:
-    """Whether a scope's names begin with no start of a company the question names: once
-    their first word is written whole, or when they end without one."""
-    names, piped, _ = scope.partition("|")
-    words = names.lower().split()
-    if not words:
-        return bool(piped) or closed
-    first = words[0].strip(_PUNCTUATION)
-    if len(words) > 1 or piped or closed or names[-1].isspace():
-        return len(first) < 2 or not any(
-            company.startswith(first) or first.startswith(company) for company in companies
-        )
-    return not any(company.startswith(first) for company in companies)
-
-
-_AUXILIARY = r"(?:is|are|was|were|do|does|did|has|have|had|can|could|will|would|should)\b"
-_PREPOSITION = r"(?:(?:by|in|of|for|to|from|at|on)\s+)?"
-_QUESTION_WORD = _PREPOSITION + r"(?:what|which|why|who|whom|whose|how|where|when)\b"
-_RELATIVE = _PREPOSITION + r"(?:which|who|whom|whose|where|when)\b"
-
-
-def asking_clause(question: str) -> str:
-    """The clause of the question's first sentence that asks: the first to open with an
-    auxiliary verb or a question word, after any opening phrases ("Among operations,
-    investing, and financing activities, which…"); a relative word's clause gives way to a
-    later auxiliary verb's ("For 3M, which sells tape, did revenue grow?"); "" where none."""
-    first = question.strip().split("?")[0]
-    clauses = [c.strip() for c in re.split(r"[,:;]|\.\s", first)]
-    asking = [c for c in clauses if re.match(_AUXILIARY + "|" + _QUESTION_WORD, c, re.I)]
-    auxiliary = [c for c in asking if re.match(_AUXILIARY, c, re.I)]
-    if asking and re.match(_RELATIVE, asking[0], re.I) and auxiliary:
-        return auxiliary[0]
-    return asking[0] if asking else ""
-
-
-def asks_yes_no(question: str) -> bool:
-    """Whether the question's first sentence asks yes or no: its asking clause opens with an
-    auxiliary verb ("Is 3M…", "Looking at VaR, did…"), and it offers no choice ("… increase
-    or decrease")."""
-    first = question.strip().split("?")[0]
-    opens = re.match(_AUXILIARY, asking_clause(question), re.I)
-    return bool(opens) and not re.search(r"\bor\b", first, re.I)
-
-
-def answer_not_yes_no(segment: str) -> bool:
-    """Whether the answer the segment writes begins with a word that is not "Yes" or "No"
-    (case aside), or with letters that cannot become one."""
-    start = segment.rfind("<answer>")
-    if start < 0:
-        return False
-    written = segment[start + len("<answer>") :].lstrip()
-    first = re.match(r"[^\W\d_]*", written).group().lower()
-    if len(first) < len(written):
-        return first not in ("yes", "no")
-    return not ("yes".startswith(first) or "no".startswith(first))
-
-
-def offered_options(question: str):
-    """The two words a question opening as a yes-or-no one asks to choose between with
-    "A or B" ("… increase or decrease…?" -> ("increase", "decrease")), else None."""
-    first = question.strip().split("?")[0]
-    opens = re.match(_AUXILIARY, asking_clause(question), re.I)
-    offered = re.search(r"\b([a-z]+)\s+or\s+([a-z]+)\b", first, re.I) if opens else None
-    return (offered[1].lower(), offered[2].lower()) if offered else None
-
-
-# A question asking what drove a change, or why (the engine's `synthesis.asks_cause`).
-_ASKS_CAUSE = (
-    r"\bwhat drove\b|\bwhy (?:did|do|does|has|have|is|are|was|were)\b"
-    r"|\bwhat (?:was|were) the (?:main )?(?:reason|driver)"
-)
-
-
-def asks_what(question: str) -> bool:
-    """Whether the question's asking clause opens with a question word (what, which, how…)."""
-    return bool(re.match(_QUESTION_WORD, asking_clause(question), re.I))
-
-
-def answer_tag_off(segment: str) -> bool:
-    """Whether the answer the segment writes writes a tag other than its closing "</answer>"
-    (`answer_tag` in agent.json)."""
-    start = segment.find("<answer>")
-    if start < 0:
-        return False
-    written = segment[start + len("<answer>") :]
-    tag = written[written.find("<") :] if "<" in written else ""
-    return bool(tag) and not (tag.startswith("</answer>") or "</answer>".startswith(tag))
-
-
-def answer_off_form(segment: str, question: str) -> bool:
-    """Whether the answer the segment writes is not of the form the question asks
-    (`answer_form` in agent.json): for a choice, its first word is no form of an option
-    ("increased", "increasing"); for a question asking what drove a change, or why, it opens
-    as a figure does; for a question opening with a question word, it is "Yes" or "No" so far."""
-    start = segment.find("<answer>")
-    if start < 0:
-        return False
-    written = segment[start + len("<answer>") :].lstrip()
-    opens_figure = written[:1].isdigit() or written[:1] in tuple("-+$€£¥(.,%")
-    if opens_figure and re.search(_ASKS_CAUSE, question, re.I):
-        return True
-    first = re.match(r"[^\W\d_]*", written).group().lower()
-    options = offered_options(question)
-    if options and written:
-        forms = set()
-        for option in options:
-            stem = re.sub(r"(?:ing|ed|es|e|d|s)$", "", option)
-            stem = stem if len(stem) >= 3 else option
-            forms |= {option, option + "s", *(stem + end for end in ("e", "es", "ed", "ing"))}
-        if len(first) < len(written):
-            return first not in forms or written[len(first)].isdigit()
-        return not any(form.startswith(first) for form in forms)
-    if not asks_what(question):
-        return False
-    return first in ("yes", "no")
-
-
-_STATEMENT_NAMED = re.compile(
-    r"\b(?:balance sheets?|statements? of financial (?:position|condition)|income statements?"
-    r"|statements? of (?:income|operations|earnings|cash flows?)|profit (?:and|&) loss"
-    r"|p&l|cash flows? statements?)",
-    re.I,
-)
-_STATEMENT_LINKS = frozenset({"statement", "statements", "of", "and", "&"})
-
-
-def statement_words(question: str) -> frozenset:
-    """The words of the financial statements the question names, lowercased."""
-    return frozenset(
-        w for named in _STATEMENT_NAMED.findall(question) for w in named.lower().split()
-    )
-
-
-def statement_left(segment: str, question: str) -> bool:
-    """Whether a later search's text so far scopes its pages with anything but words of the
-    statements the question names (`statement_filter` in agent.json): its scope ends with no
-    "|", or writes after it a word none of their names has (a plural's "s" may go), or only
-    "statement", "of"…; a word still being written only has to begin one."""
-    named = statement_words(question)
-    start = segment.rfind("<search>")
-    if not named or start < 0:
-        return False
-    opened = re.match(r"\s*\[", segment[start + len("<search>") :])
-    if not opened:
-        return False
-    scope, closed, _ = segment[start + len("<search>") + opened.end() :].partition("]")
-    _, piped, heading = scope.partition("|")
-    if not piped:
-        return bool(closed)
-    words = heading.lower().split()
-    whole = {*named, *(word[:-1] for word in named if word.endswith("s"))}
-    if closed:
-        return not set(words) - _STATEMENT_LINKS or not set(words) <= whole
-    if heading[-1:].isspace():
-        return not set(words) <= whole
-    *written, last = words or [""]
-    return not (set(written) <= whole and any(word.startswith(last) for word in named))
+        return scores.masked_fill(banned.to(scores.device)[None, :], float("-inf"))
 
 
 class _GreedyRules:
     """A logits processor for greedy decoding: the likeliest token whose turn (the tokens
-    from `start`) breaks none of the rules `limits` (agent.json's) turns on: no word loop
-    (`loop_guard`), no scope word the question lacks (`grounded_scope`; `companies`: those the
-    question names), no search term it lacks or written twice (`grounded_terms`), an answer
-    closed by its own tag (`answer_tag`); and the filings pack's: no scope year but the
-    latest the question names (`latest_year_scope`), a yes-or-no question answered Yes or No
-    first (`yes_no_answers`), a search after the first (`searched` of them run) within the
-    statement the question names (`statement_filter`), an answer of the form the question
-    asks (`answer_form`)."""
+    from `start`) breaks none of the rules `limits` (agent.json's) turns on, as the engine's
+    `greedy_rules.broken` reads them (`companies`: those the question names; `searched`:
+    the searches run before this turn)."""
 
     def __init__(self, tokenizer, start, question, limits: dict, companies=frozenset(), searched=0):
         self.tokenizer, self.start, self.question = tokenizer, start, question
-        self.loops, self.scope = bool(limits.get("loop_guard")), bool(limits.get("grounded_scope"))
-        self.terms = bool(limits.get("grounded_terms"))
-        self.tag = bool(limits.get("answer_tag"))
-        self.year = bool(limits.get("latest_year_scope"))
-        self.yes_no = bool(limits.get("yes_no_answers")) and asks_yes_no(question)
-        self.statement = bool(limits.get("statement_filter")) and searched > 0
-        self.form = bool(limits.get("answer_form"))
-        self.companies = companies
+        self.limits = SimpleNamespace(
+            **{rule: bool(limits.get(rule)) for rule in greedy_rules.RULES}
+        )
+        self.companies, self.searched = companies, searched
 
     def broken(self, text: str) -> bool:
-        return (
-            (self.loops and ends_in_loop(text))
-            or (self.scope and scope_uncopied(text, self.question, self.companies))
-            or (self.terms and terms_uncopied(text, self.question))
-            or (self.tag and answer_tag_off(text))
-            or (self.year and scope_year_not_latest(text, self.question))
-            or (self.yes_no and answer_not_yes_no(text))
-            or (self.statement and statement_left(text, self.question))
-            or (self.form and answer_off_form(text, self.question))
-        )
+        return greedy_rules.broken(text, self.question, self.limits, self.companies, self.searched)
 
     def __call__(self, input_ids, scores):
         ids = input_ids[0, self.start :].tolist()
         passed = []  # the likelier tokens, each breaking a rule
-        for token in _ranked(scores[0]):
+        for token in greedy_rules.ranked_tokens(scores[0]):
             if not self.broken(self.tokenizer.decode([*ids, token])):
                 if passed:
                     scores = scores.clone()
@@ -860,16 +447,6 @@ class _GreedyRules:
                 return scores
             passed.append(token)
         return scores  # no token keeps to the rules: the model's own
-
-
-def _ranked(row):
-    """The tokens of a row of scores, likeliest first: the `RULE_CANDIDATES` likeliest, then
-    the rest, ranked only when asked for (a word of the question may go on with a token the
-    model ranks past 15,000th)."""
-    top = row.topk(min(RULE_CANDIDATES, row.shape[-1])).indices.tolist()
-    yield from top
-    if len(top) < row.shape[-1]:
-        yield from row.argsort(descending=True)[len(top) :].tolist()
 
 
 def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict:
@@ -896,8 +473,12 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
     seen = question  # the question and every result so far: the figures an answer may write
     results = ""  # every result so far: the rows an answer may quote
     # the companies a scope may begin with (`grounded_scope`), read once
-    companies = companies_named(question, index) if limits.get("grounded_scope") else frozenset()
-    figure_tokens: dict[int, str] = {}
+    companies = (
+        greedy_rules.companies_named(question, index.names_company)
+        if limits.get("grounded_scope")
+        else frozenset()
+    )
+    figure_masks: dict = {}  # by vocabulary width, built at the first figure rule's use
     shown: set[str] = set()  # the chunk ids the results have shown so far
     for _turn in range(limits["max_turns"] + 1):
         budget = limits["max_new_tokens"] - generated
@@ -909,11 +490,10 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
             budget = turn
         rules = []  # per-token rules of decoding; each absent in agents saved before it
         if limits.get("grounded_figures") or limits.get("row_figures"):
-            figure_tokens = figure_tokens or _GroundedFigures.figure_tokens(tokenizer)
-            grounded = seen if limits.get("grounded_figures") else None
-            rows = result_rows(results) if limits.get("row_figures") else None
-            rules.append(_GroundedFigures(tokenizer, len(ids), grounded, rows, figure_tokens))
-        if any(limits.get(rule) for rule in GREEDY_RULES):
+            shown = grounding.ShownFigures.of(seen) if limits.get("grounded_figures") else None
+            rows = grounding.ResultRows.of(results) if limits.get("row_figures") else None
+            rules.append(_GroundedFigures(tokenizer, len(ids), shown, rows, figure_masks))
+        if any(limits.get(rule) for rule in greedy_rules.RULES):
             rules.append(
                 _GreedyRules(tokenizer, len(ids), question, limits, companies, len(searches))
             )
@@ -960,19 +540,6 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         results += "\n" + tokenizer.decode(head + body + tail)
         seen += "\n" + tokenizer.decode(head + body + tail)
     return {"answer": None, "searches": searches, "transcript": transcript}
-
-
-# The switches of `_GreedyRules`, as the engine's `greedy_rules.RULES`.
-GREEDY_RULES = (
-    "loop_guard",
-    "grounded_scope",
-    "grounded_terms",
-    "answer_tag",
-    "latest_year_scope",
-    "yes_no_answers",
-    "statement_filter",
-    "answer_form",
-)
 
 
 def stored_limits(limits: dict) -> dict:

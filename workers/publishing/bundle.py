@@ -1,0 +1,148 @@
+"""The engine's rule modules as standalone files, for the bundled `run_agent.py`.
+
+A published agent runs without Sleuth installed, yet must decode as the engine does. Rather
+than a second, hand-written copy of the rules, the publisher writes each rule module beside
+`run_agent.py` from the engine's own source: its imports from `workers` are replaced by the
+definitions they import, with what those use of their own module, copied as they are. A
+name pulled in that the module already defines otherwise is an error, never a silent
+shadow; so is a definition that cannot be found.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+from dataclasses import dataclass, field
+
+# The rule modules `run_agent.py` imports, and the file each is written to beside it.
+RULE_MODULES = {
+    "workers.agent.greedy_rules": "greedy_rules.py",
+    "workers.agent.grounding": "grounding.py",
+}
+ENGINE_PACKAGE = "workers"
+
+
+class BundleError(ValueError):
+    """A rule module that cannot stand alone as written."""
+
+
+@dataclass
+class _Source:
+    """One module's text, its top-level statements and the names each binds."""
+
+    name: str
+    text: str
+    tree: ast.Module
+    lines: list[str]
+    defined: dict[str, ast.stmt] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, name: str) -> _Source:
+        text = inspect.getsource(importlib.import_module(name))
+        tree = ast.parse(text)
+        source = cls(name, text, tree, text.splitlines(keepends=True))
+        for node in tree.body:
+            for bound in _bound_names(node):
+                source.defined[bound] = node
+        return source
+
+    def segment(self, node: ast.stmt) -> str:
+        """The statement's text, its decorators included."""
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        return "".join(self.lines[first - 1 : node.end_lineno])
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [node.name]
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    return []
+
+
+def _engine_import(node: ast.stmt) -> bool:
+    return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == ENGINE_PACKAGE
+
+
+def _type_checking_block(node: ast.stmt) -> bool:
+    return isinstance(node, ast.If) and ast.unparse(node.test) in (
+        "TYPE_CHECKING",
+        "typing.TYPE_CHECKING",
+    )
+
+
+class _Bundle:
+    """The definitions pulled into one module, in an order that defines each before use."""
+
+    def __init__(self, target: _Source) -> None:
+        self.target = target
+        self.sources: dict[str, _Source] = {}
+        self.pulled: dict[str, tuple[str, str]] = {}  # name -> (its module, its text)
+        self.blocks: list[str] = []
+        self.done: set[tuple[str, int]] = set()
+
+    def source(self, module: str) -> _Source:
+        if module not in self.sources:
+            self.sources[module] = _Source.of(module)
+        return self.sources[module]
+
+    def pull(self, module: str, name: str) -> None:
+        source = self.source(module)
+        node = source.defined.get(name)
+        if node is None:
+            raise BundleError(f"{module} defines no {name!r} to bundle")
+        if _engine_import(node):  # imported there from another engine module
+            self.pull(node.module, next(a.name for a in node.names if (a.asname or a.name) == name))
+            return
+        key = (module, node.lineno)
+        if key in self.done:
+            return
+        self.done.add(key)
+        text = source.segment(node)
+        if isinstance(node, ast.Import | ast.ImportFrom) and text in self.target.lines:
+            return  # the module imports it itself
+        used = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} - set(_bound_names(node))
+        for other in sorted(used & set(source.defined)):
+            self.pull(module, other)
+        for bound in _bound_names(node):
+            self._claim(bound, module, text)
+        self.blocks.append(text)
+
+    def _claim(self, name: str, module: str, text: str) -> None:
+        own = self.target.defined.get(name)
+        if own is not None and not _engine_import(own) and self.target.segment(own) != text:
+            raise BundleError(f"{module}.{name} would shadow {self.target.name}'s own {name}")
+        earlier = self.pulled.get(name)
+        if earlier is not None and earlier != (module, text) and not text.startswith("import"):
+            if not text.startswith("from"):
+                raise BundleError(f"{name} is pulled from both {earlier[0]} and {module}")
+        self.pulled[name] = (module, text)
+
+
+def standalone_source(module: str) -> str:
+    """`module`'s source with each import from the engine replaced by the definitions it
+    imports (and what they use of their own module), and `if TYPE_CHECKING:` blocks
+    dropped: a file that runs with no `workers` package at hand."""
+    target = _Source.of(module)
+    bundle = _Bundle(target)
+    replaced: dict[int, str] = {}  # first line -> text; other lines of a node: ""
+    first_engine_import = None
+    for node in target.tree.body:
+        if _engine_import(node):
+            for alias in node.names:
+                bundle.pull(node.module, alias.name)
+            first_engine_import = first_engine_import or node.lineno
+        elif not _type_checking_block(node):
+            continue
+        for line in range(node.lineno, node.end_lineno + 1):
+            replaced[line] = ""
+    if first_engine_import is not None:
+        header = f"# From the engine, as `{module}` imports them (workers/publishing/bundle.py):\n"
+        replaced[first_engine_import] = header + "\n\n".join(bundle.blocks) + "\n"
+    text = "".join(replaced.get(number, line) for number, line in enumerate(target.lines, start=1))
+    generated = f"# Generated from the engine's `{module}` by the publisher: not edited by hand.\n"
+    return generated + text
