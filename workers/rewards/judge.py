@@ -124,7 +124,7 @@ class OfflineJudge:
             adds_figure = any(not _any_agree([a], asked) for a in case.answer_numbers)
             if not (case.truth_numbers and adds_figure):
                 return self._wrong("repeats the question")
-        if text.hedges(answer) and not text.hedges(ground_truth):
+        if text.hedges(case.answer_text) and not text.hedges(case.truth_text):
             return self._wrong("hedges or offers alternatives instead of one answer")
         opposite = text.opposes(answer, ground_truth)
         if opposite:
@@ -224,6 +224,9 @@ class OfflineJudge:
                 return self._wrong("does not name the truth's year")
             if answer_years - text.years(case.truth):
                 return self._wrong("names another year too")
+            truth_months = text.months(case.truth) - text.months(case.question)
+            if truth_months and text.months(case.answer) != truth_months:
+                return self._wrong("does not name the truth's month")
             return self._judge_rest(case, "the truth's year")
         return None
 

@@ -131,7 +131,8 @@ def negated(text: str) -> bool:
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|likely|unlikely|unclear|uncertain|unsure|either"
     r"|presumably|roughly speaking|or so|not sure|i think|i believe|i guess|we think"
-    r"|(?:could|might|may) (?:be|have)|somewhere)\b",
+    r"|(?:could|might|may) (?:be|have)|somewhere)\b"
+    r"|\b(?:at (?:least|most)|(?:more|less|fewer) than)\s+[$€£]?\d",
     re.I,
 )
 # "3 to 6 months", "between 40% and 45%", "206-213"; not "from 982 to 969", a change.
@@ -143,8 +144,8 @@ _RANGE = re.compile(
 
 
 def hedges(text: str) -> bool:
-    """Whether the text hedges ("probably", "could be"), offers alternatives ("A or B") or a
-    range ("3 to 6"): none of them commits to one answer."""
+    """Whether the text hedges ("probably", "could be"), offers alternatives ("A or B"), a
+    range ("3 to 6") or a bound ("at least 3"): none of them commits to one answer."""
     text = _ISO_DAY.sub(" ", text or "")
     return bool(_HEDGE.search(text) or _RANGE.search(text) or "or" in words(text))
 
@@ -285,4 +286,23 @@ def dates(text: str) -> set[tuple[int, int, int | None]]:
                 day, year = int(day_text), int(year_text) if year_text else None
             if 1 <= day <= 31 and 1 <= month <= 12:
                 found.add((month, day, year))
+    return found
+
+
+# A month by name or abbreviation; "May" and "Mar" only beside a day or a year, as "may" is
+# also a verb.
+_MONTH_SAID = re.compile(
+    r"\b(?:(jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b"
+    r"|(may|mar)\.?(?=\s+\d))",
+    re.I,
+)
+
+
+def months(text: str) -> set[int]:
+    """Months named in the text (1-12)."""
+    found = set()
+    for named, short in _MONTH_SAID.findall(text or ""):
+        word = (named or short).lower()[:3]
+        found.add(next(i + 1 for i, m in enumerate(_MONTH_NAMES) if m.startswith(word)))
     return found
