@@ -32,10 +32,9 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 #    statement"), as the teacher writes it, not one word of a heading ("| cash").
 # 6: a scope alone ("[3M 2018]") searches the question itself within it.
 # 7: the prompt's examples scope to "[name year]", not to a real filing ("[3M 2018]"), which
-#    students wrote for questions whose company they did not find (Walmart's, 3M's 2022):
-#    one to three validation questions in every run from proof25 to proof37.
+#    students wrote for questions whose company they did not find (Walmart's, 3M's 2022).
 # 8: a scope naming several companies searches those the question names ("[AMER 2022]" for
-#    American Express searched American Water Works' filings too, proof78).
+#    American Express searched American Water Works' filings too).
 # 9: a question names companies by its words written as names ("Block"), not by common words
 #    that start a company's name ("to the best of your abilities": Best Buy), where it has any.
 # 10: a scope's year is searched beside the later years the query names, not the earlier ones

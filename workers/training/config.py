@@ -9,14 +9,14 @@ from workers.packs import check_pack, pack_limits, pack_of_settings, pack_teache
 from workers.rewards.reward import RewardConfig
 from workers.settings import Settings, option
 
-# The final evaluation's cost on a 2-core CPU, set-up included: proof82's 25 validation
-# questions took 3.4 minutes (the trained agent, the base, echo@K and echo). A GPU is faster.
+# The final evaluation's cost on a 2-core CPU, set-up included: 25 validation questions took
+# 3.4 minutes (the trained agent, the base, echo@K and echo). A GPU is faster.
 EVAL_SETUP_SECONDS = 60
 EVAL_SECONDS_PER_QUESTION = 8
 # A slower machine evaluates slower, as it trains slower: a question of the final evaluation
 # (four policies, 16 questions a batch) took about as long as a cold-start micro-batch of
-# 4096 tokens, on a 2-core CPU with bfloat16 (proof82: 5.8 s against about 6 s) and one
-# without (proof94: 11.1 s against 12.3 s).
+# 4096 tokens, on a 2-core CPU with bfloat16 (5.8 s against about 6 s) and one without
+# (11.1 s against 12.3 s; docs/cpu-45min-runs.md).
 EVAL_QUESTION_PER_COLD_START_BATCH = 1.0
 
 
@@ -79,8 +79,8 @@ class TrainConfig(Settings):
     )
     # The weight of an answer's tokens against a search's in the cold start's loss. A
     # trajectory's answer is a few tokens of its sixty-odd, the figure among them two or three:
-    # at weight 1 the cold start is mostly a lesson in searching. At 4 (proof77) the student
-    # learned the answers' form harder, not which figure to copy: no preset takes it.
+    # at weight 1 the cold start is mostly a lesson in searching. At 4 the student learned the
+    # answers' form harder, not which figure to copy: no preset takes it.
     sft_answer_weight: float = option(
         1.0, help="cold-start loss weight of the answer's tokens (a search's tokens weigh 1)"
     )
@@ -88,9 +88,8 @@ class TrainConfig(Settings):
     scope_drills: int = option(2, help="per question, scoped searches on made-up names")
     # More of them for each of the customer's own questions: their shapes are what the agent
     # is asked (long, a definition after the question, the company named late), and every
-    # synthetic question names its company the same way. proof36's agent wrote a training
-    # company's scope ("[3M 2018]", the prompt's example until protocol 7) for the long
-    # questions of a company it never saw.
+    # synthetic question names its entity the same way: taught on those alone, a student wrote
+    # a training entity's scope for the long questions of one it never saw.
     customer_scope_drills: int = option(
         2, help="scoped searches on made-up names per question of the customer's own"
     )
