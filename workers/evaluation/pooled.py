@@ -94,14 +94,18 @@ def read_run(folder: str | Path) -> RecordedRun:
     attempts: dict[str, dict[str, Attempt]] = {}
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as lines:
-        for line in lines:
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
-            record = json.loads(line)
-            chunks = dict.fromkeys(c for s in record.get("searches", []) for c in s["chunk_ids"])
-            attempts.setdefault(record["policy"], {})[record["question_id"]] = Attempt(
-                tuple(chunks), record.get("answer")
-            )
+            try:
+                record = json.loads(line)
+                searches = record.get("searches") or []
+                chunks = dict.fromkeys(c for s in searches for c in s["chunk_ids"])
+                attempts.setdefault(record["policy"], {})[record["question_id"]] = Attempt(
+                    tuple(chunks), record.get("answer")
+                )
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                raise RunFolderError(f"{path}, line {number}: not a trajectory ({exc!r})") from None
     if "trained" not in attempts:
         raise RunFolderError(f"{path}: no trajectories of the trained agent")
     return RecordedRun(folder, config, attempts)
@@ -204,8 +208,8 @@ def score_attempts(
                 right = False
                 if attempt.answer:
                     try:
-                        right = judge.judge(question.question, question.answer, attempt.answer)
-                        right = bool(right.correct)
+                        verdict = judge.judge(question.question, question.answer, attempt.answer)
+                        right = bool(verdict.correct)
                     except JudgeError:
                         errors += 1  # counted wrong, and reported
                 correct[qid] = float(right)
