@@ -93,6 +93,8 @@ _WHICH = re.compile(r"\b(?:which|who|whom|whose)\b|\bwhat\s+(?:is|was|are|were)\
 _JOINS = re.compile(r"\s(?:and|&)\s|\s*/\s*[a-z]", re.I)
 # A row quoted from a table: figures with nothing but separators between them.
 _ROW_GAP = re.compile(r"[\s,;|/$€£¥]*")
+# Two figures joined by "and" with no word of their own: "$8.7 billion and $8.9 billion".
+_PAIR_GAP = re.compile(r"[\s,]*(?:and|&)[\s$€£¥]*", re.I)
 
 
 class OfflineJudge:
@@ -386,7 +388,9 @@ class _Case:
         numbers = self.answer_numbers
         for left, right in zip(numbers, numbers[1:], strict=False):
             gap = self.answer_text[left.end : right.start]
-            if _ROW_GAP.fullmatch(gap) and not quantities.agree(left, right):
+            if (_ROW_GAP.fullmatch(gap) or _PAIR_GAP.fullmatch(gap)) and not quantities.agree(
+                left, right
+            ):
                 return True
         return False
 

@@ -433,10 +433,11 @@ def agree(answer: Quantity, truth: Quantity) -> bool:
         if percent is answer:
             return any(_agree(a, t, 1.0, 1.0) for a, t in pairs)
         return any(_agree(t, a, 1.0, 1.0) for a, t in pairs)
-    for fa, ft in _factor_pairs(answer, truth):
-        if _agree(answer, truth, fa * unit_a, ft * unit_t):
-            return True
-    return False
+    # A figure written without a scale is read in the other's scale: "1,577" may be the
+    # question's "$1,577 million", but "1.577" is not it in billions.
+    fa = answer.factor if answer.factor is not None else truth.factor
+    ft = truth.factor if truth.factor is not None else answer.factor
+    return _agree(answer, truth, (fa or 1.0) * unit_a, (ft or 1.0) * unit_t)
 
 
 def _shift(text: str, places: int) -> str:
