@@ -2,9 +2,11 @@
 
 Two implementations behind one protocol. `OpenAIJudge` asks any OpenAI-compatible endpoint
 (a hosted model, an sglang or vLLM server), sampling one of several equivalent prompts per
-call. `OfflineJudge` needs nothing: it compares numbers with their scales and units,
-percentages, yes/no, and otherwise the overlap of content words. `build_judge` picks the
-API judge when an endpoint is configured and the offline one when not.
+call. `OfflineJudge` needs nothing: it credits an answer only when it commits to the truth
+(figures with sign, scale, unit and precision; the entity, option or yes/no; otherwise the
+truth's words, with no negation, hedge or opposite), held to its labelled set
+(tests/data/judge_set.jsonl). Both state the same standard. `build_judge` picks the API
+judge when an endpoint is configured and the offline one when not.
 
 The engine never looks up a key for an endpoint by itself: whoever chose the URL passes the
 key (`build_judge(config, api_key=...)`). The CLI reads it from $SLEUTH_JUDGE_API_KEY, its
