@@ -225,3 +225,13 @@ def test_complete_runs_the_rest_from_the_checkpoint_and_rules_off_reruns_it(
     assert ("trained (rules as run)", "trained (rules off)") in {
         tuple(p["policies"]) for p in section["paired"]
     }
+
+
+def test_scopes_a_question_does_not_name_are_counted_as_the_labels(tmp_path, corpus, capsys):
+    index, _ = corpus
+    unnamed = question("u1", "Beta", "How much was spent on machines?", "$3 million",
+                       "BETA_2020", 2, "Beta purchases of machines $3 million.")  # fmt: skip
+    path = tmp_path / "unnamed.jsonl"
+    path.write_text("".join(json.dumps(q) + "\n" for q in [QUESTIONS[0], unnamed]))
+    out = compare(capsys, index, str(path), "--chunks", "1")
+    assert "1 of 2 questions do not name their entity" in out

@@ -178,6 +178,7 @@ def cmd_compare(args) -> int:
         "runs": [str(run.folder) for run in runs],
         "seeds": sorted({run.config.get("seed") for run in runs}),
         "unrecorded": unrecorded,
+        "scoped_by_label": pooled.scoped_by_label(teacher, questions),
         "sections": sections,
     }
     if args.json:

@@ -360,6 +360,17 @@ def baselines(index, questions: Sequence, k: int, teacher) -> list[PolicyScores]
     ]
 
 
+def scoped_by_label(teacher, questions: Sequence) -> int:
+    """Questions the teacher scopes by their entity's label alone: the question does not name
+    its entity (`ScriptedTeacher.entity_mention` falls back to the label), so the scope holds
+    what the question file knows and a model reading the question does not."""
+    return sum(
+        1
+        for q in questions
+        if teacher.scope(q) and teacher.entity_mention(q).lower() not in q.question.lower()
+    )
+
+
 # The report.
 
 
@@ -452,6 +463,12 @@ def format_markdown(report: Mapping[str, Any]) -> str:
                     f"{_held(pair['accuracy'], pair['accuracy_excludes_zero'])} |"
                 )
         out.append("")
+    if labelled := report.get("scoped_by_label"):
+        out.append(
+            f"Scoped echo and the teacher's searches: {labelled} of {report['questions']} "
+            "questions do not name their entity, and are scoped by its label from the question "
+            "file, which a model reading the question does not have."
+        )
     return "\n".join(out).rstrip() + "\n"
 
 
