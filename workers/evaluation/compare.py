@@ -100,6 +100,7 @@ def _as_read(config: dict) -> dict:
 
 def cmd_compare(args) -> int:
     from workers.agent.greedy_rules import masks_tokens, unruled
+    from workers.agent.models import ModelNotFoundError
     from workers.documents.evidence import map_evidence
     from workers.documents.questions import QuestionFileError, load_questions
     from workers.evaluation import pooled
@@ -130,6 +131,8 @@ def cmd_compare(args) -> int:
     if runs:
         try:
             unrecorded = _complete(runs, questions, index=index, limits=limits, args=args)
+        except ModelNotFoundError as exc:
+            return _fail(str(exc))
         except ValueError as exc:  # a run's split that these questions cannot make
             return _fail(f"{exc} (are these the questions the runs were trained with?)")
         recorded = {qid for run in runs for qid in run.attempts["trained"]}
@@ -146,22 +149,26 @@ def cmd_compare(args) -> int:
     )
 
     models: list[pooled.PolicyScores] = []
-    if runs:
-        trained = pooled.score_attempts(
-            "trained" + (" (rules as run)" if masks_tokens(limits) else " (no rules)"),
-            [run.attempts["trained"] for run in runs],
-            questions,
-            judge,
-        )
-        models.append(trained)
-        if masks_tokens(limits):
-            models.append(
-                _unruled(
-                    runs, questions, index=index, limits=unruled(limits), judge=judge, args=args
-                )
+    try:
+        if runs:
+            trained = pooled.score_attempts(
+                "trained" + (" (rules as run)" if masks_tokens(limits) else " (no rules)"),
+                [run.attempts["trained"] for run in runs],
+                questions,
+                judge,
             )
-    if args.base:
-        models.append(_base(runs, questions, index=index, limits=limits, judge=judge, args=args))
+            models.append(trained)
+            if masks_tokens(limits):
+                off = unruled(limits)
+                models.append(
+                    _unruled(runs, questions, index=index, limits=off, judge=judge, args=args)
+                )
+        if args.base:
+            models.append(
+                _base(runs, questions, index=index, limits=limits, judge=judge, args=args)
+            )
+    except ModelNotFoundError as exc:
+        return _fail(str(exc))
 
     if chunk_counts is None:
         chunk_counts = [pooled.agent_chunk_count(models[0])] if runs else [5, 10]
@@ -176,7 +183,7 @@ def cmd_compare(args) -> int:
         "questions": len(questions),
         "questions_in_file": in_file,
         "runs": [str(run.folder) for run in runs],
-        "seeds": sorted({run.config.get("seed") for run in runs}),
+        "seeds": sorted({run.config.get("seed") for run in runs}, key=str),
         "unrecorded": unrecorded,
         "scoped_by_label": pooled.scoped_by_label(teacher, questions),
         "sections": sections,
