@@ -403,9 +403,11 @@ def test_the_kept_cache_gives_the_trajectories_of_a_full_reprefill(engine, sampl
 
 
 def test_samples_of_one_question_differ_and_match_the_reprefill_engine(engine):
+    # A question the model was not trained on: on a trained one the tiny model is so sure of
+    # its script that four samples can all be the script (transformers 5.25's model is).
     sampling = SamplingParams(temperature=2.0, seed=3)
-    new = engine.rollout(["what is alpha"] * 4, sampling)
-    old = _reprefill(engine).rollout(["what is alpha"] * 4, sampling)
+    new = engine.rollout(["tell me about gamma"] * 4, sampling)
+    old = _reprefill(engine).rollout(["tell me about gamma"] * 4, sampling)
     _same_trajectories(new, old)
     assert len({tuple(t.token_ids) for t in new}) > 1
 
