@@ -92,3 +92,20 @@ def documents_in_progress(*, project: Project) -> bool:
         Q(status=Document.Status.UPLOADED)
         | Q(status=Document.Status.PARSED, parse_started_at__gte=timezone.now() - INDEX_WAIT)
     ).exists()
+
+
+def project_suggested_pack(*, project: Project) -> str:
+    """The domain pack at least half of the project's parsed documents look like (their
+    `looks_like`, read at parse time); "" for none. An offer for the new-run form."""
+    parsed = project.documents.filter(status=Document.Status.PARSED)
+    total = parsed.count()
+    if not total:
+        return ""
+    top = (
+        parsed.exclude(looks_like="")
+        .values("looks_like")
+        .annotate(n=Count("pk"))
+        .order_by("-n", "looks_like")
+        .first()
+    )
+    return top["looks_like"] if top and top["n"] * 2 >= total else ""

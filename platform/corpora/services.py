@@ -21,6 +21,7 @@ from django.utils.text import get_valid_filename
 from core.s3 import s3_client
 from workers.documents.corpus import infer_entity, read_pages_jsonl
 from workers.documents.sandbox import parse_files
+from workers.packs import suggested_pack
 
 from .indexing import echo_recall_enqueue, project_index_enqueue
 from .models import Document, Project, Question, QuestionSet
@@ -136,6 +137,10 @@ def _enqueue(task: str, *args) -> None:
     app.send_task(task, args=list(args))
 
 
+# A filing names its form, its statements and its fiscal year within its first pages.
+PAGES_READ_FOR_PACK = 5
+
+
 def document_parse(*, document_id: int) -> Document | None:
     """Parse an uploaded document with the engine and record its sections, page count and
     status (parsed, or failed with the reason in plain words).
@@ -177,8 +182,13 @@ def document_parse(*, document_id: int) -> Document | None:
     )
     document.status, document.error = Document.Status.PARSED, ""
     document.pages, document.sections_key = len(sections), key
+    document.looks_like = suggested_pack([" ".join(s.text for s in sections[:PAGES_READ_FOR_PACK])])
     recorded = Document.objects.filter(pk=document.pk).update(
-        status=document.status, error="", pages=document.pages, sections_key=key
+        status=document.status,
+        error="",
+        pages=document.pages,
+        sections_key=key,
+        looks_like=document.looks_like,
     )
     if not recorded:  # deleted while it was parsed: its text must not stay behind
         s3_client().delete_object(Bucket=settings.S3_ARTIFACTS_BUCKET, Key=key)

@@ -4,8 +4,10 @@ sample answers. Forms only check input and shape it; the run is created by the s
 from django import forms
 
 from corpora.models import Question, QuestionSet
+from corpora.selectors import project_suggested_pack
 from runs.presets import DEFAULT_PRESET, PRESETS
 from runs.services import allowed_models, judge_choices, judge_config_for
+from workers.packs import PACKS
 from workers.rewards.reward import (
     COMPONENTS,
     DEFAULT_WEIGHTS,
@@ -103,6 +105,14 @@ class RunForm(RewardOptionsForm):
         required=False,
         help_text="The models this platform offers; the preset's own when left alone.",
     )
+    # What is true of one kind of document only (workers.packs), opted into per run; the
+    # documents' own kind is offered (pre-selected and said), never chosen behind the back.
+    pack = forms.ChoiceField(
+        label="Domain pack",
+        required=False,
+        choices=[("", "None: the engine's default path, for any documents")]
+        + [(name, pack.label) for name, pack in PACKS.items()],
+    )
     loss = forms.ChoiceField(label="Algorithm (policy loss)", choices=LOSS_CHOICES, required=False)
     steps = forms.IntegerField(label="RL steps", required=False, min_value=1, max_value=10_000)
     group_size = forms.IntegerField(
@@ -121,8 +131,29 @@ class RunForm(RewardOptionsForm):
             (name, "SmolLM2-135M (default, runs on CPU)" if name == "default" else name)
             for name in allowed_models()
         ]
+        self.suggested_pack = project_suggested_pack(project=project)
+        if self.suggested_pack:
+            pack = PACKS[self.suggested_pack]
+            self.fields["pack"].initial = self.suggested_pack
+            self.fields["pack"].help_text = (
+                f"Suggested: most of your documents look like {pack.label.lower()}. "
+                f"{pack.description}"
+            )
+        else:
+            self.fields["pack"].help_text = "Packs: " + " ".join(
+                f"{p.label}: {p.description}" for p in PACKS.values()
+            )
         # Advanced fields first in the form's order would bury the essentials.
-        essentials = ["name", "question_set", "preset", "model", "loss", "steps", "group_size"]
+        essentials = [
+            "name",
+            "question_set",
+            "preset",
+            "pack",
+            "model",
+            "loss",
+            "steps",
+            "group_size",
+        ]
         self.order_fields(essentials)
 
     def options(self) -> dict:
@@ -131,6 +162,8 @@ class RunForm(RewardOptionsForm):
         options: dict = {}
         if data.get("model"):
             options["model"] = data["model"]
+        if data.get("pack"):
+            options["pack"] = data["pack"]
         if data.get("loss"):
             options["loss"] = {"kind": data["loss"]}
         for key in ("steps", "group_size"):

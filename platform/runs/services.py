@@ -598,7 +598,7 @@ def reward_preview_run(*, preview_id: str) -> str | None:
 
 def checkpoints_prune(*, run: Run, keep_last: int) -> list[int]:
     """Delete a run's checkpoints (rows and S3 folders) but the last `keep_last`, the best
-    by validation (answer score, then golden recall), the final and any published one, so a
+    by validation (accuracy, then golden recall), the final and any published one, so a
     long run does not fill the store. 0 keeps every one. Returns the steps deleted."""
     if keep_last <= 0:
         return []
@@ -610,7 +610,7 @@ def checkpoints_prune(*, run: Run, keep_last: int) -> list[int]:
         best = max(
             scored,
             key=lambda c: (
-                c.metrics.get("val/answer_score", 0.0),
+                c.metrics.get("val/accuracy", 0.0),
                 c.metrics.get("val/golden_recall", 0.0),
                 c.step,
             ),

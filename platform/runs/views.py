@@ -44,7 +44,7 @@ CHARTS = [
     ("Reward", ["reward/*", "!reward/judge_failed"]),
     (
         "Accuracy and golden recall",
-        ["accuracy", "golden_recall", "val/answer_score", "val/golden_recall"],
+        ["accuracy", "golden_recall", "val/accuracy", "val/golden_recall"],
     ),
     ("pass@k (validation)", ["val/pass@*"]),
     ("Searches per question", ["searches_per_question", "echo_rate", "retrieved_chunks"]),

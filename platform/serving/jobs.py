@@ -47,7 +47,14 @@ QUESTIONS_PURPOSE = "fine-tune"
 DOCUMENT_PURPOSES = ("assistants", "user_data")
 MAX_LIMIT = 100
 # The new-run form's options a job's hyperparameters may set (RunForm checks their values).
-FORM_OPTIONS = ("steps", "group_size", "loss", "judge", *(f"weight_{c}" for c in COMPONENTS))
+FORM_OPTIONS = (
+    "steps",
+    "group_size",
+    "loss",
+    "pack",
+    "judge",
+    *(f"weight_{c}" for c in COMPONENTS),
+)
 OPENAI_AUTO_ONLY = ("n_epochs", "batch_size", "learning_rate_multiplier")
 STATUSES = {
     Run.Status.QUEUED: "queued",
@@ -278,6 +285,7 @@ def _job(run: Run, agents: dict[int, str]) -> dict:
         steps=config.get("steps"),
         group_size=config.get("group_size"),
         loss=(config.get("loss") or {}).get("kind"),
+        pack=config.get("pack") or None,
     )
     return {
         "id": _job_id(run),

@@ -38,7 +38,7 @@ def test_the_live_chart_appends_the_steps_after_the_last_it_holds(
     expect(page.locator("#charts")).to_have_attribute("data-steps", "2", timeout=15_000)
 
     # Step 3 comes with the run's first validation number: a key the page has not seen yet.
-    RunMetric.objects.create(run=run, step=3, data={"reward/total": 0.3, "val/answer_score": 0.45})
+    RunMetric.objects.create(run=run, step=3, data={"reward/total": 0.3, "val/accuracy": 0.45})
 
     expect(page.locator("#charts")).to_have_attribute("data-last-step", "3", timeout=15_000)
     reward = page.evaluate(
@@ -51,7 +51,7 @@ def test_the_live_chart_appends_the_steps_after_the_last_it_holds(
     validation = page.evaluate(
         """() => [...document.querySelectorAll('figure.chart')]
              .flatMap(f => (f.chart ? f.chart.data.datasets : []))
-             .filter(d => d.label === 'val/answer_score').map(d => d.data)"""
+             .filter(d => d.label === 'val/accuracy').map(d => d.data)"""
     )
     assert validation == [[None, None, 0.45]]
     assert any(url.endswith("metrics.json?since=2") for url in asked)

@@ -28,9 +28,9 @@ EVAL_REPORT = {
 _RUN_METRICS = {"pass@k": 0.0, "searches_after_miss": 1.0, "retrieved_chunks": 4.6, "n": 20}
 RUN_EVAL_REPORT = {
     "policies": {
-        "trained": _RUN_METRICS | {"answer_score": 0.12, "golden_recall": 0.55},
-        "base": _RUN_METRICS | {"answer_score": 0.0, "golden_recall": 0.0},
-        "echo@5": _RUN_METRICS | {"answer_score": 0.05, "golden_recall": 0.25},
+        "trained": _RUN_METRICS | {"accuracy": 0.12, "answer_score": 0.3, "golden_recall": 0.55},
+        "base": _RUN_METRICS | {"accuracy": 0.0, "answer_score": 0.1, "golden_recall": 0.0},
+        "echo@5": _RUN_METRICS | {"accuracy": 0.05, "answer_score": 0.2, "golden_recall": 0.25},
     },
     "echo_k": 5,
     "questions": 20,
@@ -176,7 +176,7 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
         run=run,
         step=2,
         s3_prefix=key,
-        metrics={"val/answer_score": 0.45, "val/golden_recall": 0.6, "val/pass@4": 0.55},
+        metrics={"val/accuracy": 0.45, "val/golden_recall": 0.6, "val/pass@4": 0.55},
         archive_key=key,
         is_final=True,
         size_bytes=11,
@@ -189,8 +189,8 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
     expect(page.locator("#validation")).to_contain_text("One-shot BM25 (the question as the query)")
     expect(page.locator("#verdict")).to_contain_text(
         "Given the same 5 chunks as one-shot BM25 (the question as the query), the trained agent "
-        "found 2.20× the golden evidence it found (55.0% against 25.0%), and its answers "
-        "scored 12.0% against 5.0%"
+        "found 2.20× the golden evidence it found (55.0% against 25.0%), and it answered "
+        "12.0% of the questions correctly against 5.0%"
     )
     expect(page.locator("#charts")).to_have_attribute("data-steps", "2", timeout=15_000)
     expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)

@@ -35,12 +35,12 @@ def write_run(
             "trained": metrics
             | {
                 "golden_recall": recall,
-                "answer_score": answer,
+                "accuracy": answer,
                 "searches_after_miss": after_miss,
                 "retrieved_chunks": k - 0.3,
             },
-            "base": metrics | {"golden_recall": 0.0, "answer_score": base_answer},
-            f"echo@{k}": metrics | {"golden_recall": echo_recall, "answer_score": echo_answer},
+            "base": metrics | {"golden_recall": 0.0, "accuracy": base_answer},
+            f"echo@{k}": metrics | {"golden_recall": echo_recall, "accuracy": echo_answer},
         },
         "echo_k": k,
         "questions": 20,
@@ -70,7 +70,7 @@ def test_each_run_is_a_column_its_goals_marked_where_met(tmp_path):
     assert recall[2] == "0.490 at 4.70 chunks, 1.96× echo@5 (0.250)"
     assert recall[-1] == "by 1 of 2 runs (seed 0)"
     assert row(table, "≥ 1.5 searches")[-1] == "yes, by every run"
-    assert row(table, "answer score")[1].startswith("**0.120, 2.40× echo@5")
+    assert row(table, "accuracy")[1].startswith("**0.120, 2.40× echo@5")
     assert row(table, "the whole command")[2:] == [
         "46.0 min",
         "**42.5 min**",
@@ -94,7 +94,7 @@ def test_the_answer_goal_needs_the_floor_and_twice_each_baseline(
     run = RunResult.read(
         write_run(tmp_path / "r", answer=answer, echo_answer=echo_answer, base_answer=base_answer)
     )
-    cell = row(goals_table([run]), "answer score")[1]
+    cell = row(goals_table([run]), "accuracy")[1]
     assert cell.startswith("**") is met
 
 

@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from core.s3 import s3_client
 from corpora.models import Document
+from corpora.selectors import project_suggested_pack
 from corpora.services import document_parse, document_upload, project_create
 
 PDFS = Path(__file__).parents[2].parent / "shared" / "datasets" / "financebench-dev" / "pdfs"
@@ -42,6 +43,24 @@ def test_an_uploaded_filing_is_parsed_page_by_page(celery_worker, alice):
     assert len(sections) == document.pages > 1
     assert [s["page"] for s in sections[:2]] == [1, 2]
     assert "Amcor" in sections[0]["text"]
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(not PDFS.is_dir(), reason="shared datasets are not beside the clone")
+def test_a_parsed_filing_looks_like_the_filings_pack_and_a_manual_like_none(alice):
+    project = project_create(owner=alice, name="Mixed")
+    pdf = PDFS / "3M_2018_10K.pdf"
+    filing = document_upload(project=project, file=SimpleUploadedFile(pdf.name, pdf.read_bytes()))
+    manual = document_upload(
+        project=project,
+        file=SimpleUploadedFile(
+            "pump.md", b"# Pump X2 manual\n\nPrime the pump before its first start.\n"
+        ),
+    )
+
+    assert document_parse(document_id=filing.pk).looks_like == "filings"
+    assert document_parse(document_id=manual.pk).looks_like == ""
+    assert project_suggested_pack(project=project) == "filings"  # one of two: half
 
 
 @pytest.mark.django_db(transaction=True)

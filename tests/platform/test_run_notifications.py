@@ -18,9 +18,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 SITE = "https://sleuth.example.com"
 EVAL_REPORT = {
     "policies": {
-        "echo@2": {"answer_score": 0.1, "golden_recall": 0.22, "n": 20},
-        "base": {"answer_score": 0.05, "n": 20},  # no golden recall measured
-        "runs/7/final": {"answer_score": 0.45, "golden_recall": 0.353, "n": 20},
+        "echo@2": {"accuracy": 0.1, "answer_score": 0.3, "golden_recall": 0.22, "n": 20},
+        "base": {"accuracy": 0.05, "answer_score": 0.2, "n": 20},  # no golden recall measured
+        "runs/7/final": {"accuracy": 0.45, "answer_score": 0.6, "golden_recall": 0.353, "n": 20},
     }
 }
 
@@ -83,11 +83,10 @@ def test_a_succeeded_run_mails_its_owner_the_validation_numbers_and_a_link(
     lines = mail.body.splitlines()
     # The run page's rows and labels, the trained agent first; golden recall where measured.
     rows = [line for line in lines if line.startswith("- ")]
-    assert rows[0] == "- Trained agent: answer score 45.0%, golden recall 35.3%"
+    assert rows[0] == "- Trained agent: accuracy 45.0%, golden recall 35.3%"
     assert sorted(rows[1:]) == [
-        "- Base model, untrained: answer score 5.0%",
-        "- One-shot BM25 (the question as the query), top 2: answer score 10.0%, "
-        "golden recall 22.0%",
+        "- Base model, untrained: accuracy 5.0%",
+        "- One-shot BM25 (the question as the query), top 2: accuracy 10.0%, golden recall 22.0%",
     ]
     assert "(20 held-out questions)" in mail.body
     assert f"See the run: {SITE}/runs/{run.pk}/" in lines

@@ -106,7 +106,7 @@ def make_run(project, *, status=Run.Status.TRAINING, archive=True) -> Run:
     for step in (1, 2):
         data = {"step": step, "reward/total": 0.2 * step, "reward/correctness": 0.1 * step}
         if step == 2:
-            data |= {"val/answer_score": 0.5, "val/pass@4": 0.75}
+            data |= {"val/accuracy": 0.5, "val/pass@4": 0.75}
         RunMetric.objects.create(run=run, step=step, data=data)
     TrajectorySample.objects.create(run=run, step=2, question_id="q1", data=SAMPLE)
     key = f"projects/{project.pk}/runs/{run.pk}/checkpoints/step-2.tar.gz"
@@ -116,7 +116,7 @@ def make_run(project, *, status=Run.Status.TRAINING, archive=True) -> Run:
         run=run,
         step=2,
         s3_prefix=key.removesuffix(".tar.gz"),
-        metrics={"val/answer_score": 0.5, "val/golden_recall": 0.6, "val/pass@4": 0.75},
+        metrics={"val/accuracy": 0.5, "val/golden_recall": 0.6, "val/pass@4": 0.75},
         archive_key=key if archive else "",
         size_bytes=7,
     )
@@ -167,6 +167,43 @@ def test_starting_a_run_records_the_preset_with_the_chosen_options(
     assert run.config["reward"]["weights"]["correctness"] == 0.8
     assert run.config["reward"]["weights"]["golden_recall"] == 0.2  # untouched: the default
     assert run.config["limits"]["max_turns"] == 2  # the rest comes from the preset
+
+
+def test_the_new_run_page_offers_the_filings_pack_when_the_documents_look_like_filings(
+    client_alice, project
+):
+    plain = page(client_alice.get(f"/projects/{project.pk}/runs/new/"))
+    assert "Domain pack" in plain and "Suggested:" not in plain
+
+    project.documents.update(status=Document.Status.PARSED, looks_like="filings")
+    html = page(client_alice.get(f"/projects/{project.pk}/runs/new/"))
+
+    assert "Suggested: most of your documents look like financial filings" in html
+    assert '<option value="filings" selected>' in html
+
+
+def test_a_run_started_with_a_pack_keeps_it_and_its_page_says_so(
+    client_alice, project, question_set
+):
+    client_alice.post(
+        f"/projects/{project.pk}/runs/new/",
+        {
+            "name": "Filings",
+            "question_set": question_set.pk,
+            "preset": "quick-cpu",
+            "pack": "filings",
+        },
+    )
+    client_alice.post(
+        f"/projects/{project.pk}/runs/new/",
+        {"name": "Plain", "question_set": question_set.pk, "preset": "quick-cpu"},
+    )
+
+    filings, plain = Run.objects.get(name="Filings"), Run.objects.get(name="Plain")
+    assert filings.config["pack"] == "filings" and filings.config["limits"]["yes_no_answers"]
+    assert plain.config["pack"] == "" and not plain.config["limits"]["yes_no_answers"]
+    assert "pack <strong>filings</strong>" in page(client_alice.get(f"/runs/{filings.pk}/"))
+    assert "no domain pack" in page(client_alice.get(f"/runs/{plain.pk}/"))
 
 
 def test_a_run_that_cannot_start_says_why_and_creates_nothing(client_alice, project):
@@ -289,9 +326,9 @@ def test_a_finished_runs_page_says_how_far_the_agent_beat_one_shot_search(client
     metrics = {"searches_after_miss": 2.0, "retrieved_chunks": 4.8}
     run.eval_report = {
         "policies": {
-            "trained": metrics | {"golden_recall": 0.573, "answer_score": 0.04},
-            "base": metrics | {"golden_recall": 0.0, "answer_score": 0.0},
-            "echo@5": metrics | {"golden_recall": 0.28, "answer_score": 0.004},
+            "trained": metrics | {"golden_recall": 0.573, "accuracy": 0.04, "answer_score": 0.3},
+            "base": metrics | {"golden_recall": 0.0, "accuracy": 0.0, "answer_score": 0.1},
+            "echo@5": metrics | {"golden_recall": 0.28, "accuracy": 0.004, "answer_score": 0.2},
         },
         "echo_k": 5,
         "questions": 25,
@@ -303,7 +340,9 @@ def test_a_finished_runs_page_says_how_far_the_agent_beat_one_shot_search(client
 
     assert "Given the same 5 chunks as one-shot BM25" in html
     assert "<strong>2.05×</strong> the golden evidence it found (57.3% against 28.0%)" in html
-    assert "answers scored 4.0% against 0.4% (the untrained model: 0.0%)" in html
+    assert (
+        "answered 4.0% of the questions correctly against 0.4% (the untrained model: 0.0%)" in html
+    )
 
 
 def test_a_report_without_echo_at_the_agents_chunks_gets_no_comparison_sentence(client_alice, run):

@@ -16,8 +16,9 @@ Rows:
 - echo@N: one search, the question itself, N hits;
 - echo's best up to N: echo@k for the k ≤ N of highest recall on these very questions (a choice
   made on the answers, so in echo's favour: the agent has to beat it regardless);
-- scoped echo@N: the question within its entity's documents, scoped as the scripted teacher
-  scopes it (`ScriptedTeacher.scope`), no model;
+- scoped echo@N: the question within its entity's documents (`[entity] question`, the entity's
+  label from the question file), no model: what knowing the entity is worth, whether or not
+  the question names it;
 - the teacher's searches@N: the scripted teacher's searches for the question (the scoped
   question, then its key terms), N hits shared between them, no model. What the teacher
   chooses by looking at the golden chunks (its heading search, its section search's phrase, a
@@ -302,13 +303,20 @@ def echo_best(index, questions: Sequence, up_to: int) -> PolicyScores:
     return scores
 
 
+def entity_scope(index, question) -> str:
+    """`"[entity] "` when the question's entity label names documents of the index, else ""."""
+    entity = (question.entity or "").strip()
+    return f"[{entity}] " if entity and index.documents_named(entity) else ""
+
+
 def scoped_echo(index, questions: Sequence, teacher, k: int) -> PolicyScores:
-    """The question within its entity's documents as the teacher scopes it, k hits."""
+    """The question within its entity's documents, k hits."""
     return _no_model(
         f"scoped echo@{k}",
         questions,
         lambda q: [
-            h.chunk_id for h in index.search(teacher.scope(q) + q.question, k, question=q.question)
+            h.chunk_id
+            for h in index.search(entity_scope(index, q) + q.question, k, question=q.question)
         ],
     )
 
@@ -361,13 +369,11 @@ def baselines(index, questions: Sequence, k: int, teacher) -> list[PolicyScores]
 
 
 def scoped_by_label(teacher, questions: Sequence) -> int:
-    """Questions the teacher scopes by their entity's label alone: the question does not name
-    its entity (`ScriptedTeacher.entity_mention` falls back to the label), so the scope holds
-    what the question file knows and a model reading the question does not."""
+    """Questions scoped echo scopes by a label the question does not write: it knows what
+    the question file knows and a model reading the question does not (the teacher, like the
+    student, scopes only by what the question names)."""
     return sum(
-        1
-        for q in questions
-        if teacher.scope(q) and teacher.entity_mention(q).lower() not in q.question.lower()
+        1 for q in questions if entity_scope(teacher.index, q) and not teacher.entity_mention(q)
     )
 
 
@@ -465,9 +471,9 @@ def format_markdown(report: Mapping[str, Any]) -> str:
         out.append("")
     if labelled := report.get("scoped_by_label"):
         out.append(
-            f"Scoped echo and the teacher's searches: {labelled} of {report['questions']} "
-            "questions do not name their entity, and are scoped by its label from the question "
-            "file, which a model reading the question does not have."
+            f"Scoped echo: {labelled} of {report['questions']} questions do not name their "
+            "entity, and are scoped by its label from the question file, which a model reading "
+            "the question does not have (the teacher's searches scope only what it names)."
         )
     return "\n".join(out).rstrip() + "\n"
 

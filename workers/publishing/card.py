@@ -8,6 +8,7 @@ from workers.agent.settings import PROTOCOL_VERSION
 from workers.packs import PACKS, pack_of_settings
 
 _TABLE_KEYS = (
+    "accuracy",
     "answer_score",
     "golden_recall",
     "pass@k",

@@ -170,8 +170,11 @@ class ScriptedTeacher:
         }
 
     def entity_mention(self, question: Question) -> str:
-        """The entity as the question writes it ("JPM", "Coca Cola"): the student can copy
-        what it reads, but cannot know the canonical name of an entity it never saw."""
+        """The entity as the question writes it ("JPM", "Coca Cola"); "" when the question
+        does not name it. The student can copy what it reads, but cannot know the canonical
+        name of an entity it never saw, nor the label of one a question leaves unnamed (a
+        manual's questions rarely name their page): a scope taught from the label alone
+        teaches a habit no question can feed."""
         entity = question.entity or ""
         names = {w.lower() for w in re.findall(r"\w+", entity)}
         joined = re.sub(r"\W", "", entity.lower())
@@ -183,7 +186,7 @@ class ScriptedTeacher:
                 mention.append(word)
             elif mention:
                 break
-        return " ".join(mention) or entity
+        return " ".join(mention)
 
     def learn_boilerplate(self, questions: Sequence[Question], share: float = 0.2) -> None:
         """Stems in at least `share` of `questions` are how questions are asked, not what."""

@@ -67,10 +67,10 @@ def published_result() -> dict | None:
 @register.filter
 def validation_numbers(metrics: dict | None) -> dict:
     """A checkpoint's validation numbers for the table (`evaluation.metrics`, as in eval.json):
-    answer score, golden recall, and each pass@k as (k label, value)."""
+    accuracy (the share judged correct), golden recall, and each pass@k as (k label, value)."""
     metrics = metrics or {}
     return {
-        "accuracy": metrics.get("val/answer_score"),
+        "accuracy": metrics.get("val/accuracy"),
         "golden_recall": metrics.get("val/golden_recall"),
         "pass_at": [(k.removeprefix("val/"), v) for k, v in metrics.items() if "pass@" in k],
     }
