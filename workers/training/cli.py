@@ -27,6 +27,8 @@ CUSTOMER_SETTINGS = (
     "model",
     "seed",
     "val_fraction",
+    "folds",
+    "fold",
     "sft_epochs",
     "sft_lr",
     "synthetic_questions",

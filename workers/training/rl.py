@@ -28,6 +28,7 @@ import copy
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,12 +308,11 @@ def teacher_data(
         synthetic = [q for q in synthetic if q.id in taught]
         teacher_for |= taught
         by_id |= {q.id: q for q in synthetic}
+        kinds = Counter(q.meta.get("source", "?").removeprefix("offline-") for q in synthetic)
         log(
-            f"synthetic curriculum: {len(synthetic)} questions from the training entities' "
-            f"tables ({sum(bool(polarity(q.answer)) for q in synthetic)} yes/no comparisons, "
-            f"{sum(polarity(q.answer) == 'yes' for q in synthetic)} answered yes) "
-            f"and filings' reasons ({sum(q.meta['source'] == 'offline-cause' for q in synthetic)}"
-            " what-drove questions), "
+            f"synthetic curriculum: {len(synthetic)} questions the teacher answers from the "
+            f"training entities' documents (by kind: {dict(sorted(kinds.items()))}; "
+            f"{sum(bool(polarity(q.answer)) for q in synthetic)} yes/no), "
             f"{sum(len(t.valid_searches) > 1 for t in taught.values())} of them taught with "
             "a second, refined search"
         )
