@@ -97,7 +97,7 @@ def documents_in_progress(*, project: Project) -> bool:
 def project_suggested_pack(*, project: Project) -> str:
     """The domain pack at least half of the project's parsed documents look like (their
     `looks_like`, read at parse time); "" for none. An offer for the new-run form."""
-    parsed = project.documents.filter(status=Document.Status.PARSED)
+    parsed = project.documents.filter(status__in=[Document.Status.PARSED, Document.Status.INDEXED])
     total = parsed.count()
     if not total:
         return ""

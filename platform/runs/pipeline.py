@@ -20,6 +20,8 @@ from corpora.indexing import engine_questions as _engine_questions
 from corpora.indexing import index_folder, load_index
 from corpora.indexing import readable_documents as _readable_documents
 from corpora.models import Project, Question, QuestionSet
+from corpora.selectors import project_suggested_pack
+from workers.packs import synthesis_kinds
 from workers.training.config import TrainConfig
 
 from . import artifacts
@@ -65,7 +67,10 @@ def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
 
     project = Project.objects.get(pk=project_id)
     index = load_index(project_index_build(project_id=project_id))
-    generated = offline_questions(index.chunks, n=n)
+    # The kinds any documents hold, and a pack's own where the documents look like its kind
+    # (a filing's tables): the set is a draft the customer reviews before a run uses it.
+    kinds = synthesis_kinds(project_suggested_pack(project=project))
+    generated = offline_questions(index.chunks, n=n, kinds=kinds)
     if len(generated) < 2:
         raise StageFailed(
             "Could not generate questions from your documents (they have too few tables "

@@ -610,7 +610,8 @@ def checkpoints_prune(*, run: Run, keep_last: int) -> list[int]:
         best = max(
             scored,
             key=lambda c: (
-                c.metrics.get("val/accuracy", 0.0),
+                # Checkpoints validated before accuracy was kept ranked by the answer score.
+                c.metrics.get("val/accuracy", c.metrics.get("val/answer_score", 0.0)),
                 c.metrics.get("val/golden_recall", 0.0),
                 c.step,
             ),

@@ -144,17 +144,28 @@ def test_an_agent_carries_its_pack_and_the_rules_it_turns_on(tmp_path):
     assert plain.pack == "" and not plain.limits.latest_year_scope
 
 
-def test_a_run_stored_before_packs_reads_with_the_pack_its_settings_belong_to():
+def _stored_before_packs(**settings) -> dict:
+    """A run's settings as a version before packs stored them: no pack, nor the teacher's
+    two switches that were always on then."""
     from workers.training.config import TrainConfig
 
     stored = TrainConfig().to_dict()
-    del stored["pack"]
-    stored["limits"] = BEFORE_PACKS["limits"]
-    stored["quoted_answers"] = True
+    for name in ("pack", "scope_years", "statement_names"):
+        del stored[name]
+    return stored | settings
 
-    config = TrainConfig.from_dict(stored)
 
-    assert config.pack == "filings" and config.limits.latest_year_scope
-    plain = TrainConfig().to_dict()
-    del plain["pack"]
-    assert TrainConfig.from_dict(plain).pack == ""
+def test_a_run_stored_before_packs_resumes_as_it_ran_in_the_filings_pack():
+    from workers.training.config import TrainConfig
+
+    ruled = TrainConfig.from_dict(
+        _stored_before_packs(limits=BEFORE_PACKS["limits"], quoted_answers=True)
+    )
+    plain = TrainConfig.from_dict(_stored_before_packs())
+
+    assert ruled.pack == "filings" and ruled.limits.latest_year_scope and ruled.quoted_answers
+    # Its teacher scoped by the latest year and read statements' other names, rules or not.
+    for run in (ruled, plain):
+        assert (run.pack, run.scope_years, run.statement_names) == ("filings", True, True)
+    assert not plain.limits.yes_no_answers  # the rules it did not run stay off
+    assert TrainConfig.from_dict(TrainConfig().to_dict()).pack == ""  # a run of today: as stored

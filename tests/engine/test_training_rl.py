@@ -77,7 +77,10 @@ def questions() -> list[Question]:
 
 
 def tiny_tokenizer() -> PreTrainedTokenizerFast:
-    words = set(SYSTEM_PROMPT.lower().split()) | set(FILLER.split())
+    # The prompt's words with its tags apart: a word such as "<search>[name]</search>," would be
+    # one token holding a whole search, which an untrained model could write by chance.
+    prompt = re.sub(r"(</?(?:search|answer|results)>)", r" \1 ", SYSTEM_PROMPT.lower())
+    words = set(prompt.split()) | set(FILLER.split())
     for chunk in chunks():
         words |= set(chunk.text.split()) | {chunk.id, chunk.doc}
     for q in questions():

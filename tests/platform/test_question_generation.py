@@ -17,14 +17,14 @@ from runs.services import RunRejected, run_create
 from workers.tasks import question_set_draft
 
 STATEMENTS = {
-    "Acme": """Acme Corp
+    "Acme": """Acme Corp, Form 10-K for the fiscal year 2018
 Consolidated Statement of Cash Flows
 (Millions) 2018 2017
 Net income $5,363 $4,869
 Purchases of property, plant and equipment (1,577) (1,373)
 Dividends paid (3,193) (2,803)
 """,
-    "Globex": """Globex Inc
+    "Globex": """Globex Inc, Form 10-K for the fiscal year 2019
 Consolidated Statement of Operations
 (Millions) 2019 2018
 Total revenue $12,410 $11,902
@@ -63,7 +63,8 @@ def sent(monkeypatch):
 
 @pytest.fixture
 def tables(alice, sent):
-    """alice's project whose two filings hold tables with numbers, indexed."""
+    """alice's project whose two filings hold tables with numbers, indexed: they look like
+    filings, so the filings pack's table questions are generated."""
     project = project_create(owner=alice, name="Tables")
     for entity, text in STATEMENTS.items():
         filing(project, entity, text)

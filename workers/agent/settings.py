@@ -40,7 +40,9 @@ ADAPTER_DIR = "adapter"  # a LoRA run's unmerged adapter, beside the merged mode
 # 10: a scope's year is searched beside the later years the query names, not the earlier ones
 #    (a filing reports its year beside earlier ones): "[Walmart 2020] … FY2018 - FY2020 …"
 #    searched the 2018 filing too, and showed its pages first.
-PROTOCOL_VERSION = 10
+# 11: the prompt's examples name no domain ("[name | part] key words", not "[name year | cash
+#    flow statement] capital expenditure"): the default path knows no domain.
+PROTOCOL_VERSION = 11
 
 
 @dataclass(frozen=True)

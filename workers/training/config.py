@@ -5,7 +5,7 @@ from typing import ClassVar, Literal
 
 from workers.agent.precision import PRECISIONS
 from workers.agent.trajectory import Limits
-from workers.packs import check_pack, pack_limits, pack_of_settings, pack_teacher
+from workers.packs import check_pack, pack_limits, pack_teacher
 from workers.rewards.reward import RewardConfig
 from workers.settings import Settings, option
 
@@ -181,12 +181,17 @@ class TrainConfig(Settings):
 
     @classmethod
     def upgrade_settings(cls, data: dict) -> dict:
-        """A run stored before packs existed ran the rules and teacher settings it stored:
-        its pack is the one they belong to."""
+        """A run stored before packs existed ran the rules it stored, and a teacher that
+        always scoped by the latest year and read statements' other names: it resumes as it
+        ran, in the filings pack those habits now belong to."""
         if "pack" in data:
             return data
-        limits = Limits.upgrade_settings(data.get("limits") or {})
-        return {**data, "pack": pack_of_settings({**data, "limits": limits})}
+        return {
+            "scope_years": True,
+            "statement_names": True,
+            **data,
+            "pack": "filings",
+        }
 
     def __post_init__(self) -> None:
         check_pack(self.pack)
