@@ -113,7 +113,6 @@ def run_prepare(*, run_id: int) -> Run | None:
     def work(run: Run, heartbeat: Heartbeat) -> None:
         from workers.documents.evidence import map_evidence
         from workers.documents.questions import save_questions
-        from workers.evaluation.folds import train_val_split
 
         config = TrainConfig.from_dict(run.config)
         index_prefix = project_index_build(project_id=run.project_id)
@@ -127,13 +126,7 @@ def run_prepare(*, run_id: int) -> Run | None:
         questions = _engine_questions(run.question_set)
         report = map_evidence(questions, index.chunks)
         try:
-            train, val = train_val_split(
-                questions,
-                val_fraction=config.val_fraction,
-                seed=config.entity_split_seed(),
-                folds=config.folds,
-                fold=config.fold,
-            )
+            train, val = config.split(questions)
         except ValueError as exc:  # more folds than entities, a fold out of range
             raise StageFailed(f"{exc}.") from None
         if not train or not val:

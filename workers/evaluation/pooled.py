@@ -114,17 +114,9 @@ def read_run(folder: str | Path) -> RecordedRun:
 
 def held_out(run: RecordedRun, questions: Sequence) -> list:
     """The questions `run` held out, its split made again from its config.json."""
-    from workers.evaluation.folds import train_val_split
+    from workers.training.config import TrainConfig
 
-    config = run.config
-    seed = config.get("seed", 0) if config.get("split_seed") is None else config["split_seed"]
-    return train_val_split(
-        questions,
-        val_fraction=config.get("val_fraction", 0.25),
-        seed=seed,
-        folds=config.get("folds", 0),
-        fold=config.get("fold", 0),
-    )[1]
+    return TrainConfig.from_dict(run.config).split(questions)[1]
 
 
 def check_one_setting(runs: Sequence[RecordedRun]) -> None:

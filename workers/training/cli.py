@@ -160,7 +160,6 @@ def cmd_train(args) -> int:
     from workers.agent.models import ModelNotFoundError, load_trainable
     from workers.documents.evidence import map_evidence
     from workers.documents.questions import QuestionFileError, load_questions
-    from workers.evaluation.folds import train_val_split
     from workers.rewards.judge import CLI_KEY_ENV, build_judge
     from workers.search.index import SearchIndex
     from workers.training.rl import train
@@ -195,13 +194,7 @@ def cmd_train(args) -> int:
     report = map_evidence(questions, index.chunks)
     print(report.summary(), file=sys.stderr)
     try:
-        train_qs, val_qs = train_val_split(
-            questions,
-            val_fraction=config.val_fraction,
-            seed=config.entity_split_seed(),
-            folds=config.folds,
-            fold=config.fold,
-        )
+        train_qs, val_qs = config.split(questions)
     except ValueError as exc:  # more folds than entities, a fold out of range
         return _fail(str(exc))
     if not train_qs or not val_qs:

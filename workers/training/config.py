@@ -1,13 +1,17 @@
 """A training run's settings, stored with every checkpoint so a resume trains the same run."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
 from workers.agent.precision import PRECISIONS
 from workers.agent.trajectory import Limits
+from workers.evaluation.folds import train_val_split
 from workers.packs import check_pack, pack_limits, pack_teacher
 from workers.rewards.reward import RewardConfig
 from workers.settings import Settings, option
+
+Q = TypeVar("Q")
 
 # The final evaluation's cost on a 2-core CPU, set-up included: 25 validation questions took
 # 3.4 minutes (the trained agent, the base, echo@K and echo). A GPU is faster.
@@ -214,6 +218,17 @@ class TrainConfig(Settings):
 
     def entity_split_seed(self) -> int:
         return self.seed if self.split_seed is None else self.split_seed
+
+    def split(self, questions: Sequence[Q]) -> tuple[list[Q], list[Q]]:
+        """The run's (train, validation) questions: its fold held out when it has folds, else
+        whole entities making up `val_fraction`. ValueError for more folds than entities."""
+        return train_val_split(
+            questions,
+            val_fraction=self.val_fraction,
+            seed=self.entity_split_seed(),
+            folds=self.folds,
+            fold=self.fold,
+        )
 
     def training_seconds(
         self,
