@@ -131,15 +131,11 @@ def scope_uncopied(segment: str, question: str, companies: frozenset[str] = froz
     whole is a question word or its start or end, one still being written is inside one.
     With `companies` (the question's pieces that name a company), also whether its names
     begin with no start of one of them."""
-    start = segment.rfind(SEARCH_OPEN)
-    if start < 0:
+    opened = _open_scope(segment)
+    if opened is None:
         return False
-    query = segment[start + len(SEARCH_OPEN) :]
-    opened = _SCOPE_OPEN.match(query)
-    if not opened:
-        return False
-    scope, closed, _ = query[opened.end() :].partition("]")
-    if companies and _names_no_company(scope, bool(closed), companies):
+    scope, closed = opened
+    if companies and _names_no_company(scope, closed, companies):
         return True
     words = scope.replace("|", " ").lower().split()
     if not words:
@@ -214,15 +210,22 @@ def _year_not_latest(scope: str, closed: bool, question: str) -> bool:
 def scope_year_not_latest(segment: str, question: str) -> bool:
     """Whether the search `segment` (a turn's text so far) opens a scope that writes a year
     other than the latest the question names (`_year_not_latest`; the filings pack's rule)."""
+    opened = _open_scope(segment)
+    return opened is not None and _year_not_latest(*opened, question)
+
+
+def _open_scope(segment: str) -> tuple[str, bool] | None:
+    """The scope of the last search `segment` opens, as written so far, and whether its "]"
+    is written; None when that search opens no scope."""
     start = segment.rfind(SEARCH_OPEN)
     if start < 0:
-        return False
+        return None
     query = segment[start + len(SEARCH_OPEN) :]
     opened = _SCOPE_OPEN.match(query)
     if not opened:
-        return False
+        return None
     scope, closed, _ = query[opened.end() :].partition("]")
-    return _year_not_latest(scope, bool(closed), question)
+    return scope, bool(closed)
 
 
 @functools.lru_cache(maxsize=256)  # asked once per candidate token, up to CANDIDATES a step
