@@ -46,6 +46,29 @@ def policy_limits(specs: list[str], args) -> dict:
     return {spec: Limits(**{**LIMIT_DEFAULTS, **own.get(spec, shared), **given}) for spec in specs}
 
 
+def add_judge_options(p) -> None:
+    """`--judge-base-url` and `--judge-model`: an API judge instead of the offline one."""
+    p.add_argument(
+        "--judge-base-url",
+        default=None,
+        help="API judge endpoint (default: the offline judge); key from $SLEUTH_JUDGE_API_KEY",
+    )
+    p.add_argument("--judge-model", default=None)
+
+
+def judge_from_options(args):
+    """The judge `add_judge_options` asked for. The CLI's user chose the judge's URL, so the
+    operator's key ($SLEUTH_JUDGE_API_KEY) may go to it."""
+    from workers.rewards.judge import CLI_KEY_ENV, JudgeConfig, build_judge
+
+    return build_judge(
+        JudgeConfig(base_url=args.judge_base_url, model=args.judge_model or "")
+        if args.judge_base_url
+        else None,
+        api_key=os.environ.get(CLI_KEY_ENV, ""),
+    )
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "eval",
@@ -113,12 +136,7 @@ def register(subparsers) -> None:
         default=None,
         help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL); key from $OPENAI_API_KEY",
     )
-    p.add_argument(
-        "--judge-base-url",
-        default=None,
-        help="API judge endpoint (default: the offline judge); key from $SLEUTH_JUDGE_API_KEY",
-    )
-    p.add_argument("--judge-model", default=None)
+    add_judge_options(p)
     p.add_argument(
         "--trajectories",
         metavar="PATH",
@@ -142,7 +160,6 @@ def cmd_eval(args) -> int:
     from workers.evaluation.folds import train_val_split
     from workers.evaluation.harness import evaluate, format_table, write_trajectories
     from workers.evaluation.policies import PolicySpecError, build_policy
-    from workers.rewards.judge import CLI_KEY_ENV, JudgeConfig, build_judge
     from workers.search.index import SearchIndex
 
     if args.samples < 1 or (args.limit is not None and args.limit < 1):
@@ -195,13 +212,7 @@ def cmd_eval(args) -> int:
         tokenizer = load(args.model)[1]
     except (PolicySpecError, ModelNotFoundError) as exc:
         return _fail(str(exc))
-    # The CLI's user chose the judge's URL, so the operator's key may go to it.
-    judge = build_judge(
-        JudgeConfig(base_url=args.judge_base_url, model=args.judge_model or "")
-        if args.judge_base_url
-        else None,
-        api_key=os.environ.get(CLI_KEY_ENV, ""),
-    )
+    judge = judge_from_options(args)
     temperature = args.temperature
     if temperature is None:
         temperature = 0.0 if args.samples == 1 else 0.7

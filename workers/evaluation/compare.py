@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import sys
 from functools import cache
 
 from workers.agent.trajectory import Limits
+from workers.evaluation.cli import add_judge_options, judge_from_options
 
 
 def register(subparsers) -> None:
@@ -53,12 +53,7 @@ def register(subparsers) -> None:
         default=None,
         help="base model (default: the runs' model, else SmolLM2-135M-Instruct)",
     )
-    p.add_argument(
-        "--judge-base-url",
-        default=None,
-        help="API judge endpoint (default: the offline judge); key from $SLEUTH_JUDGE_API_KEY",
-    )
-    p.add_argument("--judge-model", default=None)
+    add_judge_options(p)
     p.add_argument("--seed", type=int, default=0, help="the bootstrap's seed")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--device", default="auto", help="cuda, cpu, or auto: the GPU if any")
@@ -104,7 +99,6 @@ def cmd_compare(args) -> int:
     from workers.documents.evidence import map_evidence
     from workers.documents.questions import QuestionFileError, load_questions
     from workers.evaluation import pooled
-    from workers.rewards.judge import CLI_KEY_ENV, JudgeConfig, build_judge
     from workers.search.index import SearchIndex
 
     try:
@@ -140,13 +134,7 @@ def cmd_compare(args) -> int:
         if not questions:
             return _fail(f"no question of {args.questions} is among the runs' held-out ones")
     map_evidence(questions, index.chunks)
-    # The CLI's user chose the judge's URL, so the operator's key may go to it.
-    judge = build_judge(
-        JudgeConfig(base_url=args.judge_base_url, model=args.judge_model or "")
-        if args.judge_base_url
-        else None,
-        api_key=os.environ.get(CLI_KEY_ENV, ""),
-    )
+    judge = judge_from_options(args)
 
     models: list[pooled.PolicyScores] = []
     try:
