@@ -46,6 +46,25 @@ def policy_limits(specs: list[str], args) -> dict:
     return {spec: Limits(**{**LIMIT_DEFAULTS, **own.get(spec, shared), **given}) for spec in specs}
 
 
+def load_index_and_questions(args) -> tuple:
+    """The index at `args.index` and the questions of `args.questions`; ValueError saying
+    which could not be read, and what to do."""
+    from workers.documents.questions import QuestionFileError, load_questions
+    from workers.search.index import SearchIndex
+
+    try:
+        index = SearchIndex.load(args.index)
+    except (FileNotFoundError, ValueError) as exc:
+        raise ValueError(
+            f"cannot load index {args.index}: {exc} (build one with `sleuth index`)"
+        ) from None
+    try:
+        questions = load_questions(args.questions)
+    except (FileNotFoundError, QuestionFileError, ValueError) as exc:
+        raise ValueError(f"cannot read questions {args.questions}: {exc}") from None
+    return index, questions
+
+
 def add_judge_options(p) -> None:
     """`--judge-base-url` and `--judge-model`: an API judge instead of the offline one."""
     p.add_argument(
@@ -156,22 +175,16 @@ def cmd_eval(args) -> int:
     from workers.agent.models import ModelNotFoundError, best_device, load_model
     from workers.agent.trajectory import SamplingParams
     from workers.documents.evidence import map_evidence
-    from workers.documents.questions import QuestionFileError, load_questions
     from workers.evaluation.folds import train_val_split
     from workers.evaluation.harness import evaluate, format_table, write_trajectories
     from workers.evaluation.policies import PolicySpecError, build_policy
-    from workers.search.index import SearchIndex
 
     if args.samples < 1 or (args.limit is not None and args.limit < 1):
         return _fail("--samples and --limit must be at least 1")
     try:
-        index = SearchIndex.load(args.index)
-    except (FileNotFoundError, ValueError) as exc:
-        return _fail(f"cannot load index {args.index}: {exc} (build one with `sleuth index`)")
-    try:
-        questions = load_questions(args.questions)
-    except (FileNotFoundError, QuestionFileError, ValueError) as exc:
-        return _fail(f"cannot read questions {args.questions}: {exc}")
+        index, questions = load_index_and_questions(args)
+    except ValueError as exc:
+        return _fail(str(exc))
     if args.split != "all":
         try:
             train, val = train_val_split(

@@ -9,7 +9,11 @@ import sys
 from functools import cache
 
 from workers.agent.trajectory import Limits
-from workers.evaluation.cli import add_judge_options, judge_from_options
+from workers.evaluation.cli import (
+    add_judge_options,
+    judge_from_options,
+    load_index_and_questions,
+)
 
 
 def register(subparsers) -> None:
@@ -97,22 +101,16 @@ def cmd_compare(args) -> int:
     from workers.agent.greedy_rules import masks_tokens, unruled
     from workers.agent.models import ModelNotFoundError
     from workers.documents.evidence import map_evidence
-    from workers.documents.questions import QuestionFileError, load_questions
     from workers.evaluation import pooled
-    from workers.search.index import SearchIndex
 
     try:
         chunk_counts = _chunk_counts(args.chunks)
     except ValueError as exc:
         return _fail(str(exc))
     try:
-        index = SearchIndex.load(args.index)
-    except (FileNotFoundError, ValueError) as exc:
-        return _fail(f"cannot load index {args.index}: {exc} (build one with `sleuth index`)")
-    try:
-        questions = load_questions(args.questions)
-    except (FileNotFoundError, QuestionFileError, ValueError) as exc:
-        return _fail(f"cannot read questions {args.questions}: {exc}")
+        index, questions = load_index_and_questions(args)
+    except ValueError as exc:
+        return _fail(str(exc))
     try:
         runs = [pooled.read_run(folder) for folder in args.runs]
         pooled.check_one_setting(runs)
