@@ -29,6 +29,7 @@ import json
 import logging
 import time
 import uuid
+from typing import Annotated
 
 from celery.exceptions import TimeoutError as ResultTimeout
 from django.conf import settings
@@ -38,6 +39,7 @@ from ninja.errors import AuthenticationError
 from ninja.errors import ValidationError as NinjaValidationError
 from ninja.files import UploadedFile
 from ninja.security import HttpBearer
+from pydantic import Field
 
 from core.ratelimit import client_bucket, rate_limit_exceeded
 
@@ -186,14 +188,22 @@ def models_retrieve(request, model: str):
     return _model_object(_agent_for(request, model))
 
 
+# What a sampler can honour: OpenAI's temperature range, a 64-bit seed, a positive token count
+# (the agent's own limits cut it further). NaN, infinities and 2**80 are refused with a 400
+# rather than reaching the inference worker.
+Temperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+Seed = Annotated[int, Field(ge=0, lt=2**63)]
+TokenCount = Annotated[int, Field(ge=1, le=1_000_000)]
+
+
 class ChatRequest(Schema):
     model: str
     messages: list[dict]
     stream: bool = False
-    temperature: float | None = None
-    seed: int | None = None
-    max_tokens: int | None = None
-    max_completion_tokens: int | None = None
+    temperature: Temperature | None = None
+    seed: Seed | None = None
+    max_tokens: TokenCount | None = None
+    max_completion_tokens: TokenCount | None = None
     stream_options: dict | None = None
 
 

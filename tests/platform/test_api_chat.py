@@ -280,6 +280,45 @@ def test_another_customers_agent_name_is_404_for_the_openai_client(agent, bob, c
         ask(client_for(bob), agent)
 
 
+@pytest.mark.parametrize(
+    "sampling",
+    [
+        {"temperature": 3.0},
+        {"seed": 2**80},
+        {"seed": -1},
+        {"max_tokens": 0},
+        {"max_completion_tokens": 2**80},
+    ],
+    ids=["hot", "huge-seed", "negative-seed", "no-tokens", "huge-tokens"],
+)
+def test_sampling_a_sampler_cannot_honour_is_a_400_naming_the_field(
+    agent, alice, client_for, sampling
+):
+    with pytest.raises(openai.BadRequestError) as refused:
+        client_for(alice).chat.completions.create(
+            model=agent, messages=[{"role": "user", "content": QUESTION}], **sampling
+        )
+
+    assert next(iter(sampling)) in str(refused.value)
+
+
+def test_a_temperature_of_nan_is_a_400(agent, alice, live_server):
+    # The openai client refuses to send NaN; any other client may (JSON parsers take it).
+    _, token = api_token_create(user=alice, name="raw")
+    body = '{"model": "%s", "messages": [{"role": "user", "content": "%s"}], "temperature": NaN}'
+    request = urllib.request.Request(
+        live_server.url + "/v1/chat/completions",
+        data=(body % (agent, QUESTION)).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+    )
+
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+
+    assert refused.value.code == 400
+    assert "temperature" in json.loads(refused.value.read())["error"]["message"]
+
+
 def test_a_question_longer_than_the_agent_reads_is_a_400_that_says_the_limit(
     agent, alice, client_for
 ):
