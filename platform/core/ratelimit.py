@@ -3,12 +3,16 @@ they are keyed on, and the throttles on the login, password reset and sign-up fo
 
 import hashlib
 import ipaddress
+import logging
 from functools import lru_cache
 
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
 from django.shortcuts import render
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
 
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -67,16 +71,25 @@ def account_key(value: str) -> str:
 
 
 def rate_limit_exceeded(*, key: str, limit: int, window_seconds: int) -> bool:
-    """Count one hit for `key`; True once more than `limit` hits fell in the current window."""
+    """Count one hit for `key`; True once more than `limit` hits fell in the current window.
+
+    With the cache unreachable the hit is let through and the outage logged: a limiter whose
+    store is down must not turn every page into a 500 (the broker on the same Redis is down
+    too, so nothing costly can be queued meanwhile)."""
     cache_key = f"ratelimit:{key}"
-    # add() only sets a missing key, so the window starts at the first hit and is not extended.
-    if cache.add(cache_key, 1, timeout=window_seconds):
-        return limit < 1
     try:
-        hits = cache.incr(cache_key)
-    except ValueError:  # expired between add() and incr()
-        cache.add(cache_key, 1, timeout=window_seconds)
-        hits = 1
+        # add() only sets a missing key, so the window starts at the first hit and is not
+        # extended.
+        if cache.add(cache_key, 1, timeout=window_seconds):
+            return limit < 1
+        try:
+            hits = cache.incr(cache_key)
+        except ValueError:  # expired between add() and incr()
+            cache.add(cache_key, 1, timeout=window_seconds)
+            hits = 1
+    except RedisError:
+        logger.error("rate limit %s not counted: the cache is unreachable", key.split(":")[0])
+        return False
     return hits > limit
 
 

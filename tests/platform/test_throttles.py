@@ -210,3 +210,19 @@ def test_a_real_worker_runs_the_reset_mail_task(celery_worker):
     )
 
     assert result.get(timeout=60) is None
+
+
+def test_a_limiter_whose_cache_is_down_lets_the_page_through_and_says_so(
+    client, monkeypatch, caplog
+):
+    from django.core.cache.backends.redis import RedisCache
+
+    from core import ratelimit
+
+    # A port nothing listens on: every cache call fails as it does with Redis down.
+    monkeypatch.setattr(ratelimit, "cache", RedisCache("redis://127.0.0.1:9/0", {}))
+
+    response = client.post("/accounts/login/", {"username": "a@example.com", "password": "x"})
+
+    assert response.status_code == 200  # the form again, with its error: no 500
+    assert "the cache is unreachable" in caplog.text
