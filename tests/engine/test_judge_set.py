@@ -49,6 +49,20 @@ def test_the_set_is_large_labelled_and_covers_its_sources():
     assert 0.25 <= sum(row["verdict"] for row in rows) / len(rows) <= 0.75
 
 
+def test_the_reviews_kinds_are_there_with_both_verdicts():
+    """The kinds a review found after the judge was written (scale words after digits, a
+    negation word that is a value's name, the fact after a yes or no, implied yes, "which"
+    with a text truth, lists, half a name, units, currency and scale), each with right and
+    wrong answers, so that neither a lenient nor a refusing judge passes them."""
+    rows = [row for row in load_set() if row["source"].startswith("review:")]
+    assert len(rows) >= 40
+    kinds: dict[str, set[bool]] = {}
+    for row in rows:
+        kinds.setdefault(row["source"], set()).add(row["verdict"])
+    assert len(kinds) >= 8
+    assert all(verdicts == {True, False} for verdicts in kinds.values()), kinds
+
+
 def test_the_judge_credits_none_of_the_wrong_answers(judged):
     credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
     assert not credited, f"{len(credited)} wrong answers credited:\n{_lines(credited)}"

@@ -15,6 +15,8 @@ name and a customer's own endpoint with that customer's key, through a client th
 reaches public addresses (workers.net).
 """
 
+import dataclasses
+import functools
 import hashlib
 import json
 import random
@@ -92,7 +94,7 @@ FIGURE_WORDS = text.content_terms(
     + " usd dollar dollars percent percentage per cent share shares"
 )
 _WHICH = re.compile(r"\b(?:which|who|whom|whose)\b|\bwhat\s+(?:is|was|are|were)\s+the\s+name", re.I)
-_JOINS = re.compile(r"\s(?:and|&)\s|\s*/\s*[a-z]", re.I)
+_JOINS = re.compile(r"\s(?:and|&|then)\s|\s*/\s*[a-z]", re.I)
 # A row quoted from a table: figures with nothing but separators between them.
 _ROW_GAP = re.compile(r"[\s,;|/$€£¥]*")
 # Two figures joined by "and" with no word of their own: "$8.7 billion and $8.9 billion".
@@ -121,7 +123,11 @@ class OfflineJudge:
         if text.is_loop(answer) and not text.is_loop(ground_truth):
             return self._wrong("a degenerate loop, not an answer")
         case = _Case(question, ground_truth, answer)
-        if text.echoes(answer, question) and not text.echoes(ground_truth, question):
+        if (
+            text.echoes(answer, question)
+            and not text.echoes(ground_truth, question)
+            and not _states_claim(answer, question, ground_truth)
+        ):
             # A row quoted with its figure says the question's words back and adds the
             # figure asked for: the figure is judged. Said back alone, it answers nothing.
             asked = case.question_numbers
@@ -144,8 +150,17 @@ class OfflineJudge:
         said = text.polarity(ground_truth)
         if said:
             return self._judge_polarity(case, said)
-        if text.negated(answer) != text.negated(ground_truth):
-            return self._wrong("negates the truth" if text.negated(answer) else "misses its not")
+        # An aside in brackets ("Canberra (not Sydney)") is not what the answer commits to.
+        committed = text.without_asides(answer) if not case.truth_numbers else answer
+        if case.negated(committed) != case.negated(ground_truth) and not (
+            _negation_words(committed) == _negation_words(ground_truth)
+        ):
+            # The same "none" on both sides is one answer, a value's name or not ("None" to
+            # "What does it return?", "It returns None").
+            return self._wrong("negates the truth" if case.negated(committed) else "misses its not")
+        contrary = text.opposes_question(committed, question, ground_truth)
+        if contrary:
+            return self._wrong(f"says {contrary!r}, the opposite of what the question asks")
         for judged in (self._judge_choice, self._judge_date, self._judge_entity):
             verdict = judged(case)
             if verdict:
@@ -159,38 +174,82 @@ class OfflineJudge:
         negates, or says the truth's own reason."""
         answer_says = _polarity(case.answer)
         rest = _after_polarity(case.truth)
-        if {"yes", "no"} <= set(text.words(case.answer)):
+        if {"yes", "no"} <= set(_BARE_YES_NO.findall(case.answer.lower())):
             return self._wrong("says both yes and no")
         turn = text.direction(case.answer)
         short = len(text.words(case.answer)) <= IMPLIED_YES_NO_WORDS
         if answer_says is None and short and turn and case.question_direction:
             # "Decreased by 42%" to "Was there any drop…?" says yes; "It fell" to "Did it
             # increase?" says no; "It did not fall" to the first says no.
-            same = (turn == case.question_direction) != text.negated(case.answer)
+            same = (turn == case.question_direction) != case.negated(case.answer)
             answer_says = "yes" if same else "no"
         if answer_says is None:
             reason_terms = text.content_terms(rest) - case.question_terms - FIGURE_WORDS
             recall = _recall(reason_terms, text.content_terms(case.answer))
+            contrary = text.opposes_question(case.answer, case.question, "")
             if reason_terms and recall >= TEXT_RECALL_NEEDED:
-                if text.negated(case.answer) != text.negated(rest):
+                if case.negated(case.answer) != case.negated(rest):
                     return self._wrong("negates the truth's reason")
                 answer_says = truth_says
-            elif short and case.question_terms & text.content_terms(case.answer):
+            elif short and contrary:
+                # "Everest is shorter than K2" to "Is Everest taller than K2?" says no.
+                answer_says = "yes" if case.negated(case.answer) else "no"
+            elif short and self._claims(case):
                 # "It decreased" to "Did it decrease?" says yes; "It did not" says no. A
-                # longer sentence on the question's words (a quoted line of the document)
+                # longer sentence (a quoted line of the document), or one with words of its
+                # own ("Python is statically typed" to "Is Python dynamically typed?"),
                 # answers some other question.
-                answer_says = "no" if text.negated(case.answer) else "yes"
+                answer_says = "no" if case.negated(case.answer) else "yes"
             else:
                 return self._wrong("says neither yes nor no")
         if answer_says != truth_says:
             return self._wrong(f"says {answer_says!r} where the truth says {truth_says!r}")
-        after = _after_polarity(case.answer)
-        if answer_says == "no" and after and not text.negated(after):
-            # "No, but it is waterproof": the question's claim made again after the no.
-            asked = case.question_terms - FIGURE_WORDS
-            if asked and _recall(asked, text.content_terms(after)) >= 0.5:
+        determiner = _NO_DETERMINER.match(case.answer)
+        # "No dividend was paid": the no belongs to the sentence that follows.
+        after = case.answer if determiner else _after_polarity(case.answer)
+        after_terms = text.content_terms(after) - _NEGATION_TERMS
+        if answer_says == "no" and after and not case.negated(after) and not determiner:
+            # "No, but it is waterproof": the question's claim made again after the no, in
+            # the question's words only ("No, Sydney is the largest city" makes another).
+            claim = text.lemmas(_without_figures(after)) - FIGURE_WORDS
+            if claim and claim <= text.lemmas(case.question):
                 return self._wrong("says no, then makes the question's claim")
+        if (
+            answer_says == "yes"
+            and _polarity(case.answer)
+            and after
+            and case.negated(after)
+            and not case.negated(rest)
+            and after_terms <= case.question_terms
+        ):
+            # "Yes, it is not": the question's claim denied after the yes.
+            return self._wrong("says yes, then denies the question's claim")
+        # Both give a reason: the answer's must not deny the truth's ("Yes, $250 million was
+        # outstanding" for "Yes, no amounts were outstanding") …
+        if _polarity(case.answer) and _reasons_clash(after, rest):
+            return self._wrong("its reason denies the truth's")
+        # … nor name another value or entity than the truth's ("No, it raises TypeError"
+        # for "No, it raises ValueError").
+        asked_years = text.years(case.question)
+        truth_named = (text.names(rest) - case.question_terms) | (text.years(rest) - asked_years)
+        answer_named = (
+            (text.names(after) - text.content_terms(case.truth) - case.question_terms)
+            | (text.years(after) - text.years(case.truth) - asked_years)
+            if _polarity(case.answer)
+            else set()
+        )
+        if truth_named and answer_named:
+            return self._wrong(
+                f"names {sorted(answer_named)} where the truth's reason names {sorted(truth_named)}"
+            )
         return self._agreed(case, truth_says)
+
+    def _claims(self, case: "_Case") -> bool:
+        """Whether the answer is a claim in the question's own words (and the truth's): it
+        shares one of the question's words and adds none of its own."""
+        said = text.lemmas(case.answer)
+        known = text.lemmas(case.question) | text.lemmas(case.truth)
+        return bool(said & known) and said <= known
 
     def _judge_choice(self, case: "_Case") -> Verdict | None:
         """A question offering options ("increase or decrease", "operations, investing, and
@@ -299,20 +358,35 @@ class OfflineJudge:
         if truth_terms <= text.NEGATIONS:
             # "There are none": the answer's own negation (checked equal above) is the answer.
             return self._right("says none, as the truth")
-        answer_terms = text.content_terms(case.answer)
+        # What the answer commits to leaves its asides out: "Sydney (Canberra is often
+        # confused)" says Sydney.
+        committed = text.without_asides(case.answer)
+        answer_terms = text.content_terms(committed)
         recall = _recall(truth_terms, answer_terms)
         extra = answer_terms - full - case.question_terms
         # A long answer covers many words by chance; it must not win by volume.
         if len(answer_terms) > 4 * len(truth_terms) + 10:
             return self._verdict(False, recall * 0.5, "too long to credit a word overlap")
-        # Half the truth's words and nothing of its own is a short form ("Austen" for "Jane
-        # Austen"); half with words of its own is something else ("carbon monoxide").
-        if recall < TEXT_RECALL_NEEDED and not (recall >= 0.5 and not extra):
+        # Half the truth's words and nothing of its own is a short form of a name when it
+        # keeps the name's last word ("Austen" for "Jane Austen"); "Jane", "dioxide" for
+        # "carbon dioxide", and half with words of its own ("carbon monoxide") are not.
+        if recall < TEXT_RECALL_NEEDED and not (
+            recall >= 0.5 and _short_name(case, truth_terms, committed, bool(extra))
+        ):
             return self._verdict(False, recall * 0.5, f"{recall:.0%} of the truth's key words")
-        # Others named beside the truth ("Customer deposits and long-term debt") are
-        # candidates, not an answer.
-        if extra and _JOINS.search(case.answer) and not _JOINS.search(case.truth):
+        # Others named beside the truth ("Customer deposits and long-term debt", "Jane
+        # Austen, Charlotte Bronte", "Saturn is larger than Jupiter") are candidates, not
+        # an answer.
+        if extra and _JOINS.search(committed) and not _JOINS.search(case.truth):
             return self._verdict(False, recall * 0.5, f"names {sorted(extra)} beside the truth")
+        known = full | case.question_terms | FIGURE_WORDS | _DATE_WORDS
+        others = [
+            name
+            for name, _ in text.named_heads(committed)
+            if not text.content_terms(name, keep_numbers=True) & known
+        ]
+        if others:
+            return self._verdict(False, recall * 0.5, f"names {others} beside the truth")
         # A short answer that drops a word of the truth for one of its own names something
         # else: "npm ci" is not "npm install".
         if extra and len(answer_terms) <= 3 and _recall(full, answer_terms) < 1:
@@ -331,6 +405,7 @@ class OfflineJudge:
         return Verdict(correct=correct, score=round(score, 4), reason=reason, prompt_id="offline")
 
 
+_NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
 _DATE_WORDS = text.content_terms(
     "january february march april may june july august september october november december"
     " jan feb mar apr jun jul aug sep sept oct nov dec"
@@ -347,10 +422,28 @@ class _Case:
         self.truth_text = quantities.words_to_digits(truth)
         self.answer_text = quantities.words_to_digits(answer)
         self.question_numbers = quantities.extract_quantities(self.question_text, hint)
-        self.truth_numbers = quantities.extract_quantities(self.truth_text, hint)
-        self.answer_numbers = quantities.extract_quantities(self.answer_text, hint)
+        self.truth_numbers = _restated(
+            quantities.extract_quantities(self.truth_text, hint), self.truth_text
+        )
+        self.answer_numbers = _restated(
+            quantities.extract_quantities(self.answer_text, hint), self.answer_text
+        )
         self.question_terms = text.content_terms(question)
         self.question_direction = text.direction(question)
+        asked = text.words(question)
+        self._question_negations = frozenset(asked) & text.NEGATIONS
+        # "as a percentage", "in seconds", "in kilograms": the question names the unit, so
+        # an answer (or a truth) may leave it out.
+        self.percent_named = bool(_PERCENT_NAMED.search(question)) or any(
+            q.kind == "percent" for q in self.question_numbers
+        )
+        self.units_named = {quantities.unit_named(w) for w in asked} - {None}
+        self.units_named |= {q.unit[0] for q in self.question_numbers if q.unit}
+        self.currency_named = bool(_CURRENCY_NAMED.search(question))
+
+    def negated(self, said: str) -> bool:
+        """Whether `said` negates, leaving out the question's own negation words."""
+        return text.negated(said, self._question_negations)
 
     def given_numbers(self) -> list[quantities.Quantity]:
         """The answer's figures, less those the question itself states (context, not an
@@ -369,10 +462,35 @@ class _Case:
 
     def agrees(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
         """The same figure with the same sign: "-$75 million", "(75)", "a fall of $75
-        million" and "lost $75 million" are one figure; "75 million" is another."""
-        if not quantities.agree(figure, truth):
+        million" and "lost $75 million" are one figure; "75 million" is another. Units go
+        with it: one that only one side has ("30" for "30 seconds", "7 million shares" for
+        "$7 million") must be the one the question names."""
+        if not self._same_value(figure, truth):
             return False
+        for mine, theirs in ((figure, truth), (truth, figure)):
+            if mine.unit and not theirs.unit and mine.unit[0] not in self.units_named:
+                return False
+        if truth.kind == "money" and figure.kind == "plain" and not figure.unit:
+            counted = _counted(self.answer_text, figure.end)
+            if counted and counted not in self.question_terms | text.content_terms(self.truth):
+                return False
         return self._sign(figure, self.answer_text) == self._sign(truth, self.truth_text)
+
+    def _same_value(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
+        """The same value, scales read as written when the question names none: an answer
+        without a scale means what it says ("$37,987" is not "$37,987 million", "12
+        thousand" is "12,000"). A truth's money without a scale ("$1577.00") is read as
+        written or in the answer's scale, as truths often leave the scale to the reader."""
+        agree = functools.partial(quantities.agree, bare_percent=self.percent_named)
+        if figure.factor is None or truth.factor is None:
+            literal_figure = dataclasses.replace(figure, factor=figure.factor or 1.0)
+            literal_truth = dataclasses.replace(truth, factor=truth.factor or 1.0)
+            if agree(literal_figure, literal_truth):
+                return True
+            if truth.factor is None and figure.factor is not None and truth.kind == "money":
+                return agree(figure, dataclasses.replace(truth, factor=figure.factor))
+            return False
+        return agree(figure, truth)
 
     def _sign(self, figure: quantities.Quantity, written: str) -> int:
         if figure.sign:
@@ -395,6 +513,103 @@ class _Case:
             ):
                 return True
         return False
+
+
+# Scale, currency and percent words: what a figure is measured in, not what it counts.
+_MEASURE_WORDS = text.content_terms(
+    " ".join([*quantities.SCALES, "millions thousands billions trillions"])
+    + " usd dollar dollars euro euros yen sterling percent percentage cent"
+)
+_PERCENT_NAMED = re.compile(r"%|\bper\s?cent|\bpercentage", re.I)
+_CURRENCY_NAMED = re.compile(r"[$€£¥]|\b(?:usd|eur|gbp|dollars?|euros?)\b", re.I)
+_COUNTED = re.compile(r"\s*([a-z]+)", re.I)
+
+
+def _counted(written: str, end: int) -> str | None:
+    """The thing a figure counts, from the word right after it ("7 million shares"), stemmed;
+    None for a stop word, a figure word or a rise or fall ("75 million in", "75 million
+    loss")."""
+    found = _COUNTED.match(written, end)
+    if not found:
+        return None
+    terms = text.content_terms(found.group(1)) - _MEASURE_WORDS - text.UP - text.DOWN
+    return min(terms) if terms else None
+
+
+def _states_claim(answer: str, question: str, truth: str) -> bool:
+    """Whether a short answer to a yes/no question states its claim ("It returns None if
+    the key is missing" to "Does it return None when the key is missing?"): a yes or no
+    said in the question's words, not the question said back."""
+    if not text.polarity(truth) or "?" in answer:
+        return False
+    said, asked = text.words(answer), text.words(question)
+    return len(said) <= IMPLIED_YES_NO_WORDS and said[:1] != asked[:1]
+
+
+def _restated(figures: list[quantities.Quantity], written: str) -> list[quantities.Quantity]:
+    """A figure restated in brackets with its unit ("thirty (30) days", "two (2) AA
+    batteries") is one figure: the first takes the unit of the second."""
+    figures = list(figures)
+    for i, (left, right) in enumerate(zip(figures, figures[1:], strict=False)):
+        if left.unit or left.mantissa != right.mantissa:
+            continue
+        if (
+            written[left.end : right.start].strip() != "("
+            or written[right.end : right.end + 1] != ")"
+        ):
+            continue
+        unit = right.unit or quantities.unit_after(written, right.end + 1)
+        if unit:
+            figures[i] = dataclasses.replace(left, unit=unit)
+            figures[i + 1] = dataclasses.replace(right, unit=unit)
+    return figures
+
+
+_NO_DETERMINER = re.compile(
+    r"\W*no\s+(?!(?:it|its|they|their|he|his|she|her|we|our|this|that|these|those|there"
+    r"|the|a|an|but|as|because|since)\b)[a-z]",
+    re.I,
+)
+# A yes or no said as an answer, not "no" as a determiner ("Yes, no amounts were due").
+_BARE_YES_NO = re.compile(r"\b(yes|no)\b(?!\s+(?!and\b|or\b|but\b)[a-z0-9$])")
+
+
+def _without_figures(said: str) -> str:
+    """`said` with its figures and their units blanked out."""
+    written = quantities.words_to_digits(said)
+    for figure in reversed(quantities.extract_quantities(written)):
+        written = written[: figure.start] + " " + written[figure.end :]
+    return written
+
+
+_CLAUSE = re.compile(r"[,;:]|\.(?!\d)|\bbut\b|\bonly\b", re.I)
+
+
+def _reasons_clash(said: str, truth: str) -> bool:
+    """Whether a clause of the answer's reason denies what a clause of the truth's affirms on
+    the same words, or the other way round ("$250 million was outstanding" against "no
+    amounts were outstanding"); "not waterproof, only splash resistant" does not clash with
+    "only splash resistant"."""
+    truth_clauses = [
+        (text.content_terms(c) - _NEGATION_TERMS, _denies(c)) for c in _CLAUSE.split(truth)
+    ]
+    for clause in _CLAUSE.split(said):
+        terms = text.content_terms(clause) - _NEGATION_TERMS
+        for truth_terms, truth_denies in truth_clauses:
+            if terms & truth_terms and _denies(clause) != truth_denies:
+                return True
+    return False
+
+
+def _denies(said: str) -> bool:
+    """Whether a reason denies: an odd count of negations, "without" among them, so that
+    "not without written consent" affirms as "requires written consent" does."""
+    said_words = text.words((said or "").replace("’", "'"))
+    return sum(w in text.NEGATIONS or w == "without" for w in said_words) % 2 == 1
+
+
+def _negation_words(said: str) -> set[str]:
+    return set(text.words((said or "").replace("’", "'"))) & text.NEGATIONS
 
 
 def _direction_near(written: str, start: int, end: int) -> int:
@@ -422,6 +637,28 @@ def _polarity(answer: str) -> str | None:
 def _after_polarity(said: str) -> str:
     """The text after its opening yes or no."""
     return re.sub(r"^\W*(?:yes|no)\b\W*", "", said or "", flags=re.I)
+
+
+def _short_name(case: "_Case", truth_terms: set[str], answer: str, extra: bool) -> bool:
+    """Whether the answer calls the truth's name by its last word, the one it is known by
+    ("Austen" for "Jane Austen"): the truth is a name (its own words capitalised), and the
+    answer says its last word, with no words of its own or, when it has some, with no other
+    name before that word ("Fleming discovered it in 1928", not "Ian Fleming")."""
+    written = [w for w in _WORD_WRITTEN.findall(case.truth) if text.content_terms(w) & truth_terms]
+    if not written or not all(w[0].isupper() for w in written):
+        return False
+    last = text.content_terms(written[-1])
+    said = _WORD_WRITTEN.findall(answer)
+    spots = [i for i, w in enumerate(said) if text.content_terms(w) & last]
+    if not spots:
+        return False
+    if not extra:
+        return True
+    before = said[spots[0] - 1] if spots[0] else ""
+    return not before or not before[0].isupper() or bool(text.content_terms(before) & truth_terms)
+
+
+_WORD_WRITTEN = re.compile(r"[A-Za-z][\w'’.-]*")
 
 
 def _same_day(answer: tuple, truth: tuple) -> bool:

@@ -75,6 +75,8 @@ class Quantity:
     unit: tuple[str, float] | None = None
     start: int = 0  # where it was written (including a sign or parentheses)
     end: int = 0
+    # The currency written with it ("$", "€", "£", "¥"), or "" when none was.
+    currency: str = ""
 
     @property
     def significant_digits(self) -> int:
@@ -140,7 +142,18 @@ def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
         if kind == "percent":
             factor = 1.0
         begin = match.start("currency") if currency else start
+        money = _CURRENCIES.get((currency or "").lower().replace(" ", ""), "")
+        if not money and not measure:
+            named = _CURRENCY_AFTER.match(text, end)
+            if named:
+                # "7 million dollars", "7 million euros": money in words.
+                money, kind, end = _CURRENCIES[named.group(1).lower()], "money", named.end()
         sign, first, last = _sign(text, begin, measure[2] if measure else end)
+        if factor is None and sign < 0 and text[last - 1 : last] != ")":
+            # "(75) million": the scale written after the accounts' parentheses.
+            closing = _CLOSING.match(text, end)
+            if closing and closing.group("scale"):
+                factor = SCALES[closing.group("scale").lower()]
         found.append(
             Quantity(
                 mantissa,
@@ -152,9 +165,30 @@ def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
                 measure[:2] if measure else None,
                 first,
                 last,
+                money,
             )
         )
     return found
+
+
+# The currencies written before a figure, and in words after one, by their sign.
+_CURRENCIES = {
+    "$": "$",
+    "usd": "$",
+    "us$": "$",
+    "dollar": "$",
+    "dollars": "$",
+    "€": "€",
+    "eur": "€",
+    "euro": "€",
+    "euros": "€",
+    "£": "£",
+    "gbp": "£",
+    "sterling": "£",
+    "¥": "¥",
+    "yen": "¥",
+}
+_CURRENCY_AFTER = re.compile(r"\s+(dollars?|euros?|sterling|yen)\b", re.I)
 
 
 def _blank(match: re.Match) -> str:
@@ -194,6 +228,9 @@ def _sign(text: str, start: int, end: int) -> tuple[int, int, int]:
 # that "1.5 kW" is "1,500 W" but "8 minutes" is not "8 hours". Months and years have no
 # fixed number of days, so each is a dimension of its own.
 _UNITS = {
+    **dict.fromkeys(["ns", "nanosecond", "nanoseconds"], ("time", 1e-9)),
+    **dict.fromkeys(["µs", "μs", "microsecond", "microseconds"], ("time", 1e-6)),
+    **dict.fromkeys(["ms", "msec", "millisecond", "milliseconds"], ("time", 1e-3)),
     **dict.fromkeys(["s", "sec", "secs", "second", "seconds"], ("time", 1.0)),
     **dict.fromkeys(["min", "mins", "minute", "minutes"], ("time", 60.0)),
     **dict.fromkeys(["h", "hr", "hrs", "hour", "hours"], ("time", 3600.0)),
@@ -235,16 +272,57 @@ _UNITS = {
     **dict.fromkeys(["khz"], ("frequency", 1e3)),
     **dict.fromkeys(["mhz"], ("frequency", 1e6)),
     **dict.fromkeys(["ghz"], ("frequency", 1e9)),
+    **dict.fromkeys(["nm", "nanometer", "nanometers", "nanometre", "nanometres"], ("length", 1e-9)),
+    **dict.fromkeys(
+        ["µm", "μm", "micrometer", "micrometers", "micrometre", "micrometres"], ("length", 1e-6)
+    ),
+    **dict.fromkeys(["yd", "yard", "yards"], ("length", 0.9144)),
+    **dict.fromkeys(["µg", "μg", "mcg", "microgram", "micrograms"], ("mass", 1e-6)),
+    **dict.fromkeys(["tonne", "tonnes", "ton", "tons"], ("mass", 1e6)),
+    **dict.fromkeys(["gal", "gallon", "gallons"], ("volume", 3.785411784)),
+    **dict.fromkeys(
+        ["cl", "centiliter", "centiliters", "centilitre", "centilitres"], ("volume", 1e-2)
+    ),
+    **dict.fromkeys(["pa", "pascal", "pascals"], ("pressure", 1.0)),
+    **dict.fromkeys(["kpa", "kilopascal", "kilopascals"], ("pressure", 1e3)),
+    **dict.fromkeys(["mpa", "megapascal", "megapascals"], ("pressure", 1e6)),
+    **dict.fromkeys(["bar", "bars"], ("pressure", 1e5)),
+    **dict.fromkeys(["psi"], ("pressure", 6894.757)),
+    **dict.fromkeys(["atm"], ("pressure", 101325.0)),
+    **dict.fromkeys(["mph"], ("length/time", 0.44704)),
+    **dict.fromkeys(["kph", "kmh"], ("length/time", 1 / 3.6)),
+    **dict.fromkeys(["knot", "knots"], ("length/time", 1852 / 3600)),
+    **dict.fromkeys(["mw", "megawatt", "megawatts"], ("power", 1e6)),
+    **dict.fromkeys(["gw", "gigawatt", "gigawatts"], ("power", 1e9)),
+    **dict.fromkeys(["wh"], ("energy", 3600.0)),
+    **dict.fromkeys(["kwh"], ("energy", 3.6e6)),
+    **dict.fromkeys(["j", "joule", "joules"], ("energy", 1.0)),
+    **dict.fromkeys(["kj", "kilojoule", "kilojoules"], ("energy", 1e3)),
+    **dict.fromkeys(["cal", "calorie", "calories"], ("energy", 4.184)),
+    **dict.fromkeys(["kcal", "kilocalorie", "kilocalories"], ("energy", 4184.0)),
+    **dict.fromkeys(["mv", "millivolt", "millivolts"], ("voltage", 1e-3)),
+    **dict.fromkeys(["kv", "kilovolt", "kilovolts"], ("voltage", 1e3)),
+    **dict.fromkeys(["ma", "milliamp", "milliamps"], ("current", 1e-3)),
+    **dict.fromkeys(["db", "decibel", "decibels"], ("decibel", 1.0)),
+    **dict.fromkeys(["rpm"], ("rotation", 1.0)),
+    **dict.fromkeys(["kbps"], ("bitrate", 1e3)),
+    **dict.fromkeys(["mbps"], ("bitrate", 1e6)),
+    **dict.fromkeys(["gbps"], ("bitrate", 1e9)),
+    **dict.fromkeys(["ppm"], ("ppm", 1.0)),
+    **dict.fromkeys(["ppb"], ("ppm", 1e-3)),
+    **dict.fromkeys(["kelvin"], ("kelvin", 1.0)),
     **dict.fromkeys(["°c", "celsius"], ("celsius", 1.0)),
     **dict.fromkeys(["°f", "fahrenheit"], ("fahrenheit", 1.0)),
 }
 # Words that are units only when nothing else could be meant: "a", "in", "b", "s" and the
 # like are also ordinary words (or labels, "Item 1A"), so they count only set apart and in
 # capitals ("1,500 W"), and "in", "mi", "a", "b" never.
-_AMBIGUOUS_UNITS = frozenset(["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi"])
+_AMBIGUOUS_UNITS = frozenset(
+    ["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi", "j", "pa", "ma", "cl"]
+)
 _NEVER_SPACED = frozenset(["in", "mi", "a", "b"])
 _MEASURE = re.compile(
-    r"(?P<gap>\s?)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit)\b|[a-z]+\b)"
+    r"(?P<gap>\s?)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit)\b|[µμ]?[a-z]+\b)"
     r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+)\b)?",
     re.I,
 )
@@ -282,6 +360,21 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
     return (unit[0], unit[1], match.end())
 
 
+def unit_after(text: str, end: int) -> tuple[str, float] | None:
+    """The unit of measure written at `end` (after a number), as (dimension, size)."""
+    measure = _measure(text, end)
+    return measure[:2] if measure else None
+
+
+def unit_named(word: str) -> str | None:
+    """The dimension a word of a question names as a unit ("seconds", "kilograms", "psi"),
+    or None; short symbols that are also words ("in", "a", "m") name none."""
+    unit = _UNITS.get((word or "").lower())
+    if unit is None or len(word) < 2 or word.lower() in _AMBIGUOUS_UNITS:
+        return None
+    return unit[0]
+
+
 _ONES = {
     w: i
     for i, w in enumerate(
@@ -298,6 +391,8 @@ _NUMBER_WORD = "|".join([*_ONES, *_TENS, "hundred", "thousand"])
 _WORDS_NUMBER = re.compile(
     rf"(?<![\w-])(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*(?![\w-])", re.I
 )
+_SCALE_ONLY = re.compile(r"(?:hundred|thousand)(?:\s+(?:hundred|thousand))*", re.I)
+_DIGIT_BEFORE = re.compile(r"\d\s*$")
 # "one" is as often a pronoun ("one of the segments", "the one that fell") as a count.
 _NOT_A_COUNT = re.compile(r"^one$", re.I)
 _PRONOUN_AFTER = re.compile(r"\s+(?:of|another|that|which|who)\b", re.I)
@@ -311,6 +406,9 @@ def words_to_digits(text: str) -> str:
     def replace(match: re.Match) -> str:
         spoken = match.group(0)
         if spoken.lower() == "zero":
+            return spoken
+        if _SCALE_ONLY.fullmatch(spoken) and _DIGIT_BEFORE.search(text, 0, match.start()):
+            # "12 thousand", "$37,987 thousand": a scale written after digits, read as one.
             return spoken
         if _NOT_A_COUNT.match(spoken) and (
             _PRONOUN_AFTER.match(text, match.end())
@@ -410,12 +508,16 @@ def _value_and_step(q: Quantity, factor: float) -> tuple[float, float, int]:
 MIN_ROUNDED_DIGITS = 3
 
 
-def agree(answer: Quantity, truth: Quantity) -> bool:
-    """Whether an answer's figure states the truth's figure, signs aside: the same kind and
-    unit, the same value within the truth's precision. A more precise answer must round to
-    the truth; a coarser one must keep MIN_ROUNDED_DIGITS and the truth must round to it."""
+def agree(answer: Quantity, truth: Quantity, *, bare_percent: bool = True) -> bool:
+    """Whether an answer's figure states the truth's figure, signs aside: the same kind,
+    currency and unit, the same value within the truth's precision. A more precise answer
+    must round to the truth; a coarser one must keep MIN_ROUNDED_DIGITS and the truth must
+    round to it. A percentage and a fraction are one ratio ("2.8%", "0.028"); the same
+    digits without the percent sign ("42.5" for "42.5%") only with `bare_percent`."""
     if {answer.kind, truth.kind} == {"percent", "money"}:
         return False
+    if answer.currency and truth.currency and answer.currency != truth.currency:
+        return False  # "€7 million" is not "$7 million"
     if answer.unit and truth.unit and answer.unit[0] != truth.unit[0]:
         return False
     unit_a = answer.unit[1] if answer.unit and truth.unit else 1.0
@@ -429,7 +531,7 @@ def agree(answer: Quantity, truth: Quantity) -> bool:
         )
         as_number = Quantity(percent.mantissa, percent.decimals, 1.0, "plain", percent.text)
         unscaled = Quantity(plain.mantissa, plain.decimals, 1.0, "plain", plain.text)
-        pairs = [(as_fraction, unscaled), (as_number, unscaled)]
+        pairs = [(as_fraction, unscaled)] + ([(as_number, unscaled)] if bare_percent else [])
         if percent is answer:
             return any(_agree(a, t, 1.0, 1.0) for a, t in pairs)
         return any(_agree(t, a, 1.0, 1.0) for a, t in pairs)

@@ -123,9 +123,42 @@ _NEGATIONS = frozenset(
 NEGATIONS = _NEGATIONS
 
 
-def negated(text: str) -> bool:
-    """Whether the text says "not" (or no, never, none, …) anywhere."""
-    return any(w in _NEGATIONS for w in words((text or "").replace("’", "'")))
+def negated(text: str, ignore: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Whether the text says "not" (or no, never, none, …) anywhere, leaving out the words in
+    `ignore` (the question's own: "It returns nothing" to "Does it return nothing?" makes
+    its claim) and negation words written as a value's name ("returns None", "`null`")."""
+    text = (text or "").replace("’", "'")
+    for found in _NEGATION_WORD.finditer(text):
+        word = found.group(0).lower()
+        if word not in _NEGATIONS or word in ignore:
+            continue
+        if _is_value_name(text, found.start(), found.end()):
+            continue
+        return True
+    return False
+
+
+_NEGATION_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+
+
+def _opens_sentence(text: str, start: int) -> bool:
+    """Whether the word at `start` is the first of its sentence (or of the text)."""
+    i = start - 1
+    while i >= 0 and not text[i].isalnum():
+        if text[i] in ".!?:;\n":
+            return True
+        i -= 1
+    return i < 0
+
+
+def _is_value_name(text: str, start: int, end: int) -> bool:
+    """A word written as a name, not as a word: in backticks or quotes, or capitalised in
+    the middle of a sentence ("It returns None", not "It is NOT")."""
+    before, after = text[start - 1 : start], text[end : end + 1]
+    if before and before in "`'\"" and after == before:
+        return True
+    word = text[start:end]
+    return word.istitle() and not _opens_sentence(text, start)
 
 
 _HEDGE = re.compile(
@@ -166,8 +199,33 @@ _OPPOSITES = (
     ("includ", "exclud"),
     ("allow permit", "prohibit forbid forbidden"),
     ("above", "below"),
+    ("enabl", "disabl"),
+    ("true", "fals"),
+    ("valid", "invalid"),
 )
-_FAMILIES = [(frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITES]
+# Comparatives and superlatives of opposite meaning ("largest" against "smallest"), as
+# written: the plain adjectives name things as often as they compare them ("long-term").
+_COMPARATIVES = (
+    ("larger largest bigger biggest greater greatest", "smaller smallest lesser"),
+    ("highest maximum", "lowest minimum"),
+    ("most", "least fewest"),
+    ("faster fastest quicker quickest", "slower slowest"),
+    ("longer longest", "shorter shortest"),
+    ("taller tallest", "shorter shortest"),
+    ("older oldest", "younger youngest newer newest"),
+    ("hotter hottest warmer warmest", "colder coldest cooler coolest"),
+    ("stronger strongest", "weaker weakest"),
+    ("closer closest nearer nearest", "farther farthest furthest"),
+    ("heavier heaviest", "lighter lightest"),
+    ("earlier earliest", "later latest"),
+    ("better best", "worse worst"),
+    ("deeper deepest", "shallower shallowest"),
+    ("wider widest", "narrower narrowest"),
+)
+_FAMILIES = [(frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITES] + [
+    (frozenset(_STEMMER.stemWords(a.split())), frozenset(_STEMMER.stemWords(b.split())))
+    for a, b in _COMPARATIVES
+]
 
 
 def _stems(text: str) -> set[str]:
@@ -185,7 +243,167 @@ def opposes(answer: str, truth: str) -> str | None:
     return None
 
 
+def opposes_question(answer: str, question: str, truth: str) -> str | None:
+    """A word of the answer whose opposite the question asks about, when neither the
+    question nor the truth says the answer's word: "Jupiter is the smallest" to "Which
+    planet is the largest?"."""
+    said, asked, truth_says = _stems(answer), _stems(question), _stems(truth)
+    for first, second in _FAMILIES:
+        for mine, theirs in ((first, second), (second, first)):
+            if said & mine and asked & theirs and not (asked | truth_says) & mine:
+                return min(said & mine)
+    return None
+
+
 UP, DOWN = _FAMILIES[0]
+
+
+# Past forms the stemmer leaves apart from their verb ("paid", "pay"), for telling whether
+# an answer's words are the question's.
+_IRREGULAR = {
+    "paid": "pay",
+    "made": "make",
+    "sold": "sell",
+    "held": "hold",
+    "met": "meet",
+    "bought": "buy",
+    "built": "build",
+    "kept": "keep",
+    "left": "leave",
+    "ran": "run",
+    "began": "begin",
+    "begun": "begin",
+    "went": "go",
+    "gone": "go",
+    "gave": "give",
+    "given": "give",
+    "took": "take",
+    "taken": "take",
+    "told": "tell",
+    "found": "find",
+    "brought": "bring",
+    "spent": "spend",
+    "sent": "send",
+    "won": "win",
+    "lost": "lose",
+    "grew": "grow",
+    "grown": "grow",
+    "rose": "rise",
+    "risen": "rise",
+    "fell": "fall",
+    "fallen": "fall",
+    "got": "get",
+    "done": "do",
+    "said": "say",
+    "saw": "see",
+    "seen": "see",
+    "wrote": "write",
+    "written": "write",
+    "chose": "choose",
+    "chosen": "choose",
+    "became": "become",
+    "came": "come",
+    "knew": "know",
+    "known": "know",
+    "shown": "show",
+    "led": "lead",
+    "set": "set",
+    "cut": "cut",
+    "hit": "hit",
+    "meant": "mean",
+}
+
+
+# Joining words that say nothing of a claim's content ("It returns None if …").
+_CONNECTIVES = frozenset(
+    "if unless until while whether because since though although after before during".split()
+)
+
+
+def lemmas(text: str) -> set[str]:
+    """`content_terms`, with irregular past forms read as their verb ("paid" as "pay") and
+    no joining words ("if", "because")."""
+    kept = [
+        _IRREGULAR.get(w, w)
+        for w in words(text)
+        if w not in _STOPWORDS and w not in _CONNECTIVES and not _NUMERIC.fullmatch(w)
+    ]
+    return set(_STEMMER.stemWords(kept))
+
+
+# An aside in brackets: "Canberra (not Sydney)", "Carbon dioxide (CO2)".
+_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+
+
+def without_asides(text: str) -> str:
+    """The text with its bracketed asides left out, when something is left and it is more
+    than a symbol the aside spells out ("CO2 (carbon dioxide)", "NaCl (sodium chloride)")."""
+    main = _ASIDE.sub(" ", text or "")
+    tokens = _NAME.findall(main)
+    if not content_terms(main, keep_numbers=True) or (tokens and all(map(_symbol, tokens))):
+        return text or ""
+    return main
+
+
+def _symbol(token: str) -> bool:
+    """An abbreviation or formula: two capitals or more, or letters with digits."""
+    return sum(c.isupper() for c in token) >= 2 or (
+        any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+    )
+
+
+# Where a list's items part: commas, semicolons, colons, full stops (not decimal points),
+# line ends, and "then".
+_SEGMENT = re.compile(r"[,;:\n]|\.(?!\d)|\bthen\b", re.I)
+_NAME = re.compile(r"(?<![\w$€£¥])(?:[A-Za-z][\w'’.-]*\w|[A-Za-z])")
+# The verbs after a sentence's subject that make its first word a name: "Saturn is …".
+_SUBJECT_VERBS = frozenset(
+    "is are was were has have had does did will would can could uses used".split()
+)
+
+
+_ARTICLES = frozenset(["the", "a", "an"])
+
+
+def named_heads(text: str) -> list[tuple[str, bool]]:
+    """The names each part of a list or sentence opens with, as (stemmed name, whether the
+    part goes on with other words): a part opens with a name when its first word is
+    capitalised and not a stop word, and the part is that name alone or its subject
+    ("Charlotte Bronte", "Sydney", "Saturn is larger than Jupiter")."""
+    heads = []
+    for part in _SEGMENT.split(text or ""):
+        tokens = _NAME.findall(part)
+        if len(tokens) > 1 and tokens[0].lower() in _ARTICLES:
+            tokens = tokens[1:]  # "The Amazon is longer than the Nile"
+        if not tokens or not tokens[0][0].isupper() or tokens[0].lower() in _STOPWORDS:
+            continue
+        name = [tokens[0]]
+        for token in tokens[1:]:
+            if not token[0].isupper():
+                break
+            name.append(token)
+        rest = tokens[len(name) :]
+        if rest and rest[0].lower() not in _SUBJECT_VERBS:
+            continue
+        heads.append((" ".join(name), bool(rest)))
+    return heads
+
+
+def names(text: str) -> set[str]:
+    """Stems of the words written as names: capitalised after a sentence's first word, with
+    capitals or digits inside ("ValueError", "IP67"), or in backticks."""
+    found = set()
+    for match in _NAME.finditer(text or ""):
+        word, start = match.group(0), match.start()
+        inner = any(c.isupper() for c in word[1:]) or (
+            any(c.isdigit() for c in word) and any(c.isalpha() for c in word)
+        )
+        quoted = start and text[start - 1] == "`"
+        mid = word[0].isupper() and not _opens_sentence(text, start)
+        first = word[0].isupper() and word.lower() not in _STOPWORDS
+        if inner or quoted or mid or first:
+            found |= content_terms(word, keep_numbers=True)
+    return found
 
 
 def direction(text: str) -> int:
