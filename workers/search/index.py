@@ -54,12 +54,12 @@ documents of the later years the query's own words name are searched beside its 
 often for one it reads ("[Pepsico 2022] As of May 26, 2023, …"); the question it copies after
 the scope still holds the year asked about. Later years only: a filing reports its year beside
 earlier ones, so "[Walmart 2020] … FY2018 - FY2020 …" is read in the 2020 filing, where
-searching the 2018 one beside it showed the 2018 filing's pages first (proof97's weights).
+searching the 2018 one beside it showed the 2018 filing's pages first.
 
 A search made for a question (`search(..., question=...)`, as the agent's every search is)
 reads a scope naming several companies in the light of it: only those of them the question
 names are searched, where it names any (`companies_asked`). A student shortens a name it
-copies, and the short form can name two companies: proof78's wrote "[AMER 2022]" for
+copies, and the short form can name two companies: a student wrote "[AMER 2022]" for
 American Express, which names American Water Works too, and found the other's pages.
 """
 
