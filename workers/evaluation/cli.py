@@ -93,8 +93,8 @@ def register(subparsers) -> None:
         "eval",
         help="compare agents (echo, base, checkpoints, API models) on held-out questions",
         description="Run each policy on the same questions with the same search tool and "
-        "report answer score, golden-chunk recall, pass@k, searches, echo rate, answer "
-        "length and latency.",
+        "report accuracy (the share judged correct), the reward's answer score apart, "
+        "golden-chunk recall, pass@k, searches, echo rate, answer length and latency.",
     )
     p.add_argument("--index", required=True, metavar="DIR", help="a folder from `sleuth index`")
     p.add_argument("--questions", required=True, metavar="PATH", help="question file")
