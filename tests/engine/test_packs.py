@@ -20,10 +20,14 @@ def _switches(cls) -> set[str]:
 
 
 @pytest.mark.parametrize("pack", PACKS.values(), ids=lambda p: p.name)
-def test_every_setting_of_a_pack_is_a_switch_with_its_reason_and_recorded_effect(pack):
+def test_every_setting_of_a_pack_is_a_real_setting_with_its_reason_and_recorded_effect(pack):
     anchors = set(re.findall(r'<a id="([^"]+)"></a>', DOCS.read_text()))
     assert pack.limits() <= _switches(Limits)
     assert pack.teacher() <= _switches(TrainConfig)
+    valued = {s.path: s.value for s in pack.settings if not s.switch}
+    defaults = TrainConfig().to_dict()
+    for path, value in valued.items():
+        assert "." not in path and type(defaults[path]) is type(value), path
     for setting in pack.settings:
         assert setting.why and setting.effect, setting.path
         (anchor,) = re.findall(r"docs/packs\.md#([\w-]+)", setting.effect)
@@ -35,7 +39,14 @@ def test_choosing_a_pack_turns_every_setting_of_it_on():
     pack = PACKS["filings"]
     assert all(getattr(config.limits, rule) for rule in pack.limits())
     assert all(getattr(config, setting) for setting in pack.teacher())
+    assert all(getattr(config, s.path) == s.value for s in pack.settings if not s.switch)
     assert config.pack == "filings"
+
+
+def test_a_pack_s_numbers_are_its_choice_not_a_switch_only_it_may_turn_on():
+    assert preset_config("cpu-45min").scope_drills == 0  # the default path drills no scope
+    assert preset_config("cpu-45min", {"pack": "filings"}).scope_drills == 1
+    assert preset_config("cpu-45min", {"scope_drills": 3}).scope_drills == 3  # no pack needed
 
 
 def test_an_unknown_pack_is_refused_with_the_packs_there_are():

@@ -311,6 +311,20 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
     ]
 
 
+def test_a_question_naming_no_entity_is_drilled_on_its_own_unscoped_search_with_no_copies():
+    # Drilled on scoped questions alone, a student scoped those naming no entity to a word.
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    teacher = ScriptedTeacher(index)
+    unnamed = Question("u", "what was the revenue in 2019 ?", "seven", "acme", ["acme-1"])
+    assert teacher.scope(unnamed) == ""
+
+    drills = scope_drills(engine, teacher, [unnamed], per_question=3, seed=1)
+
+    assert [d.text for d in drills] == ["<search>what was the revenue in 2019 ?</search>"]
+
+
 def test_scope_drills_scope_to_the_latest_made_up_year_the_question_names():
     tokenizer = tiny_tokenizer()
     index = SearchIndex.build(chunks())
@@ -925,7 +939,10 @@ def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evi
     )
 
     assert "scripted teacher: correct trajectories for 0/4 training questions" in logged
-    assert any(line.startswith("scope drills: 4 scoped first searches") for line in logged)
+    assert any(
+        line.startswith("search drills: 4 first searches, 0 of them scoped to made-up")
+        for line in logged
+    )
     assert any(line.startswith("cold start SFT loss per epoch") for line in logged)
 
 
@@ -949,7 +966,10 @@ def test_the_customers_own_questions_get_more_drills_on_made_up_names(tmp_path):
     # Whole teacher trajectories for the questions it reaches, the real first search for
     # the others (none here: it reaches all four), and two made-up copies of each.
     assert "scripted teacher: correct trajectories for 4/4 training questions" in logged
-    assert any(line.startswith("scope drills: 8 scoped first searches") for line in logged)
+    assert any(
+        line.startswith("search drills: 8 first searches, 8 of them scoped to made-up")
+        for line in logged
+    )
 
 
 def test_an_answer_is_readable_when_the_results_show_each_of_its_figures():

@@ -25,11 +25,19 @@ from workers.packs.filings import FILINGS
 @dataclass(frozen=True)
 class Setting:
     """One setting a pack turns on: where it lives (a TrainConfig field, "limits.…" for a
-    rule of decoding), why it exists, and what it was measured to do (see docs/packs.md)."""
+    rule of decoding), why it exists, and what it was measured to do (see docs/packs.md).
+    A switch (`value` True) holds of the pack's kind of document only: no run outside the
+    pack may turn it on. A setting of another value (a number of drills) is the pack's
+    choice of a setting any run may make."""
 
     path: str
     why: str
     effect: str
+    value: object = True
+
+    @property
+    def switch(self) -> bool:
+        return self.value is True
 
 
 @dataclass(frozen=True)
@@ -53,18 +61,20 @@ class Pack:
             node = data
             for parent in parents:
                 node = node.setdefault(parent, {})
-            node[leaf] = True
+            node[leaf] = setting.value
         return data
 
     def limits(self) -> frozenset[str]:
         """The `Limits` switches (rules of decoding) the pack turns on."""
         return frozenset(
-            s.path.removeprefix("limits.") for s in self.settings if s.path.startswith("limits.")
+            s.path.removeprefix("limits.")
+            for s in self.settings
+            if s.switch and s.path.startswith("limits.")
         )
 
     def teacher(self) -> frozenset[str]:
         """The TrainConfig switches (teacher and cold start) the pack turns on."""
-        return frozenset(s.path for s in self.settings if "." not in s.path)
+        return frozenset(s.path for s in self.settings if s.switch and "." not in s.path)
 
 
 def _pack(data: dict) -> Pack:

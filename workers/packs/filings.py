@@ -82,6 +82,22 @@ FILINGS = {
             "5 and 3 of 26 held-out lookups right against 0 and 0, answers 0.040 -> 0.080 "
             "and 0.080 -> 0.120, recall the same (docs/packs.md#quoted-answers)",
         ),
+        # Not switches: numbers of drills, which a run outside the pack may set too.
+        "scope_drills": (
+            "per question, its scoped first search copied with the company's name (and "
+            "years) swapped for made-up ones: a training set names few companies, and a "
+            "student taught only on them scopes a question about another to one of theirs",
+            "fewer wrong-company scopes on held-out companies; on python-reference, where "
+            "most questions name no entity, they made three of four first searches scoped "
+            "and recall fell below echo's (docs/packs.md#scope-drills)",
+            1,
+        ),
+        "customer_scope_drills": (
+            "two such copies more of each of the customer's own questions: their shapes "
+            "(long, the company named late) are what the agent is asked",
+            "proof37 against proof36: recall 0.440 at 4.92 chunks (docs/packs.md#scope-drills)",
+            2,
+        ),
         "synthetic_sections": (
             "synthesized questions name their statement in the customer's own words, so the "
             "section search is taught on hundreds of questions",

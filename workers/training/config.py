@@ -88,14 +88,17 @@ class TrainConfig(Settings):
     sft_answer_weight: float = option(
         1.0, help="cold-start loss weight of the answer's tokens (a search's tokens weigh 1)"
     )
-    # Per teacher question, first searches on made-up entity names (see teacher.scope_drills)
-    scope_drills: int = option(2, help="per question, scoped searches on made-up names")
+    # Per teacher question, first searches on made-up entity names (see teacher.scope_drills).
+    # None by default: they teach a scope for every question that names its entity, and a
+    # student taught on them scopes questions that name none, to a word of the question
+    # (docs/evaluation.md). The filings pack, whose questions name their company, turns them on.
+    scope_drills: int = option(0, help="per question, scoped searches on made-up names")
     # More of them for each of the customer's own questions: their shapes are what the agent
     # is asked (long, a definition after the question, the company named late), and every
     # synthetic question names its entity the same way: taught on those alone, a student wrote
     # a training entity's scope for the long questions of one it never saw.
     customer_scope_drills: int = option(
-        2, help="scoped searches on made-up names per question of the customer's own"
+        0, help="scoped searches on made-up names per question of the customer's own"
     )
     heading_search: bool = option(True, help="the teacher's page-kind heading search (teacher.py)")
     # The teacher's scope names the latest year the question asks about beside its entity

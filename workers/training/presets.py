@@ -72,8 +72,6 @@ PRESETS: dict[str, dict] = {
             # Asked for many: the teacher keeps only the questions whose evidence and figures
             # its results show, a fraction of those asked.
             "synthetic_questions": 800,
-            "scope_drills": 1,
-            "customer_scope_drills": 2,
             "steps": 60,
             "questions_per_step": 4,
             "group_size": 4,

@@ -348,10 +348,12 @@ def cold_start_set(
         taught=frozenset(q.id for q in train_questions),
     )
     if drills:
+        asked = {q.question for q in by_id.values()}
+        made_up = sum(d.question not in asked for d in drills)
         log(
-            f"scope drills: {len(drills)} scoped first searches (most on made-up names), "
-            f"{sum(bool(d.searches) for d in drills)} going on to a second search (the part "
-            "of the document the question names, else the key terms "
+            f"search drills: {len(drills)} first searches, {made_up} of them scoped to "
+            f"made-up names, {sum(bool(d.searches) for d in drills)} going on to a second "
+            "search (the part of the document the question names, else the key terms "
             f"{'always' if config.refine_always else 'after a miss'})"
         )
     return [*teacher_for.values(), *drills]

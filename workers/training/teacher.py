@@ -573,9 +573,11 @@ def scope_drills(
     seed: int = 0,
     taught: frozenset[str] = frozenset(),
 ) -> list[Trajectory]:
-    """Extra cold-start examples of the scoped first search: for each question, copies
-    whose entity and years are swapped for made-up ones, and the real one unless its id is
-    in `taught` (a whole teacher trajectory already shows it); the real one goes on to the
+    """Extra cold-start examples of the first search: for each question, the real one
+    unless its id is in `taught` (a whole teacher trajectory already shows it), and for each
+    scoped one, `per_question` copies whose entity and years are swapped for made-up ones.
+    The real one, scoped or not, as the question asks it: drilled on scoped questions alone,
+    a student scopes those that name no entity to a word of theirs. The real one goes on to the
     key-terms search when its first misses (`drilled_searches`), so that the student learns
     to search again after a miss from every question, not only from those the second search
     happens to answer. A training set names few
@@ -590,12 +592,11 @@ def scope_drills(
     words = _name_words(teacher.index, rng)
     drills = []
     for question in questions:
-        scope = teacher.scope(question)
-        if not scope:
-            continue
-        if question.id not in taught:
+        if question.id not in taught:  # scoped or not: the first search as the question asks it
             searches = teacher.drilled_searches(question)
             drills.append(_search_turns(engine, question.question, searches))
+        if not teacher.scope(question):
+            continue
         mention, years = teacher.entity_mention(question), teacher.years(question)
         if mention not in question.question:
             continue  # nothing to swap
