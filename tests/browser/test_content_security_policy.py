@@ -28,6 +28,22 @@ def test_the_pages_scripts_run_under_the_policy_without_a_violation(page, live_s
     assert seen == []
 
 
+def test_the_api_docs_render_from_the_site_s_own_scripts_without_a_violation(page, live_server):
+    seen = violations(page)
+    outside: list[str] = []
+    page.on(
+        "request",
+        lambda r: outside.append(r.url) if not r.url.startswith(live_server.url) else None,
+    )
+
+    response = page.goto(live_server.url + "/v1/docs")
+
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    page.locator(".swagger-ui .info .title").filter(has_text="Sleuth API").wait_for()
+    assert page.locator(".opblock-summary-path").count() > 10  # the endpoints, from the schema
+    assert seen == [] and outside == []
+
+
 def test_an_injected_inline_script_does_not_run(page, live_server):
     seen = violations(page)
     page.goto(live_server.url)
