@@ -181,3 +181,54 @@ def test_a_download_of_the_runs_own_archive_is_presigned(client, alice, run):
     response = client.get(f"/checkpoints/{checkpoint.pk}/download/")
 
     assert response.status_code == 302 and key in response["Location"]
+
+
+def editable_fields(client, url: str) -> set[str]:
+    """The names of the inputs a change form offers."""
+    import re
+
+    page = client.get(url).content.decode()
+    return set(re.findall(r'<(?:input|select|textarea)[^>]* name="([^"]+)"', page))
+
+
+def test_staff_who_may_change_cannot_edit_storage_keys_pipeline_state_or_revive_a_token(
+    client, django_user_model
+):
+    from corpora.models import Document
+    from serving.models import ApiToken
+    from serving.services import api_token_create
+
+    boss = django_user_model.objects.create_superuser(email="boss@sleuth.dev", password="pw-1")
+    owner = django_user_model.objects.create_user(email="ann@acme.com", password="pw-2")
+    project = project_create(owner=owner, name="Acme")
+    document = Document.objects.create(
+        project=project,
+        name="a.pdf",
+        kind="pdf",
+        content_type="application/pdf",
+        size=1,
+        sha256="0" * 64,
+        s3_key="documents/a.pdf",
+        sections_key="sections/a.json",
+    )
+    token, _ = api_token_create(user=owner, name="ci")
+    client.force_login(boss)
+
+    project_form = editable_fields(client, f"/admin/corpora/project/{project.pk}/change/")
+    document_form = editable_fields(client, f"/admin/corpora/document/{document.pk}/change/")
+    token_form = editable_fields(client, f"/admin/serving/apitoken/{token.pk}/change/")
+
+    assert "name" in project_form and "index_prefix" not in project_form
+    assert "entity" in document_form
+    assert not {"sections_key", "s3_key", "status", "parse_deadline"} & document_form
+    assert "revoked_at_0" not in token_form and "revoked_at" not in token_form
+    # Revoking is the one way to touch a token, through the owner's own service.
+    client.post(
+        "/admin/serving/apitoken/",
+        {"action": "revoke_tokens", "_selected_action": [token.pk]},
+        follow=True,
+    )
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+    assert client.get("/admin/serving/apitoken/add/").status_code == 403
+    assert ApiToken.objects.count() == 1
