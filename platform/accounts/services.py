@@ -5,22 +5,14 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 
-def password_reset_request(
-    *, email: str, domain: str, use_https: bool, subject_template: str, email_template: str
-) -> None:
+def password_reset_request(*, email: str) -> None:
     """Queue the reset mail for `email`. The same work for every address: whether an account
     has it is looked up by the task, so the request's answer and timing do not tell."""
     from config.celery import app
 
     app.send_task(
         "accounts.tasks.password_reset_mail",
-        kwargs={
-            "email": email,
-            "domain": domain,
-            "use_https": use_https,
-            "subject_template": subject_template,
-            "email_template": email_template,
-        },
+        kwargs={"email": email},
         queue=settings.SLEUTH_MAIL_QUEUE,
     )
 

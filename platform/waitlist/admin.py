@@ -98,10 +98,9 @@ class WaitlistEntryAdmin(admin.ModelAdmin):
 
     @admin.action(description="Send beta invite (or resend a new link)", permissions=["invite"])
     def send_beta_invite(self, request, queryset):
-        base_url = request.build_absolute_uri("/")
         sent = skipped = 0
         for entry in queryset:
-            if invite_send(entry=entry, base_url=base_url):
+            if invite_send(entry=entry):
                 sent += 1
             else:
                 skipped += 1

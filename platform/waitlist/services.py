@@ -39,11 +39,12 @@ def waitlist_join(
     return entry, True
 
 
-def invite_send(*, entry: WaitlistEntry, base_url: str) -> Invite | None:
+def invite_send(*, entry: WaitlistEntry) -> Invite | None:
     """Email `entry` a fresh single-use sign-up link; a resend replaces the old link.
 
-    Returns None (and sends nothing) when the person has already joined.
-    `base_url` is the site's root URL, e.g. "https://sleuth.example.com".
+    Returns None (and sends nothing) when the person has already joined. The link is on
+    `SITE_URL`, never the host of the request that sent it: a Host header is the client's
+    to write, and an invite link points at whoever wrote it.
     """
     token = secrets.token_urlsafe(32)
     now = timezone.now()
@@ -60,7 +61,7 @@ def invite_send(*, entry: WaitlistEntry, base_url: str) -> Invite | None:
         invite.revoked_at = None
         invite.send_count += 1
         invite.save()
-    link = base_url.rstrip("/") + reverse("accounts:signup", args=[token])
+    link = settings.SITE_URL.rstrip("/") + reverse("accounts:signup", args=[token])
     context = {"entry": entry, "link": link, "expires_at": expires_at}
     send_mail(
         subject="Your invite to the Sleuth beta",

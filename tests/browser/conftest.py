@@ -21,3 +21,11 @@ def log_in(page, live_server, alice):
         expect(page.get_by_role("heading", name="Projects")).to_be_visible()
 
     return sign_in
+
+
+@pytest.fixture(autouse=True)
+def site_url_is_the_live_server(request, settings):
+    """Mailed links are on `SITE_URL` (never the request's host): in a browser test the site
+    is the live server."""
+    if "live_server" in request.fixturenames:
+        settings.SITE_URL = request.getfixturevalue("live_server").url

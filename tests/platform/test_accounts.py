@@ -3,6 +3,7 @@
 import re
 
 import pytest
+from django.conf import settings
 from django.core import mail
 
 pytestmark = pytest.mark.django_db
@@ -33,7 +34,8 @@ def test_logout_ends_the_session(client, alice):
 def test_password_reset_by_email_sets_a_new_password(client, alice, mail_queue):
     client.post("/accounts/password-reset/", {"email": "alice@example.com"})
     assert mail_queue.deliver() == 1
-    link = re.search(r"http://testserver(/accounts/password-reset/\S+/)", mail.outbox[0].body)[1]
+    site = re.escape(settings.SITE_URL.rstrip("/"))
+    link = re.search(site + r"(/accounts/password-reset/\S+/)", mail.outbox[0].body)[1]
 
     form_page = client.get(link, follow=True)
     client.post(
@@ -65,3 +67,36 @@ def test_signing_in_matches_the_email_in_any_case(client, alice):
 
     assert response.status_code == 302
     assert client.get("/projects/").status_code == 200
+
+
+def test_a_reset_link_is_on_the_site_whatever_host_the_request_named(
+    client, alice, mail_queue, settings
+):
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.SITE_URL = "https://sleuth.example.com"
+
+    client.post(
+        "/accounts/password-reset/", {"email": "alice@example.com"}, HTTP_HOST="attacker.example"
+    )
+    ((_name, kwargs),) = mail_queue.messages()
+    assert kwargs == {"email": "alice@example.com"}  # the queue carries no host, no template
+    from accounts.tasks import password_reset_mail
+
+    password_reset_mail(**kwargs)
+
+    assert "https://sleuth.example.com/accounts/password-reset/" in mail.outbox[0].body
+    assert "attacker" not in mail.outbox[0].body
+
+
+def test_a_queued_reset_message_naming_a_domain_or_template_cannot_change_the_mail(alice):
+    from accounts.tasks import password_reset_mail
+
+    password_reset_mail(
+        email="alice@example.com",
+        domain="attacker.example",
+        use_https=False,
+        email_template="registration/logged_out.html",
+    )
+
+    (message,) = mail.outbox
+    assert "attacker" not in message.body and settings.SITE_URL in message.body

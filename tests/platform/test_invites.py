@@ -4,6 +4,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.utils import timezone
 
@@ -26,7 +27,8 @@ def admin_action(client, action, *entries):
 
 
 def invite_link(message) -> str:
-    return re.search(r"http://testserver(/accounts/signup/\S+/)", message.body).group(1)
+    site = re.escape(settings.SITE_URL.rstrip("/"))
+    return re.search(site + r"(/accounts/signup/\S+/)", message.body).group(1)
 
 
 def signup(client, link, password="a-long-passphrase-9"):
@@ -149,3 +151,21 @@ def test_the_admin_exports_entries_with_their_invite_state(client, charlie, entr
     assert rows[0].startswith("email,company,use_case,joined_waitlist,invite_state")
     assert any(r.startswith("ann@acme.com,Acme") and ",invited," in r for r in rows)
     assert any(r.startswith("bo@beta.io") and ",waiting," in r for r in rows)
+
+
+def test_an_invite_link_is_on_the_site_whatever_host_the_admin_request_named(
+    client, charlie, entry, settings
+):
+    settings.ALLOWED_HOSTS = ["*"]
+    settings.SITE_URL = "https://sleuth.example.com"
+    client.force_login(charlie)
+
+    client.post(
+        CHANGELIST,
+        {"action": "send_beta_invite", "_selected_action": [entry.pk]},
+        HTTP_HOST="attacker.example",
+    )
+
+    (message,) = mail.outbox
+    assert "https://sleuth.example.com/accounts/signup/" in message.body
+    assert "attacker" not in message.body
