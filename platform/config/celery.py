@@ -10,6 +10,7 @@ A worker refuses to start with development defaults while attached to services o
 machine (core.startup.check_worker).
 """
 
+import logging
 import os
 
 from celery import Celery
@@ -30,6 +31,25 @@ apply_defaults()  # before torch loads: the worker's threads and GPU memory, as 
 app = Celery("sleuth")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks(["workers", "accounts"])
+
+# Tasks whose results are a customer's content (a chat's answer, its searches and document
+# snippets): the worker's "Task … succeeded" line keeps its name, id and time, not the result,
+# so worker logs (shipped, kept, read by operators) hold no tenant's documents.
+CONTENT_RESULT_TASKS = frozenset({"workers.tasks.agent_chat"})
+RESULT_NOT_LOGGED = "<result not logged: customer content>"
+
+
+class _ContentResultFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        context = record.args
+        if isinstance(context, dict) and context.get("name") in CONTENT_RESULT_TASKS:
+            record.args = {**context, "return_value": RESULT_NOT_LOGGED}
+            if isinstance(getattr(record, "data", None), dict):
+                record.data = record.args
+        return True
+
+
+logging.getLogger("celery.app.trace").addFilter(_ContentResultFilter())
 
 
 @worker_init.connect
