@@ -215,12 +215,29 @@ def test_a_queued_run_can_be_cancelled_from_its_page(page, live_server, project,
     )
     log_in()
     page.goto(f"{live_server.url}/runs/{run.pk}/")
-    page.once("dialog", lambda dialog: dialog.accept())
+    asked: list[str] = []
 
+    def answer(accept: bool):
+        def handle(dialog):
+            asked.append(dialog.message)
+            dialog.accept() if accept else dialog.dismiss()
+
+        return handle
+
+    # Asked first (under the page's CSP, which runs no inline handler); "no" keeps the run.
+    page.once("dialog", answer(False))
+    page.get_by_role("button", name="Cancel run").click()
+    page.wait_for_timeout(300)
+    run.refresh_from_db()
+    assert asked == ["Cancel this run? It stops after the current step."]
+    assert not run.cancel_requested
+
+    page.once("dialog", answer(True))
     page.get_by_role("button", name="Cancel run").click()
 
     expect(page.locator("#run-status")).to_have_text("Cancelled")
     expect(page.locator("#events")).to_contain_text("Cancel requested.")
+    assert len(asked) == 2
 
 
 def test_the_landing_page_shows_measured_numbers(page, live_server, settings, tmp_path, screenshot):
