@@ -45,7 +45,12 @@ from core.ratelimit import client_bucket, rate_limit_exceeded
 
 from . import jobs, rest
 from .selectors import PublishedAgent, published_agents
-from .services import QUESTION_MAX_CHARS, agent_chat_enqueue, api_token_authenticate
+from .services import (
+    QUESTION_MAX_CHARS,
+    agent_chat_enqueue,
+    api_token_authenticate,
+    scope_needed,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +108,15 @@ class TokenAuth(HttpBearer):
         if rate_limit_exceeded(key=f"api:user:{found.user_id}", limit=limit, window_seconds=window):
             raise _throttled(
                 window, f"Rate limit reached: at most {limit} requests per {window} s. Slow down."
+            )
+        needed = scope_needed(request.method, request.path)
+        if not any(found.allows(scope) for scope in needed):
+            raise ApiError(
+                403,
+                f"This token may {' and '.join(found.scope_list)}, not {' or '.join(needed)}. "
+                f"Create a token with the {needed[0]} scope on the API tokens page.",
+                "permission_error",
+                "insufficient_scope",
             )
         request.user = found.user
         return found

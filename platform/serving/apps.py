@@ -6,10 +6,25 @@ class ServingConfig(AppConfig):
 
     def ready(self) -> None:
         from django.conf import settings
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import pre_save
 
         from core.request_limits import upload_view
 
-        from .services import api_token_authenticate
+        from .services import api_token_authenticate, api_tokens_revoke_all
+
+        def revoke_tokens_on_new_password(sender, instance, **_) -> None:
+            # `set_password` (a change, a reset, the admin) leaves the new password pending
+            # until the save; whoever held the old one may have minted tokens with it.
+            if instance.pk is not None and getattr(instance, "_password", None) is not None:
+                api_tokens_revoke_all(user=instance)
+
+        pre_save.connect(  # weak=False: the handler is local to ready(), nothing else holds it
+            revoke_tokens_on_new_password,
+            weak=False,
+            sender=get_user_model(),
+            dispatch_uid="serving.revoke_tokens_on_new_password",
+        )
 
         def bearer_token_valid(request) -> bool:
             kind, _, raw = request.headers.get("Authorization", "").partition(" ")

@@ -1,14 +1,51 @@
 from django import forms
 
-from .services import QUESTION_MAX_CHARS
+from .models import CHAT, READ, SCOPE_LABELS, SCOPES
+from .services import QUESTION_MAX_CHARS, TOKEN_LIFETIMES
 
 
 class ApiTokenForm(forms.Form):
+    """A new token: its name, what it may do, how long it lives, and the account's password
+    (a session left open, or stolen, mints nothing without it)."""
+
     name = forms.CharField(
         label="Token name",
         max_length=80,
         help_text="What the token is for, e.g. the program or machine that uses it.",
     )
+    scopes = forms.MultipleChoiceField(
+        label="It may",
+        choices=[(scope, SCOPE_LABELS[scope]) for scope in SCOPES],
+        initial=[READ, CHAT],
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one thing the token may do."},
+    )
+    expires_in_days = forms.TypedChoiceField(
+        label="Expires",
+        choices=[
+            (str(d or ""), f"in {d} days" if d else "never (until revoked)")
+            for d in TOKEN_LIFETIMES
+        ],
+        coerce=lambda value: int(value) if value else None,
+        empty_value=None,
+        initial="90",
+        required=False,
+    )
+    password = forms.CharField(
+        label="Your password",
+        strip=False,
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_password(self):
+        password = self.cleaned_data["password"]
+        if not self.user.check_password(password):
+            raise forms.ValidationError("That is not your password.")
+        return password
 
 
 class PlaygroundForm(forms.Form):

@@ -5,10 +5,11 @@ import secrets
 from datetime import timedelta
 
 from django.db import transaction
+from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from .models import ApiToken
+from .models import CHAT, READ, SCOPES, TRAIN, ApiToken
 
 TOKEN_PREFIX = "sk-sleuth-"
 VISIBLE_CHARS = 6  # of the random part, kept in `prefix` so tokens can be told apart
@@ -21,14 +22,33 @@ def token_digest(raw: str) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()
 
 
-def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
-    """A new token for `user`; returns the row and the token itself (never stored)."""
+class TokenRefused(ValueError):
+    """A token that cannot be minted as asked; the message says why."""
+
+
+# How long a new token may live, in days (None: until revoked); the page offers these.
+TOKEN_LIFETIMES = (30, 90, 365, None)
+
+
+def api_token_create(
+    *, user, name: str, scopes=SCOPES, expires_in_days: int | None = None
+) -> tuple[ApiToken, str]:
+    """A new token for `user` that may do `scopes` (some of SCOPES), expiring after
+    `expires_in_days` (None: until revoked); returns the row and the token itself (never
+    stored). TokenRefused for no scope or an unknown one."""
+    chosen = [s for s in SCOPES if s in set(scopes)]
+    if not chosen or set(scopes) - set(SCOPES):
+        raise TokenRefused(f"choose the token's scopes among {', '.join(SCOPES)}")
     raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    now = timezone.now()
     token = ApiToken.objects.create(
         user=user,
         name=name.strip() or "API token",
         prefix=raw[: len(TOKEN_PREFIX) + VISIBLE_CHARS],
         digest=token_digest(raw),
+        scopes=",".join(chosen),
+        created_at=now,
+        expires_at=now + timedelta(days=expires_in_days) if expires_in_days else None,
     )
     return token, raw
 
@@ -43,23 +63,47 @@ def api_token_revoke(*, user, token_id: int) -> ApiToken:
     return token
 
 
+def api_tokens_revoke_all(*, user) -> int:
+    """Revoke every token of `user` (a changed or reset password: whoever had the old one
+    may have minted tokens with it); how many were still active."""
+    return ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+
+
 def api_token_authenticate(*, raw: str) -> ApiToken | None:
-    """The active token `raw` is, with its user, or None (unknown, revoked, inactive user).
-    Records when it was last used."""
+    """The active token `raw` is, with its user, or None (unknown, revoked, expired, inactive
+    user). Records when it was last used."""
     if not raw.startswith(TOKEN_PREFIX):
         return None
+    now = timezone.now()
     token = (
         ApiToken.objects.select_related("user")
         .filter(digest=token_digest(raw), revoked_at__isnull=True, user__is_active=True)
+        .filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
         .first()
     )
     if token is None:
         return None
-    now = timezone.now()
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_RESOLUTION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
         token.last_used_at = now
     return token
+
+
+def scope_needed(method: str, path: str) -> tuple[str, ...]:
+    """The scopes of which a token needs one for a /v1 request: asking an agent is chat;
+    listing the agents, read or chat (an OpenAI client lists models before it chats); any
+    other read is read; every write (uploads, runs and jobs, cancelling, deleting) is train.
+    By method, so an endpoint added later is guarded without being listed here."""
+    route = path.removeprefix("/v1").strip("/")
+    if route == "chat/completions":
+        return (CHAT,)
+    if route == "models" or route.startswith("models/"):
+        return (READ, CHAT)
+    if method.upper() in ("GET", "HEAD", "OPTIONS"):
+        return (READ,)
+    return (TRAIN,)
 
 
 # -- asking a published agent (the inference queue) -----------------------------------------

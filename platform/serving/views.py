@@ -1,11 +1,14 @@
 """The API tokens page of an account: create a token (shown once), see and revoke tokens;
 and a succeeded run's playground (serving.playground): ask, poll, give feedback."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from core.ratelimit import rate_limit_exceeded, too_many_requests
 
 from . import playground as play
 from .forms import ApiTokenForm, PlaygroundFeedbackForm, PlaygroundForm
@@ -17,12 +20,23 @@ from .services import api_token_create, api_token_revoke
 @login_required
 @require_http_methods(["GET", "POST"])
 def api_tokens(request):
-    form = ApiTokenForm(request.POST or None)
+    form = ApiTokenForm(request.POST or None, user=request.user)
     new_token = None
-    if request.method == "POST" and form.is_valid():
-        token, raw = api_token_create(user=request.user, name=form.cleaned_data["name"])
-        new_token = {"token": token, "raw": raw}
-        form = ApiTokenForm()
+    if request.method == "POST":
+        limit, window = settings.SLEUTH_TOKEN_MINT_RATE_LIMIT
+        if rate_limit_exceeded(
+            key=f"token-mint:user:{request.user.pk}", limit=limit, window_seconds=window
+        ):
+            return too_many_requests(request, window, "Too many tokens asked for. Wait a while.")
+        if form.is_valid():
+            token, raw = api_token_create(
+                user=request.user,
+                name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"],
+                expires_in_days=form.cleaned_data["expires_in_days"],
+            )
+            new_token = {"token": token, "raw": raw}
+            form = ApiTokenForm(user=request.user)
     return render(
         request,
         "serving/api_tokens.html",

@@ -28,6 +28,10 @@ def test_a_customer_creates_a_token_sees_it_once_and_revokes_it(
 
     page.get_by_role("link", name="API tokens").click()
     page.get_by_label("Token name").fill("notebook")
+    expect(page.get_by_label("read: list and download")).to_be_checked()  # least by default
+    expect(page.get_by_label("train: upload")).not_to_be_checked()
+    page.get_by_label("Expires").select_option(label="in 30 days")
+    page.get_by_label("Your password").fill("pw-alice-1")
     page.get_by_role("button", name="Create token").click()
     token = page.get_by_label("Your new token").input_value()
     expect(page.get_by_role("status", name="New token")).to_contain_text("shown only this once")
@@ -37,6 +41,7 @@ def test_a_customer_creates_a_token_sees_it_once_and_revokes_it(
 
     page.get_by_role("link", name="API tokens").click()
     expect(page.locator("#api-tokens")).to_contain_text("notebook")
+    expect(page.locator("#api-tokens .token-scopes")).to_have_text("read, chat")
     expect(page.locator("#api-tokens")).to_contain_text(token[:16])
     assert token not in page.content()
 

@@ -4,7 +4,9 @@ work until revoked, and a token only ever reaches its owner's published agents."
 import hashlib
 
 import pytest
+from django.utils import timezone
 
+from corpora.models import Project
 from corpora.services import project_create
 from runs.models import Checkpoint, Run
 from serving.models import ApiToken
@@ -162,7 +164,15 @@ def test_many_invalid_tokens_from_one_address_are_429(client, settings):
 def test_the_tokens_page_shows_a_new_token_once(client, alice):
     client.force_login(alice)
 
-    created = client.post("/account/api-tokens/", {"name": "laptop"}).content.decode()
+    created = client.post(
+        "/account/api-tokens/",
+        {
+            "name": "laptop",
+            "scopes": ["read", "chat"],
+            "expires_in_days": "30",
+            "password": "pw-alice-1",
+        },
+    ).content.decode()
     raw = created.split('id="new-token" type="text" readonly value="')[1].split('"')[0]
     again = client.get("/account/api-tokens/").content.decode()
 
@@ -186,3 +196,102 @@ def test_the_openapi_schema_is_served(client):
 
     assert response.status_code == 200
     assert "/v1/chat/completions" in response.json()["paths"]
+
+
+# -- scopes, expiry, re-authentication, revocation with the password ------------------------
+
+
+def mint(client, **fields):
+    data = {"name": "ci", "scopes": ["read"], "expires_in_days": "90", "password": "pw-alice-1"}
+    return client.post("/account/api-tokens/", data | fields)
+
+
+def test_minting_a_token_needs_the_account_s_password(client, alice):
+    client.force_login(alice)
+
+    refused = mint(client, password="guess")
+
+    assert refused.status_code == 400 and "not your password" in refused.content.decode()
+    assert not ApiToken.objects.exists()
+    assert mint(client).status_code == 200
+    token = ApiToken.objects.get(user=alice)
+    assert token.scope_list == ["read"]
+    assert 89 <= (token.expires_at - token.created_at).days <= 90
+
+
+def test_a_token_with_no_scope_is_refused(client, alice):
+    client.force_login(alice)
+
+    refused = mint(client, scopes=[])
+
+    assert refused.status_code == 400 and "at least one" in refused.content.decode()
+    assert not ApiToken.objects.exists()
+
+
+def test_a_read_token_reads_but_cannot_write_delete_or_chat(client, alice):
+    project = project_create(owner=alice, name="Acme")
+    _token, raw = api_token_create(user=alice, name="ro", scopes=["read"])
+
+    assert client.get("/v1/models", **bearer(raw)).status_code == 200
+    assert client.get(f"/v1/projects/{project.pk}", **bearer(raw)).status_code == 200
+    deleted = client.delete(f"/v1/projects/{project.pk}", **bearer(raw))
+    chat = client.post(
+        "/v1/chat/completions",
+        {"model": "x", "messages": [{"role": "user", "content": "hi"}]},
+        content_type="application/json",
+        **bearer(raw),
+    )
+
+    assert deleted.status_code == 403 and chat.status_code == 403
+    error = deleted.json()["error"]
+    assert error["code"] == "insufficient_scope" and "train scope" in error["message"]
+    assert Project.objects.filter(pk=project.pk).exists()
+
+
+def test_a_chat_token_lists_the_agents_and_asks_them_but_reads_nothing_else(client, alice):
+    project = project_create(owner=alice, name="Acme")
+    _token, raw = api_token_create(user=alice, name="bot", scopes=["chat"])
+
+    assert client.get("/v1/models", **bearer(raw)).status_code == 200
+    assert client.get(f"/v1/projects/{project.pk}", **bearer(raw)).status_code == 403
+    chat = client.post(
+        "/v1/chat/completions",
+        {"model": "no-such-agent", "messages": [{"role": "user", "content": "hi"}]},
+        content_type="application/json",
+        **bearer(raw),
+    )
+    assert chat.status_code == 404  # past the scope check: no such agent
+
+
+def test_an_expired_token_no_longer_works(client, alice):
+    token, raw = api_token_create(user=alice, name="old", expires_in_days=30)
+    assert client.get("/v1/models", **bearer(raw)).status_code == 200
+
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now())
+
+    assert client.get("/v1/models", **bearer(raw)).status_code == 401
+    client.force_login(alice)
+    assert "expired" in client.get("/account/api-tokens/").content.decode()
+
+
+def test_a_new_password_revokes_every_token(client, alice, bob):
+    _mine, raw = api_token_create(user=alice, name="ci")
+    _theirs, bobs = api_token_create(user=bob, name="bob's")
+    # As the reset page and the admin both do: set_password, then save.
+    alice.set_password("a-brand-new-passphrase-7")
+    alice.save()
+
+    alice.refresh_from_db()
+    assert alice.check_password("a-brand-new-passphrase-7")
+    assert client.get("/v1/models", **bearer(raw)).status_code == 401
+    assert client.get("/v1/models", **bearer(bobs)).status_code == 200  # no one else's
+
+
+def test_minting_is_rate_limited_per_account(client, alice, settings):
+    settings.SLEUTH_TOKEN_MINT_RATE_LIMIT = (2, 3600)
+    client.force_login(alice)
+
+    answers = [mint(client, name=f"t{i}").status_code for i in range(3)]
+
+    assert answers == [200, 200, 429]
+    assert ApiToken.objects.filter(user=alice).count() == 2

@@ -249,6 +249,8 @@ SLEUTH_INDEXES_LOADED = env.int("SLEUTH_INDEXES_LOADED", default=3)
 # (`make run` starts one) and how long a request waits for its answer; how many published
 # agents one inference worker keeps loaded.
 SLEUTH_API_RATE_LIMIT = (env.int("SLEUTH_API_RATE_LIMIT", default=120), 60)
+# Tokens a signed-in account may mint per hour (each needs the password too).
+SLEUTH_TOKEN_MINT_RATE_LIMIT = (env.int("SLEUTH_TOKEN_MINT_RATE_LIMIT", default=10), 3600)
 SLEUTH_API_AUTH_FAILURE_LIMIT = (30, 600)
 SLEUTH_INFERENCE_QUEUE = env("SLEUTH_INFERENCE_QUEUE", default="inference")
 SLEUTH_INFERENCE_TIMEOUT = env.float("SLEUTH_INFERENCE_TIMEOUT", default=120.0)
