@@ -13,7 +13,7 @@ from transformers import AutoModelForCausalLM
 from workers.agent.protocol import closing_tag, searched_query
 from workers.documents.chunking import Chunk
 from workers.publishing import PublishInfo, make_archive, publish_folder
-from workers.publishing.bundle import RULE_MODULES
+from workers.publishing.bundle import BUNDLED_MODULES
 from workers.search.index import STATEMENT_NAMES, SearchHit, SearchIndex
 from workers.training.config import TrainConfig
 
@@ -75,7 +75,7 @@ def test_the_model_card_names_the_base_data_baselines_protocol_and_a_snippet(pub
 
 def test_the_bundled_index_finds_what_the_engine_finds(published):
     run_agent = bundled_script(published)
-    bundled = run_agent.Index(published / "agent" / "index")
+    bundled = run_agent.search_index.SearchIndex.load(published / "agent" / "index")
     engine = SearchIndex.load(published / "agent" / "index")
     queries = [q.question for q in questions()]
     scopes = [f"[{c.entity}] {q}" for c, q in zip(engine.chunks, queries, strict=False)]
@@ -92,7 +92,7 @@ def test_the_bundled_index_finds_what_the_engine_finds(published):
     others += list(loose)
     for query in [*queries, *scopes, *pages, *others, "[no such document] revenue"]:
         expected = [h.chunk_id for h in engine.search(query, k=3)]
-        assert [h["id"] for h in bundled.search(query, k=3)] == expected
+        assert [h.chunk_id for h in bundled.search(query, k=3)] == expected
     assert any(
         [h.chunk_id for h in engine.search(s, k=3)] != [h.chunk_id for h in engine.search(q, k=3)]
         for s, q in zip(scopes, queries, strict=False)
@@ -110,14 +110,14 @@ def test_the_bundled_index_reads_a_scope_year_beside_the_querys_as_the_engine(pu
     ]
     SearchIndex.build(docs).save(tmp_path / "index")
     engine = SearchIndex.load(tmp_path / "index")
-    bundled = bundled_script(published).Index(tmp_path / "index")
+    bundled = bundled_script(published).search_index.SearchIndex.load(tmp_path / "index")
     wrong_year = "[Pepsico 2022] As of May 26, 2023, the revolving credit agreement"
     earlier_year = "[Pepsico 2023] the revolving credit agreement, FY2021 - FY2023"
     queries = [wrong_year, earlier_year, "[Pepsico 2022] revolving credit agreement"]
     queries.append("[Pepsico] in 2023")
     for query in queries:
         expected = [h.chunk_id for h in engine.search(query, k=3)]
-        assert [h["id"] for h in bundled.search(query, k=3)] == expected
+        assert [h.chunk_id for h in bundled.search(query, k=3)] == expected
     assert len(engine.search(wrong_year, k=3)) == 2  # the test sees a bundle reading one year
     assert len(engine.search(earlier_year, k=3)) == 1  # and one reading every year named
 
@@ -140,7 +140,7 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
     ]
     SearchIndex.build(docs).save(tmp_path / "index")
     engine = SearchIndex.load(tmp_path / "index")
-    bundled = bundled_script(published).Index(tmp_path / "index")
+    bundled = bundled_script(published).search_index.SearchIndex.load(tmp_path / "index")
     queries = [
         "[Acme 2018 | cash flow] capital expenditure",
         "[Acme | cash flow statement] capital expenditure",
@@ -155,18 +155,18 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
     ]
     for query in queries:
         expected = [h.chunk_id for h in engine.search(query, k=5)]
-        assert [h["id"] for h in bundled.search(query, k=5)] == expected, query
+        assert [h.chunk_id for h in bundled.search(query, k=5)] == expected, query
     hits = engine.search(queries[0], k=5)
     assert hits[0].score < max(h.score for h in hits), "the test would not see titles ignored"
-    # The standalone script keeps its own copy of the statements' names: the same.
-    assert bundled_script(published).STATEMENT_NAMES == STATEMENT_NAMES
+    # The standalone search is the engine's own, statements' names and all.
+    assert bundled_script(published).search_index.STATEMENT_NAMES == STATEMENT_NAMES
 
 
 def test_the_bundled_script_shows_results_as_the_engine_does(published):
     from workers.agent.tool import fit_hits
 
     run_agent = bundled_script(published)
-    bundled = run_agent.Index(published / "agent" / "index")
+    bundled = run_agent.search_index.SearchIndex.load(published / "agent" / "index")
     engine = SearchIndex.load(published / "agent" / "index")
     tokenizer = tiny_tokenizer()
 
@@ -175,17 +175,16 @@ def test_the_bundled_script_shows_results_as_the_engine_does(published):
 
     long_page = "\n".join(["Acme annual filing", *(f"row {i} of figures" for i in range(40))])
     long_page += "\nrevenue was seven"
-    hit = {"id": "acme-9", "doc": "acme-10k", "page": 9, "text": long_page}
+    hit = run_agent.search_index.SearchHit("acme-9", 1.0, "acme-10k", 9, "acme", long_page)
     engine_hit = SearchHit("acme-9", 1.0, "acme-10k", 9, "acme", long_page)
     for room in (12, 30, 60, 400):
         for query in ("[acme] revenue", "figures row 3", ""):
-            hits = engine.search(query or "revenue", k=2)
-            expected = fit_hits([*hits, engine_hit], room, encode, query)[:2]
-            as_dicts = [
-                {"id": h.chunk_id, "doc": h.doc, "page": h.page, "text": h.text} for h in hits
-            ]
-            got = run_agent.fit_hits([*as_dicts, hit], room, encode, query, bundled.tokenize)
-            assert got == expected, (room, query)  # the tokens, and the ids shown
+            expected = fit_hits(
+                [*engine.search(query or "revenue", k=2), engine_hit], room, encode, query
+            )
+            hits = bundled.search(query or "revenue", k=2)
+            got = run_agent.agent_tool.fit_hits([*hits, hit], room, encode, query)
+            assert got == expected, (room, query)  # the tokens, the ids shown, the cut
     shown = tokenizer.decode(fit_hits([engine_hit], 30, encode, "[acme] revenue")[0])
     assert "revenue was seven" in shown, "the test would not see a bundle that shows the top"
 
@@ -194,12 +193,12 @@ def test_the_bundled_script_shows_only_new_hits_as_the_engine_does(published):
     from workers.agent.tool import new_hits
 
     run_agent = bundled_script(published)
-    bundled = run_agent.Index(published / "agent" / "index")
+    bundled = run_agent.search_index.SearchIndex.load(published / "agent" / "index")
     engine = SearchIndex.load(published / "agent" / "index")
     seen_engine, seen_bundle = [], set()
     for query in ("annual filing", "annual filing", "[acme] annual filing", "annual filing"):
         expected = [h.chunk_id for h in new_hits(engine, query, 2, set(seen_engine))]
-        got = [h["id"] for h in run_agent.new_hits(bundled, query, 2, seen_bundle)]
+        got = [h.chunk_id for h in run_agent.agent_tool.new_hits(bundled, query, 2, seen_bundle)]
         assert got == expected, query
         seen_engine += expected
         seen_bundle.update(got)
@@ -213,7 +212,7 @@ def test_the_bundled_script_reads_a_scope_naming_several_companies_as_the_engine
 
     run_agent = bundled_script(published)
     engine = SearchIndex.build(AMERICANS)
-    bundled = run_agent.Index(engine.save(tmp_path / "americans"))
+    bundled = run_agent.search_index.SearchIndex.load(engine.save(tmp_path / "americans"))
     asked = [
         "",
         "Which debt securities are registered under American Express' name?",
@@ -226,7 +225,10 @@ def test_the_bundled_script_reads_a_scope_naming_several_companies_as_the_engine
         assert bundled.companies_asked(question) == engine.companies_asked(question)
         for query in ("[AMER 2022] debt securities", "[AM] debt", "[Amcor] debt", "debt"):
             expected = [h.chunk_id for h in engine.search(query, k=3, question=question)]
-            got = [h["id"] for h in run_agent.new_hits(bundled, query, 3, set(), question)]
+            got = [
+                h.chunk_id
+                for h in run_agent.agent_tool.new_hits(bundled, query, 3, set(), question)
+            ]
             assert got == expected, (query, question)
     narrowed = engine.search("[AMER 2022] debt", k=3, question=asked[1])
     assert [h.chunk_id for h in narrowed] == ["ax"], "the test would not see a bundle that widens"
@@ -238,7 +240,7 @@ def test_the_bundled_script_searches_a_scope_alone_as_the_engine_does(published)
     run_agent = bundled_script(published)
     for written, _ in SEARCHES:
         expected = searched_query(written, QUESTION)
-        assert run_agent.searched_query(written, QUESTION) == expected, written
+        assert run_agent.agent_protocol.searched_query(written, QUESTION) == expected, written
 
 
 def test_the_bundled_script_shows_as_many_hits_a_search_as_the_engine(published):
@@ -263,7 +265,7 @@ def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):
 
     run_agent = bundled_script(published)
     for text in CUT_TURNS:
-        assert run_agent._closing_tag(text) == closing_tag(text), text
+        assert run_agent.agent_protocol.closing_tag(text) == closing_tag(text), text
 
 
 def _definitions(source: str) -> dict[str, str]:
@@ -280,12 +282,12 @@ def _definitions(source: str) -> dict[str, str]:
     return found
 
 
-@pytest.mark.parametrize("module", sorted(RULE_MODULES))
+@pytest.mark.parametrize("module", sorted(BUNDLED_MODULES))
 def test_the_published_rules_are_the_engines_own_and_stand_alone(published, module):
     import importlib
     import inspect
 
-    bundled = (published / "agent" / RULE_MODULES[module]).read_text()
+    bundled = (published / "agent" / BUNDLED_MODULES[module]).read_text()
     engine = inspect.getsource(importlib.import_module(module))
 
     # No second copy: every definition of the engine's module, as written there.
@@ -425,7 +427,7 @@ def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_d
     from workers.agent.greedy_rules import companies_named
 
     run_agent = bundled_script(published)
-    bundled = run_agent.Index(published / "agent" / "index")
+    bundled = run_agent.search_index.SearchIndex.load(published / "agent" / "index")
     engine = SearchIndex.load(published / "agent" / "index")
     entities = sorted({c.entity for c in engine.chunks if c.entity})
     asked = (

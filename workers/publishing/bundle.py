@@ -1,11 +1,14 @@
-"""The engine's rule modules as standalone files, for the bundled `run_agent.py`.
+"""The engine's modules that a published agent runs, as standalone files beside the bundled
+`run_agent.py`.
 
-A published agent runs without Sleuth installed, yet must decode as the engine does. Rather
-than a second, hand-written copy of the rules, the publisher writes each rule module beside
-`run_agent.py` from the engine's own source: its imports from `workers` are replaced by the
-definitions they import, with what those use of their own module, copied as they are. A
-name pulled in that the module already defines otherwise is an error, never a silent
-shadow; so is a definition that cannot be found.
+A published agent runs without Sleuth installed, yet must search and decode as the engine
+does. Rather than a second, hand-written copy, the publisher writes each module the script
+needs (the index and its search, the results as the model sees them, the protocol, the rules
+of decoding) from the engine's own source: an import from another bundled module stays an
+import (of its file beside it); any other import from `workers` is replaced by the
+definitions it imports, with what those use of their own module, copied as they are. A name
+pulled in that the module already defines otherwise is an error, never a silent shadow; so
+is a definition that cannot be found.
 """
 
 from __future__ import annotations
@@ -15,8 +18,12 @@ import importlib
 import inspect
 from dataclasses import dataclass, field
 
-# The rule modules `run_agent.py` imports, and the file each is written to beside it.
-RULE_MODULES = {
+# The engine modules `run_agent.py` imports, and the file each is written to beside it.
+BUNDLED_MODULES = {
+    "workers.search.index": "search_index.py",
+    "workers.search.tool": "search_tool.py",
+    "workers.agent.protocol": "agent_protocol.py",
+    "workers.agent.tool": "agent_tool.py",
     "workers.agent.greedy_rules": "greedy_rules.py",
     "workers.agent.grounding": "grounding.py",
 }
@@ -64,6 +71,21 @@ def _bound_names(node: ast.stmt) -> list[str]:
     return []
 
 
+def _imported_as(node: ast.stmt, name: str) -> tuple | None:
+    """What an import statement binds `name` to, as (module, original name); None for any
+    other statement. Two modules importing `dataclass` from `dataclasses` bind the same
+    object, whatever else each line imports."""
+    if isinstance(node, ast.ImportFrom) and not node.level:
+        for alias in node.names:
+            if (alias.asname or alias.name) == name:
+                return (node.module, alias.name)
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if (alias.asname or alias.name.split(".")[0]) == name:
+                return (alias.name, None)
+    return None
+
+
 def _engine_import(node: ast.stmt) -> bool:
     return isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == ENGINE_PACKAGE
 
@@ -80,6 +102,7 @@ class _Bundle:
 
     def __init__(self, target: _Source) -> None:
         self.target = target
+        self.imports: dict[str, list[str]] = {}  # a bundled sibling's file stem -> names
         self.sources: dict[str, _Source] = {}
         self.pulled: dict[str, tuple[str, str]] = {}  # name -> (its module, its text)
         self.blocks: list[str] = []
@@ -91,6 +114,9 @@ class _Bundle:
         return self.sources[module]
 
     def pull(self, module: str, name: str) -> None:
+        if module != self.target.name and module in BUNDLED_MODULES:
+            self._import(module, name)
+            return
         source = self.source(module)
         node = source.defined.get(name)
         if node is None:
@@ -109,12 +135,35 @@ class _Bundle:
         for other in sorted(used & set(source.defined)):
             self.pull(module, other)
         for bound in _bound_names(node):
-            self._claim(bound, module, text)
+            self._claim(bound, module, text, node)
         self.blocks.append(text)
 
-    def _claim(self, name: str, module: str, text: str) -> None:
+    def _import(self, module: str, name: str) -> None:
+        """`name` from a bundled sibling: imported from its file, not copied."""
         own = self.target.defined.get(name)
-        if own is not None and not _engine_import(own) and self.target.segment(own) != text:
+        if own is not None and not _engine_import(own):
+            raise BundleError(f"{module}.{name} would shadow {self.target.name}'s own {name}")
+        names = self.imports.setdefault(BUNDLED_MODULES[module].removesuffix(".py"), [])
+        if name not in names:
+            names.append(name)
+        self.pulled[name] = (module, "")
+
+    def header(self) -> str:
+        """The imports from bundled siblings, then the copied definitions."""
+        lines = [
+            f"from {stem} import {', '.join(sorted(names))}\n"
+            for stem, names in sorted(self.imports.items())
+        ]
+        return "".join(lines) + ("\n" if lines and self.blocks else "") + "\n\n".join(self.blocks)
+
+    def _claim(self, name: str, module: str, text: str, node: ast.stmt) -> None:
+        own = self.target.defined.get(name)
+        if (
+            own is not None
+            and not _engine_import(own)
+            and self.target.segment(own) != text
+            and _imported_as(own, name) != _imported_as(node, name)
+        ):
             raise BundleError(f"{module}.{name} would shadow {self.target.name}'s own {name}")
         earlier = self.pulled.get(name)
         if earlier is not None and earlier != (module, text) and not text.startswith("import"):
@@ -142,7 +191,7 @@ def standalone_source(module: str) -> str:
             replaced[line] = ""
     if first_engine_import is not None:
         header = f"# From the engine, as `{module}` imports them (workers/publishing/bundle.py):\n"
-        replaced[first_engine_import] = header + "\n\n".join(bundle.blocks) + "\n"
+        replaced[first_engine_import] = header + bundle.header() + "\n"
     text = "".join(replaced.get(number, line) for number, line in enumerate(target.lines, start=1))
     generated = f"# Generated from the engine's `{module}` by the publisher: not edited by hand.\n"
     return generated + text

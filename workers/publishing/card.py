@@ -127,8 +127,9 @@ tokenizer = AutoTokenizer.from_pretrained(".")
 ## Files
 - `model.safetensors`, `config.json`, `generation_config.json`, tokenizer files: the model.
 - `agent/index/`: the BM25 index (bm25s) of the documents, with `chunks.jsonl`.
-- `agent/run_agent.py`: the agent loop (model ⇄ search); `agent/greedy_rules.py` and
-  `agent/grounding.py`: the engine's rules of decoding, written from its own source;
+- `agent/run_agent.py`: the agent loop (model ⇄ search); beside it, written from the engine's
+  own source, its search (`search_index.py`, `search_tool.py`, `agent_tool.py`), protocol
+  (`agent_protocol.py`) and rules of decoding (`greedy_rules.py`, `grounding.py`);
   `agent/agent.json` holds its prompt, limits and pack.
 - `eval.json`: the full validation report.
 """

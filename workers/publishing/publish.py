@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workers.agent.settings import ADAPTER_DIR, adapter_folder, write_agent_settings
-from workers.publishing.bundle import RULE_MODULES, standalone_source
+from workers.publishing.bundle import BUNDLED_MODULES, standalone_source
 from workers.publishing.card import model_card
 
 _SCRIPT = Path(__file__).with_name("run_agent.py")
@@ -48,7 +48,7 @@ def publish_folder(
     agent = out / "agent"
     shutil.copytree(index_dir, agent / "index", dirs_exist_ok=True)
     shutil.copy2(_SCRIPT, agent / "run_agent.py")
-    for module, filename in RULE_MODULES.items():  # the engine's rules, as it decodes
+    for module, filename in BUNDLED_MODULES.items():  # the engine's own search and rules
         (agent / filename).write_text(standalone_source(module))
     limits = info.config.get("limits", {})
     write_agent_settings(agent, limits, base_model=info.base_model)
