@@ -5,6 +5,7 @@ parser sandbox without the caller's secrets, without network, with a capped answ
 import json
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -133,6 +134,40 @@ def test_the_parser_child_sees_no_secret_and_no_network(tmp_path, monkeypatch):
         assert seen["network"] is False
     else:  # a container without namespaces: said in the log, and the env is still minimal
         pytest.skip("no network namespace on this machine")
+
+
+def test_the_parser_child_reads_neither_the_workers_environment_nor_another_tenants_files(
+    tmp_path, monkeypatch
+):
+    # What an exploited parser would go for: the worker's secrets through /proc, and another
+    # tenant's cached index on the worker's disk (readable by the worker's user).
+    monkeypatch.setenv("S3_SECRET_ACCESS_KEY", "marker-secret-0123456789")
+    other_tenant = tmp_path / "indexes" / "project-7" / "chunks.jsonl"
+    other_tenant.parent.mkdir(parents=True)
+    other_tenant.write_text('{"text": "another customer\'s filing"}\n')
+    beside_the_code = Path(sandbox.__file__).resolve().parents[2] / "var" / "probe.txt"
+    beside_the_code.parent.mkdir(exist_ok=True)
+    beside_the_code.write_text("a cached index in development")
+
+    try:
+        report = sandbox.confinement_report([other_tenant, beside_the_code])
+    finally:
+        beside_the_code.unlink()
+
+    if report["confinement"] == "none":
+        pytest.skip("no Landlock on this kernel: said in the worker's log")
+    assert report["read"] == {
+        "parent environment": False,
+        str(other_tenant): False,
+        str(beside_the_code): False,
+    }
+    assert report["tcp"] is False
+    # Confined so, a child still parses every kind (its libraries load beneath its rules).
+    (tmp_path / "doc.html").write_text("<h1>Title</h1><p>Some text.</p>")
+    (tmp_path / "doc.txt").write_text("Plain text, in a file the child never opens itself.")
+    parsed = list(sandbox.parse_files([tmp_path / "doc.html", tmp_path / "doc.txt"]))
+    assert [p.error for p in parsed] == [None, None]
+    assert "Some text." in parsed[0].sections[0].text
 
 
 def test_a_parse_over_the_output_cap_is_an_error_from_the_child(tmp_path):

@@ -3,14 +3,20 @@ one by one, and a document that takes longer than the time limit gets the child 
 (and a fresh one started for the rest). A hostile or broken file can fail, but cannot
 hang or exhaust the worker that asked.
 
-The child is a plain `python -m workers.documents.sandbox` process speaking JSON lines
-(a path in, a parsed document out), so it inherits no threads, locks or state from the
-caller (a Celery worker, a web process, a test runner). Nor its secrets: the child's
-environment holds only PATH, HOME, the locale and the Python path (no S3 keys, database
-URL, SECRET_KEY or judge key), and it has no network where the OS lets us take it away
-(`unshare --net`, or `unshare -rn` without root; one log line says which). Its answer is
-capped: the child sends an error instead of a parse larger than `max_output_bytes`, and the
-parent stops reading (and kills the child) past that, so nothing is buffered unbounded.
+The child is a plain `python -m workers.documents.sandbox` process (a document's name and
+bytes in, a parsed document out as a JSON line), so it inherits no threads, locks or state
+from the caller (a Celery worker, a web process, a test runner). Nor its secrets: the
+child's environment holds only PATH, HOME, the locale and the Python path (no S3 keys,
+database URL, SECRET_KEY or judge key), and it has no network where the OS lets us take it
+away (`unshare --net`, or `unshare -rn` without root). Nor its files: before it reads a
+document, the child confines itself with Landlock (`documents.confine`) to reading its own
+Python, libraries and the engine's source, so a parser exploited by a crafted file cannot
+read the worker's environment through /proc, another tenant's cached index or anything else
+of the worker's user, nor write anywhere; it is sent each document's bytes, never a path.
+One log line says which protections this machine gives (`confinement_report` checks them).
+Its answer is capped: the child sends an error instead of a parse larger than
+`max_output_bytes`, and the parent stops reading (and kills the child) past that, so nothing
+is buffered unbounded.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from workers.documents.chunking import Section
+from workers.documents.confine import confine_to
 from workers.documents.parsing import ParsedDocument, ParseLimits, parse_bytes
 
 logger = logging.getLogger(__name__)
@@ -162,15 +169,20 @@ class _Child:
         self.buffer = bytearray()
         self.last_error = ""
         # The time limit is for parsing, not for starting Python: wait for "ready" first.
-        self.ready = self._read_line(time.monotonic() + _STARTUP_TIMEOUT_S) == b"ready"
+        started = self._read_line(time.monotonic() + _STARTUP_TIMEOUT_S) or b""
+        self.ready = started.startswith(b"ready")
+        if self.ready:
+            _say_confinement(started.removeprefix(b"ready").strip().decode())
 
     def parse(self, path: Path) -> ParsedDocument | None:
         """The parsed document, or None (with last_error set) if the child had to go."""
         if not self.ready:
             self.last_error = "crashed"
             return None
+        data = path.read_bytes()  # the child reads no path: it may read no file of ours
         try:
-            self.process.stdin.write(json.dumps(str(path.resolve())).encode() + b"\n")
+            header = json.dumps({"name": path.name, "size": len(data)}).encode()
+            self.process.stdin.write(header + b"\n" + data)
             self.process.stdin.flush()
         except BrokenPipeError:
             self.last_error = "crashed"
@@ -216,32 +228,125 @@ class _Child:
                 pass
 
 
+_said: set[str] = set()
+
+
+def _say_confinement(how: str) -> None:
+    if how not in _said:
+        _said.add(how)
+        if how.startswith("landlock"):
+            logger.info("parser sandbox: children read only their own code (%s)", how)
+        else:
+            logger.warning(
+                "parser sandbox: no Landlock on this kernel; a child can read what the "
+                "worker's user can (run workers on Linux 5.13 or later)"
+            )
+
+
+def readable_by_child() -> list[Path]:
+    """What a confined child may read: its Python and libraries, the system's shared
+    libraries and data, and the engine's source; not the project's other folders (`var/`
+    holds cached indexes in development), /proc, /etc, /tmp or any home."""
+    import site
+    import sysconfig
+
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages()}
+    paths |= {p for p in sysconfig.get_paths().values() if p}
+    paths |= {"/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/share"}
+    return sorted({Path(p) for p in paths} | {_PROJECT_ROOT / "workers"})
+
+
+def _warm_up() -> None:
+    """Import the parsers' libraries before the child confines itself: loading them later
+    is allowed, but costs each document the time."""
+    import bs4  # noqa: F401
+    import charset_normalizer  # noqa: F401
+    import docx  # noqa: F401
+    import pypdfium2  # noqa: F401
+
+
+def _confine() -> str:
+    abi = confine_to(readable_by_child())
+    return f"landlock {abi}" if abi else "none"
+
+
 def _child_main(limits: ParseLimits, max_output_bytes: int = MAX_OUTPUT_BYTES) -> None:
     cap = limits.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    out = sys.stdout.buffer
-    out.write(b"ready\n")
+    _warm_up()
+    how = _confine()
+    stdin, out = sys.stdin.buffer, sys.stdout.buffer
+    out.write(f"ready {how}\n".encode())
     out.flush()
-    for line in sys.stdin:
-        path = Path(json.loads(line))
+    while line := stdin.readline():
+        header = json.loads(line)
+        name, data = header["name"], stdin.read(header["size"])
         try:
-            result = parse_bytes(path.read_bytes(), path.name, limits)
+            result = parse_bytes(data, name, limits)
         except MemoryError:
-            result = ParsedDocument(doc=path.name, error="needs more memory than allowed")
+            result = ParsedDocument(doc=name, error="needs more memory than allowed")
         except Exception as exc:  # a parser library bug must still come back as an error
             result = ParsedDocument(
-                doc=path.name, error=f"cannot be parsed ({type(exc).__name__}: {exc})"
+                doc=name, error=f"cannot be parsed ({type(exc).__name__}: {exc})"
             )
         data = json.dumps(asdict(result)).encode()
         if len(data) > max_output_bytes:
-            error = ParsedDocument(doc=path.name, error=_too_much_text(max_output_bytes))
+            error = ParsedDocument(doc=name, error=_too_much_text(max_output_bytes))
             data = json.dumps(asdict(error)).encode()
         out.write(data + b"\n")
         out.flush()
 
 
-if __name__ == "__main__":
-    _child_main(
-        ParseLimits(**json.loads(sys.argv[1])),
-        int(sys.argv[2]) if len(sys.argv) > 2 else MAX_OUTPUT_BYTES,
+# -- checking the confinement on this machine ----------------------------------------------
+
+
+def confinement_report(paths: Iterable[str | Path] = ()) -> dict:
+    """Start a child confined as a parser child is (same environment, namespaces and
+    Landlock rules) and have it try what an exploited parser would: read the worker's
+    environment through /proc, read each of `paths` (another tenant's files), open a TCP
+    connection. {"confinement": "landlock N" | "none", "read": {what: bool}, "tcp": bool}."""
+    command = no_network_prefix() + [sys.executable, "-m", "workers.documents.sandbox", "--check"]
+    done = subprocess.run(
+        [*command, *(str(p) for p in paths)],
+        capture_output=True,
+        env=child_environment(),
+        cwd=_PROJECT_ROOT,
+        timeout=_STARTUP_TIMEOUT_S,
     )
+    return json.loads(done.stdout.decode().strip().splitlines()[-1])
+
+
+def _check_main(paths: list[str]) -> None:
+    import socket
+
+    _warm_up()
+    how = _confine()
+
+    def readable(path: str) -> bool:
+        try:
+            with open(path, "rb") as file:
+                file.read(1)
+            return True
+        except OSError:
+            return False
+
+    read = {"parent environment": readable(f"/proc/{os.getppid()}/environ")}
+    read |= {path: readable(path) for path in paths}
+    try:
+        socket.create_connection(("127.0.0.1", 9), timeout=1).close()
+        tcp = True
+    except ConnectionRefusedError:
+        tcp = True  # the connection was tried: a port that listens would have answered
+    except OSError:
+        tcp = False
+    print(json.dumps({"confinement": how, "read": read, "tcp": tcp}))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check"]:
+        _check_main(sys.argv[2:])
+    else:
+        _child_main(
+            ParseLimits(**json.loads(sys.argv[1])),
+            int(sys.argv[2]) if len(sys.argv) > 2 else MAX_OUTPUT_BYTES,
+        )
