@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # The CPU build of torch lies on disk here; an unpinned torch would download a CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: run test lint format browser clean-var
+.PHONY: run test test-fast lint format browser clean-var
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -36,6 +36,10 @@ browser:
 test: $(VENV)/.installed browser
 	@df -h . "$${TMPDIR:-/tmp}" | sed 's/^/disk: /'
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The inner loop: the engine's tests alone (no services, no browser), about 1.5 minutes here.
+test-fast: $(VENV)/.installed
+	SLEUTH_TEST_STACK=0 $(BIN)/python -m pytest tests/engine -q $(PYTEST_ARGS)
 
 lint:
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
