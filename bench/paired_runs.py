@@ -1,0 +1,92 @@
+"""Two settings, each pooled over its fold runs, compared on the same questions.
+
+    python bench/paired_runs.py --questions Q.jsonl --index INDEX \
+        --a var/old-f0-s0 var/old-f1-s0 --b var/new-f0-s0 var/new-f1-s0
+
+How a setting earns its place in a preset (docs/evaluation.md): each side's runs are read as
+`sleuth compare` reads them (every question scored by the runs that held it out, averaged over
+seeds, the recorded answers judged again by today's offline judge), and the difference B − A
+of golden recall, strict accuracy and chunks shown is given with its paired 95 % bootstrap
+interval over the questions both sides scored. A gain counts only where the interval excludes
+0. Each side must be one setting (runs differing only in seed and fold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workers.documents.evidence import map_evidence  # noqa: E402
+from workers.documents.questions import load_questions  # noqa: E402
+from workers.evaluation.pooled import (  # noqa: E402
+    check_one_setting,
+    held_out,
+    read_run,
+    score_attempts,
+)
+from workers.evaluation.stats import bootstrap_mean, paired_difference  # noqa: E402
+from workers.rewards.judge import OfflineJudge  # noqa: E402
+from workers.search.index import SearchIndex  # noqa: E402
+
+
+def pooled(folders, questions, judge):
+    runs = [read_run(folder) for folder in folders]
+    check_one_setting(runs)
+    attempts = []
+    for run in runs:
+        kept = {q.id for q in held_out(run, questions)}
+        attempts.append({qid: a for qid, a in run.attempts["trained"].items() if qid in kept})
+    return score_attempts("trained", attempts, questions, judge)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--questions", required=True)
+    parser.add_argument("--index", required=True)
+    parser.add_argument("--a", nargs="+", required=True, help="run folders of setting A")
+    parser.add_argument("--b", nargs="+", required=True, help="run folders of setting B")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+
+    index = SearchIndex.load(args.index)
+    questions = load_questions(args.questions)
+    map_evidence(questions, index.chunks)
+    judge = OfflineJudge()
+    a, b = pooled(args.a, questions, judge), pooled(args.b, questions, judge)
+
+    report = {}
+    for metric in ("recall", "correct", "chunks"):
+        left, right = getattr(a, metric), getattr(b, metric)
+        shared = sorted(set(left) & set(right))
+        if not shared:
+            continue
+        xs, ys = [left[q] for q in shared], [right[q] for q in shared]
+        report["accuracy" if metric == "correct" else metric] = {
+            "a": bootstrap_mean(xs).to_dict(),
+            "b": bootstrap_mean(ys).to_dict(),
+            "b_minus_a": paired_difference(ys, xs).to_dict(),
+            "n": len(shared),
+        }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return 0
+    print(f"A: {' '.join(args.a)}\nB: {' '.join(args.b)}\n")
+    print("| metric | A [95 %] | B [95 %] | B − A [95 %] | n |\n|---|---|---|---|---|")
+    for metric, row in report.items():
+        d = row["b_minus_a"]
+        held = " **excludes 0**" if d["low"] > 0 or d["high"] < 0 else ""
+        cells = [
+            f"{row[side]['mean']:.3f} [{row[side]['low']:.3f}, {row[side]['high']:.3f}]"
+            for side in ("a", "b")
+        ]
+        diff = f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]{held}"
+        print(f"| {metric} | {cells[0]} | {cells[1]} | {diff} | {row['n']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
