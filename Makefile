@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 # The CPU build of torch lies on disk here; an unpinned torch would download a CUDA build.
 TORCH := torch==2.13.0
 
-.PHONY: run test test-fast lint format browser clean-var
+.PHONY: run test test-fast docs lint format browser clean-var
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV) || python3 -m venv $(VENV)
@@ -40,6 +40,10 @@ test: $(VENV)/.installed browser
 # The inner loop: the engine's tests alone (no services, no browser), about 1.5 minutes here.
 test-fast: $(VENV)/.installed
 	SLEUTH_TEST_STACK=0 $(BIN)/python -m pytest tests/engine -q $(PYTEST_ARGS)
+
+# The documentation site, from docs/ (mkdocs.yml), into var/site; strict, as the suite builds it.
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 lint:
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
