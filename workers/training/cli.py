@@ -95,16 +95,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--no-final-eval", action="store_true", help="skip eval.json")
     p.set_defaults(func=cmd_train)
 
-    goals = subparsers.add_parser(
-        "goals",
-        help="finished runs against the trained agent's goals, as a Markdown table",
-        description="Reads each run folder's eval.json, summary.json and config.json and "
-        "prints the goals (golden recall, searches after a miss, answer score, minutes) for "
-        "every run side by side with their mean.",
-    )
-    goals.add_argument("runs", nargs="+", help="run folders written by `sleuth train`")
-    goals.set_defaults(func=cmd_goals)
-
 
 class _HelpAll(argparse.Action):
     """`--help-all`: the help with every setting listed, those `--help` leaves out too."""
@@ -234,18 +224,6 @@ def cmd_train(args) -> int:
     summary["minutes"] = (time.monotonic() - started) / 60
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
-    return 0
-
-
-def cmd_goals(args) -> int:
-    from workers.training.goals import RunFolderError, RunResult, goals_table
-
-    try:
-        runs = [RunResult.read(folder) for folder in args.runs]
-    except RunFolderError as exc:
-        print(f"sleuth goals: {exc}", file=sys.stderr)
-        return 2
-    print(goals_table(runs))
     return 0
 
 

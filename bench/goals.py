@@ -1,4 +1,7 @@
-"""The goals a trained agent is held to, read from finished runs (`sleuth goals RUN...`).
+"""The goals a trained agent was held to (issue 17), read from finished runs:
+
+    python bench/goals.py RUN...
+
 
 A run folder written by `sleuth train` holds eval.json (the trained agent against echo@K and
 the untrained base on companies it never trained on), summary.json (the whole command's
@@ -19,9 +22,14 @@ steps): the same preset trains about half as much on a CPU without bfloat16 inst
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from workers.evaluation.baselines import BaselineComparison, times  # noqa: E402
 
 RECALL_FLOOR = 0.50
 ANSWER_FLOOR = 0.10
@@ -32,63 +40,6 @@ MAX_MINUTES = 45.0
 
 class RunFolderError(ValueError):
     """A folder that is not a finished run (no eval.json, or one in another format)."""
-
-
-@dataclass(frozen=True)
-class BaselineComparison:
-    """The trained agent against one-shot search given as many chunks (echo@K) and against
-    the untrained base, from an eval report (a run's eval.json)."""
-
-    k: int
-    recall: float
-    echo_recall: float
-    answer: float
-    echo_answer: float
-    base_answer: float
-    searches_after_miss: float
-    chunks: float
-
-    @classmethod
-    def of(cls, report: dict | None) -> BaselineComparison | None:
-        """None for a report without the trained agent, echo@K and the base side by side."""
-        policies = (report or {}).get("policies") or {}
-        k = (report or {}).get("echo_k")
-        trained, echo, base = (policies.get(name) for name in ("trained", f"echo@{k}", "base"))
-        if not (trained and echo and base):
-            return None
-        try:
-            return cls(
-                k=k,
-                recall=trained["golden_recall"],
-                echo_recall=echo["golden_recall"],
-                answer=_accuracy(trained),
-                echo_answer=_accuracy(echo),
-                base_answer=_accuracy(base),
-                searches_after_miss=trained["searches_after_miss"],
-                chunks=trained["retrieved_chunks"],
-            )
-        except KeyError:
-            return None
-
-    @property
-    def recall_times(self) -> float | None:
-        """The agent's golden recall over echo@K's; None where echo found nothing."""
-        return _times(self.recall, self.echo_recall)
-
-    @property
-    def answer_times(self) -> float | None:
-        return _times(self.answer, self.echo_answer)
-
-
-def _accuracy(metrics: dict) -> float:
-    """The share of questions judged correct. Reports written before accuracy was kept hold
-    only the partial-credit answer score, which is read in its place for them
-    (bench/rejudge.py writes the accuracy of every recorded run)."""
-    return metrics["accuracy"] if "accuracy" in metrics else metrics["answer_score"]
-
-
-def _times(value: float, baseline: float) -> float | None:
-    return value / baseline if baseline > 0 else None
 
 
 @dataclass(frozen=True)
@@ -143,7 +94,7 @@ def _at_least_twice(value: float, baseline: float) -> bool:
 
 
 def _times_text(value: float, baseline: float) -> str:
-    ratio = _times(value, baseline)
+    ratio = times(value, baseline)
     return "∞×" if ratio is None else f"{ratio:.2f}×"
 
 
@@ -297,3 +248,22 @@ def goals_table(runs: Sequence[RunResult]) -> str:
 
 def _marked(cell: str, met: bool) -> str:
     return f"**{cell}**" if met else cell
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Finished runs against the goals, as Markdown.")
+    parser.add_argument("runs", nargs="+", help="run folders written by `sleuth train`")
+    args = parser.parse_args(argv)
+    try:
+        runs = [RunResult.read(folder) for folder in args.runs]
+    except RunFolderError as exc:
+        print(f"goals: {exc}", file=sys.stderr)
+        return 2
+    print(goals_table(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

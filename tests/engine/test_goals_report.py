@@ -1,17 +1,11 @@
-"""`sleuth goals`: finished runs against the trained agent's goals, side by side."""
+"""bench/goals.py: finished runs against the trained agent's goals, side by side."""
 
 import json
 
 import pytest
 
-from workers.cli import main
-from workers.training.goals import (
-    BaselineComparison,
-    RunFolderError,
-    RunResult,
-    goals_table,
-    mean_run,
-)
+from bench.goals import RunFolderError, RunResult, goals_table, main, mean_run
+from workers.evaluation.baselines import BaselineComparison
 
 
 def write_run(
@@ -147,7 +141,7 @@ def test_a_folder_that_is_not_a_finished_run_is_named_with_what_it_lacks(tmp_pat
 
     old_format = write_run(tmp_path / "old")
     (old_format / "eval.json").write_text(json.dumps({"policies": {}, "echo_k": 5}))
-    assert main(["goals", str(old_format)]) == 2
+    assert main([str(old_format)]) == 2
     assert "eval.json lacks the trained agent" in capsys.readouterr().err
 
 
