@@ -33,9 +33,10 @@ from workers.training.batching import (
     length_grouped_micro_batches,
     packed_micro_batches,
 )
+from workers.training.cold_start import cold_start_set, teacher_data
 from workers.training.logprobs import batch_logprobs
 from workers.training.presets import preset_config
-from workers.training.rl import cold_start_set, freeze_below, teacher_data
+from workers.training.rl import freeze_below
 
 QUESTIONS = "../shared/datasets/financebench-dev/questions.jsonl"
 

@@ -175,12 +175,14 @@ def test_breakdown_flattens_to_metrics_for_trajectories_and_dashboards():
         "conciseness": 1.0,
         "golden_recall": 1.0,
         "format": 1.0,
+        "correct": 1.0,
         "judge_failed": 0.0,
     }
     failed = compute_rewards([trajectory()], RewardConfig(), BrokenJudge())[0]
     assert failed.to_metrics()["judge_failed"] == 1.0
+    assert failed.to_metrics()["correct"] == 0.0  # a judge that cannot decide credits nothing
 
 
 def test_breakdown_serializes_for_trajectories():
     data = score(trajectory()).to_dict()
-    assert set(data) == {"total", "components", "details", "errors"}
+    assert set(data) == {"total", "components", "details", "errors", "correct"}

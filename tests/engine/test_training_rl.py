@@ -23,10 +23,12 @@ from workers.documents.questions import Evidence, Question
 from workers.rewards.judge import JudgeConfig
 from workers.rewards.reward import RewardConfig
 from workers.search.index import SearchIndex
+from workers.training import cold_start as cold_start_module
 from workers.training.checkpoint import rng_states
+from workers.training.cold_start import synthetic_curriculum
 from workers.training.config import LossConfig, TrainConfig
 from workers.training.logprobs import full_logits_logprobs, token_logprobs
-from workers.training.rl import LoopState, synthetic_curriculum, train
+from workers.training.rl import LoopState, train
 from workers.training.teacher import (
     ScriptedTeacher,
     answer_readable,
@@ -856,7 +858,6 @@ def train_tiny(settings: TrainConfig, out_dir, **kwargs) -> dict:
 
 
 def test_the_cold_start_takes_at_most_its_share_of_a_timed_run(tmp_path, monkeypatch):
-    from workers.training import rl
 
     deadlines = []
 
@@ -864,7 +865,7 @@ def test_the_cold_start_takes_at_most_its_share_of_a_timed_run(tmp_path, monkeyp
         deadlines.append(deadline - time.monotonic())
         return [0.0]
 
-    monkeypatch.setattr(rl, "sft", recorded_sft)
+    monkeypatch.setattr(cold_start_module, "sft", recorded_sft)
     for share in (0.5, 0.8):
         train_tiny(
             config(steps=1, sft_epochs=1, save_every=0, max_minutes=40, sft_share=share),
@@ -889,7 +890,7 @@ def test_a_slow_cold_start_ends_rl_early_enough_for_the_final_evaluation(tmp_pat
             on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": 3})
         return [1.0]
 
-    monkeypatch.setattr(rl, "sft", two_slow_batches)
+    monkeypatch.setattr(cold_start_module, "sft", two_slow_batches)
     summary = train_tiny(
         config(steps=3, sft_epochs=1, save_every=0, max_minutes=45),
         tmp_path / "run",
@@ -902,7 +903,6 @@ def test_a_slow_cold_start_ends_rl_early_enough_for_the_final_evaluation(tmp_pat
 
 
 def test_the_summary_says_how_much_of_the_cold_start_a_timed_run_got(tmp_path, monkeypatch):
-    from workers.training import rl
 
     taught = []
 
@@ -912,7 +912,7 @@ def test_the_summary_says_how_much_of_the_cold_start_a_timed_run_got(tmp_path, m
             on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": 3})
         return [1.0]
 
-    monkeypatch.setattr(rl, "sft", two_batches_of_three)
+    monkeypatch.setattr(cold_start_module, "sft", two_batches_of_three)
     summary = train_tiny(config(steps=1, sft_epochs=3, save_every=0), tmp_path / "run")
     assert summary["cold_start_batches"] == 2
     assert summary["precision"] == "float32"

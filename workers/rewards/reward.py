@@ -95,15 +95,24 @@ class RewardBreakdown:
     components: dict[str, float]
     details: dict[str, Any]
     errors: list[str] = field(default_factory=list)  # e.g. a judge that could not answer
+    # The judge's verdict on an answer the reward accepts (after a search, when evidence is
+    # required): the one definition of a correct answer that training counts.
+    correct: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def to_metrics(self) -> dict[str, float]:
         """Flat numbers for a trajectory's `reward` field and the per-step metrics: the
-        total, each component, and judge_failed (1.0 when the judge could not decide)."""
+        total, each component, correct (1.0 for a correct answer) and judge_failed (1.0
+        when the judge could not decide)."""
         failed = 1.0 if self.details.get("judge_failed") else 0.0
-        return {"total": self.total, **self.components, "judge_failed": failed}
+        return {
+            "total": self.total,
+            **self.components,
+            "correct": float(self.correct),
+            "judge_failed": failed,
+        }
 
 
 def compute_reward(inp: RewardInput, config: RewardConfig, judge: Judge) -> RewardBreakdown:
@@ -133,7 +142,7 @@ def compute_reward(inp: RewardInput, config: RewardConfig, judge: Judge) -> Rewa
     total = sum(config.weights[name] * value for name, value in components.items())
     if errors:
         details["errors"] = errors
-    return RewardBreakdown(round(total, 4), components, details, errors)
+    return RewardBreakdown(round(total, 4), components, details, errors, correct)
 
 
 def compute_rewards(

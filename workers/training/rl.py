@@ -1,8 +1,8 @@
 """The RL loop, top to bottom: sample, reward, advantage, loss, step, log, save.
 
 What it is (and where it departs from the papers):
-- Cold start (DGPO, Kotoge et al. 2025): SFT on correct teacher trajectories first; a
-  0.1B student gets no reward to learn from otherwise.
+- Cold start (`training.cold_start`; DGPO, Kotoge et al. 2025): SFT on correct teacher
+  trajectories first; a 0.1B student gets no reward to learn from otherwise.
 - Each step: `questions_per_step` training questions, `group_size` rollouts each through
   the real search tool; rewards from `workers.rewards` (every component logged);
   group-relative advantages (GRPO, or Dr. GRPO without the std division).
@@ -28,7 +28,6 @@ import copy
 import json
 import random
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,12 +41,9 @@ from workers.agent.precision import resolve_precision
 from workers.agent.settings import ADAPTER_DIR, write_agent_settings
 from workers.agent.trajectory import SamplingParams, Trajectory
 from workers.documents.questions import Question
-from workers.documents.synthesis import asks_cause, offline_questions
 from workers.evaluation.metrics import behaviour, summarize
-from workers.packs import synthesis_kinds
 from workers.rewards.judge import build_judge
 from workers.rewards.reward import compute_rewards
-from workers.rewards.text import polarity
 from workers.search.index import SearchIndex
 from workers.training.batching import collate_packed, packed_micro_batches
 from workers.training.checkpoint import (
@@ -57,19 +53,10 @@ from workers.training.checkpoint import (
     restore_rng_states,
     save_checkpoint,
 )
+from workers.training.cold_start import ColdStartReport, cold_start, cold_start_set, teacher_data
 from workers.training.config import TrainConfig, eval_seconds_per_question
 from workers.training.logprobs import batch_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
-from workers.training.sft import sft
-from workers.training.teacher import (
-    ScriptedTeacher,
-    name_sections,
-    scope_drills,
-    section_phrases,
-    teacher_trajectories,
-)
-
-CORRECT = 0.5  # a correctness component at or above this counts as a correct answer
 
 
 @dataclass
@@ -199,32 +186,6 @@ def validate(engine, questions: Sequence[Question], config: TrainConfig, judge, 
     return {f"val/{key}": value for key, value in metrics.items()}
 
 
-def synthetic_curriculum(
-    index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig
-) -> list[Question]:
-    """`config.synthetic_questions` questions from the tables of the training entities'
-    documents only: a validation entity's documents never feed training. Yes/no
-    comparisons come in the share the customer's own questions answer yes or no, answered
-    "Yes" as often as theirs are, "what drove" questions in the share that ask why: the
-    question kinds, and the answers a student cannot yet read the reason for, are the
-    customer's."""
-    if not config.synthetic_questions:
-        return []
-    entities = {q.entity for q in train_questions if q.entity}
-    chunks = [c for c in index.chunks if c.entity in entities]
-    asked = max(len(train_questions), 1)
-    said = [polarity(q.answer) for q in train_questions if polarity(q.answer)]
-    return offline_questions(
-        chunks,
-        n=config.synthetic_questions,
-        seed=config.seed,
-        yes_no_share=len(said) / asked,
-        cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
-        yes_share=said.count("yes") / len(said) if said else 0.5,
-        kinds=synthesis_kinds(config.pack),  # the generic kinds, and the run's pack's
-    )
-
-
 def freeze_below(model, top_layers: int) -> None:
     """Leave only the top `top_layers` decoder layers and the final norm trainable."""
     model.requires_grad_(False)
@@ -266,151 +227,6 @@ def policy_model(model, config: TrainConfig, checkpoint: Path | None):
     if config.train_layers and not config.lora:
         freeze_below(model, config.train_layers)
     return model
-
-
-def teacher_data(
-    engine, index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig, log
-) -> tuple[ScriptedTeacher, dict[str, Trajectory], dict[str, Question]]:
-    """The scripted teacher, its correct trajectory for every question it reaches (the
-    cold start's data and DGPO's target), and the questions RL samples from by id: the
-    training questions and the synthetic ones the teacher reaches."""
-    teacher = ScriptedTeacher(
-        index,
-        results_per_search=config.limits.results_per_search,
-        first_results_per_search=config.limits.first_results_per_search,
-        heading_search=config.heading_search,
-        refine_search=config.refine_search,
-        refine_always=config.refine_always,
-        section_search=config.section_search,
-        quoted_answers=config.quoted_answers,
-        scope_years=config.scope_years,
-        statement_names=config.statement_names,
-    )
-    synthetic = synthetic_curriculum(index, train_questions, config)
-    if synthetic and config.synthetic_sections and config.section_search:
-        phrases = section_phrases(teacher, train_questions)
-        synthetic = name_sections(teacher, synthetic, phrases, seed=config.seed)
-        log(
-            f"section phrases: {len(phrases)} from the training questions, given to "
-            f"{sum('section_phrase' in q.meta for q in synthetic)} synthetic questions"
-        )
-    teacher.learn_boilerplate([*train_questions, *synthetic])
-    teacher_for = teacher_trajectories(engine, teacher, train_questions)
-    log(
-        f"scripted teacher: correct trajectories for {len(teacher_for)}/{len(train_questions)} "
-        "training questions"
-    )
-    by_id = {q.id: q for q in train_questions}
-    if synthetic:
-        taught = teacher_trajectories(engine, teacher, synthetic, readable_answers=True)
-        # Only questions the teacher reaches, and reads the answer of: near-impossible ones
-        # teach shortcuts.
-        synthetic = [q for q in synthetic if q.id in taught]
-        teacher_for |= taught
-        by_id |= {q.id: q for q in synthetic}
-        kinds = Counter(q.meta.get("source", "?").removeprefix("offline-") for q in synthetic)
-        log(
-            f"synthetic curriculum: {len(synthetic)} questions the teacher answers from the "
-            f"training entities' documents (by kind: {dict(sorted(kinds.items()))}; "
-            f"{sum(bool(polarity(q.answer)) for q in synthetic)} yes/no), "
-            f"{sum(len(t.valid_searches) > 1 for t in taught.values())} of them taught with "
-            "a second, refined search"
-        )
-    return teacher, teacher_for, by_id
-
-
-def cold_start_set(
-    engine,
-    teacher: ScriptedTeacher,
-    teacher_for: dict[str, Trajectory],
-    by_id: dict[str, Question],
-    train_questions: Sequence[Question],
-    config: TrainConfig,
-    log,
-) -> list[Trajectory]:
-    """What the cold start imitates: the teacher's whole trajectories and its scope drills,
-    first searches (a question set whose evidence its searches never reach still teaches
-    the search)."""
-    drills = scope_drills(  # the synthetic questions name the training companies too
-        engine,
-        teacher,
-        list(by_id.values()),
-        per_question=config.scope_drills,
-        seed=config.seed,
-        taught=frozenset(teacher_for),
-    )
-    drills += scope_drills(  # made-up names only: the real ones are above
-        engine,
-        teacher,
-        train_questions,
-        per_question=config.customer_scope_drills,
-        seed=config.seed + 1,
-        taught=frozenset(q.id for q in train_questions),
-    )
-    if drills:
-        asked = {q.question for q in by_id.values()}
-        made_up = sum(d.question not in asked for d in drills)
-        log(
-            f"search drills: {len(drills)} first searches, {made_up} of them scoped to "
-            f"made-up names, {sum(bool(d.searches) for d in drills)} going on to a second "
-            "search (the part of the document the question names, else the key terms "
-            f"{'always' if config.refine_always else 'after a miss'})"
-        )
-    return [*teacher_for.values(), *drills]
-
-
-@dataclass
-class ColdStartReport:
-    """What the cold start ran on this machine: its micro-batches, the epochs they make and
-    the seconds each took (None when nothing ran)."""
-
-    batches: int = 0
-    epochs: float = 0.0
-    seconds_per_batch: float | None = None
-
-
-def cold_start(
-    model,
-    trajectories: Sequence[Trajectory],
-    config: TrainConfig,
-    *,
-    precision: str,
-    pad_id: int,
-    deadline: float | None,
-    progress: bool,
-    check: Callable[[], None],
-    log,
-) -> ColdStartReport:
-    """SFT on the teacher's trajectories for `config.sft_epochs`, or until `deadline` (the
-    cold start's share of the training budget)."""
-    if not trajectories:
-        return ColdStartReport()
-    started = time.monotonic()
-    taught = []  # trajectories in each micro-batch
-    losses = sft(
-        model,
-        trajectories,
-        epochs=config.sft_epochs,
-        lr=config.sft_lr,
-        warmdown=config.sft_warmdown,
-        answer_weight=config.sft_answer_weight,
-        max_batch_tokens=config.max_batch_tokens,
-        pad_id=pad_id,
-        seed=config.seed,
-        progress=progress,
-        deadline=deadline,
-        precision=precision,
-        check=check,
-        on_step=lambda record: taught.append(record["trajectories"]),
-    )
-    log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
-    if not taught:
-        return ColdStartReport()
-    return ColdStartReport(
-        batches=len(taught),
-        epochs=sum(taught) / len(trajectories),
-        seconds_per_batch=(time.monotonic() - started) / len(taught),
-    )
 
 
 def policy_update(
@@ -654,7 +470,7 @@ def train(
         # 2. reward, every component kept on the trajectory
         rewards = score(trajectories, questions, config, judge)
         totals = torch.tensor([r["total"] for r in rewards])
-        correct = [r["correctness"] >= CORRECT for r in rewards]
+        correct = [r["correct"] > 0 for r in rewards]  # the judge's verdict (rewards.reward)
 
         # 3. advantages within each question's group; curriculum
         advantages = group_advantages(totals, G, normalize_std=config.normalize_std)
