@@ -25,6 +25,7 @@ What it is (and where it departs from the papers):
 """
 
 import copy
+import hashlib
 import json
 import random
 import time
@@ -59,6 +60,14 @@ from workers.training.logprobs import batch_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
 
 
+def stream_seed(seed: int, stream: str, index: int = 0) -> int:
+    """The seed of one random stream of a run (its question order in an epoch, its rollouts
+    at a step, its validation at a step), derived from the run's seed: every stream its own,
+    none overlapping another's as sums and products of small numbers can."""
+    digest = hashlib.sha256(f"{seed}:{stream}:{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
 @dataclass
 class QuestionSampler:
     """Walks the training questions in a seeded shuffled order, epoch after epoch, skipping
@@ -72,7 +81,7 @@ class QuestionSampler:
 
     def _order(self) -> list[str]:
         order = sorted(self.ids)
-        random.Random(self.seed * 7919 + self.epoch).shuffle(order)
+        random.Random(stream_seed(self.seed, "questions", self.epoch)).shuffle(order)
         return order
 
     def take(self, n: int) -> list[str]:
@@ -462,7 +471,7 @@ def train(
             break
         questions = [by_id[i] for i in ids for _ in range(G)]
         sampling = SamplingParams(
-            config.temperature, config.top_p, seed=config.seed * 1_000_003 + step * 1_009
+            config.temperature, config.top_p, seed=stream_seed(config.seed, "rollouts", step)
         )
         trajectories = engine.rollout([q.question for q in questions], sampling)
         rollout_s = time.perf_counter() - step_started
@@ -532,7 +541,8 @@ def train(
         out_of_time = deadline is not None and time.monotonic() > deadline
         last = step == config.steps or out_of_time or should_stop()
         if config.eval_every and (step % config.eval_every == 0 or last) and val_questions:
-            record.update(validate(engine, val_questions, config, judge, seed=config.seed + step))
+            seed = stream_seed(config.seed, "validation", step)
+            record.update(validate(engine, val_questions, config, judge, seed=seed))
         with metrics_path.open("a") as f:
             f.write(json.dumps(record) + "\n")
         samples = [
