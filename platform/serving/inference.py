@@ -39,6 +39,7 @@ from pathlib import Path
 from django.conf import settings
 
 from runs import artifacts
+from workers.search.store import evict_copies
 
 
 @dataclass
@@ -206,10 +207,14 @@ def _up(loaded: LoadedAgent) -> bool:
 
 
 def _published_folder(prefix: str) -> Path:
-    """The published folder's model files on this machine, downloaded once (immutable)."""
+    """The published folder's model files on this machine, downloaded once (immutable).
+    The disk keeps the `SLEUTH_PUBLISHED_ON_DISK` most recently used folders: past that a
+    new download deletes the least recently used, idle for ten minutes (an agent loaded in
+    memory keeps answering: its weights are read at load)."""
     root = artifacts.work_dir() / "serving"
     target = root / hashlib.sha256(prefix.encode()).hexdigest()[:24]
     if (target / ".complete").is_file():
+        os.utime(target / ".complete")  # used now: the last the disk lets go
         return target
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=root, prefix=".partial-"))
@@ -224,6 +229,7 @@ def _published_folder(prefix: str) -> Path:
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+    evict_copies(root, target, settings.SLEUTH_PUBLISHED_ON_DISK, min_idle_seconds=600.0)
     return target
 
 

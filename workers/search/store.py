@@ -141,15 +141,21 @@ class IndexCache:
         return target
 
     def _evict(self, keep: Path) -> None:
-        """Delete the least recently used copies beyond `max_on_disk` (never `keep`, never
-        one used in the last `min_idle_seconds`)."""
-        used = []
-        for folder in self.cache_dir.iterdir():
-            try:
-                used.append((folder.joinpath(".complete").stat().st_mtime, folder))
-            except OSError:
-                continue  # a download in progress, or not a copy
-        idle_before = time.time() - self.min_idle_seconds
-        for mtime, folder in sorted(used)[: max(0, len(used) - self.max_on_disk)]:
-            if folder != keep and mtime < idle_before:
-                shutil.rmtree(folder, ignore_errors=True)
+        evict_copies(self.cache_dir, keep, self.max_on_disk, self.min_idle_seconds)
+
+
+def evict_copies(root: Path, keep: Path, max_on_disk: int, min_idle_seconds: float) -> None:
+    """Of the complete local copies under `root` (folders holding `.complete`, whose mtime
+    says when the copy was last used), delete the least recently used beyond `max_on_disk`:
+    never `keep`, never one used in the last `min_idle_seconds` (another process may be
+    reading it). Downloads in progress and other files are left alone."""
+    used = []
+    for folder in root.iterdir():
+        try:
+            used.append((folder.joinpath(".complete").stat().st_mtime, folder))
+        except OSError:
+            continue  # a download in progress, or not a copy
+    idle_before = time.time() - min_idle_seconds
+    for mtime, folder in sorted(used)[: max(0, len(used) - max_on_disk)]:
+        if folder != keep and mtime < idle_before:
+            shutil.rmtree(folder, ignore_errors=True)

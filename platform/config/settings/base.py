@@ -253,6 +253,8 @@ SLEUTH_API_RATE_LIMIT = (env.int("SLEUTH_API_RATE_LIMIT", default=120), 60)
 SLEUTH_TOKEN_MINT_RATE_LIMIT = (env.int("SLEUTH_TOKEN_MINT_RATE_LIMIT", default=10), 3600)
 SLEUTH_API_AUTH_FAILURE_LIMIT = (30, 600)
 SLEUTH_INFERENCE_QUEUE = env("SLEUTH_INFERENCE_QUEUE", default="inference")
+# Published agents' folders an inference worker keeps on its disk (the least recently used go).
+SLEUTH_PUBLISHED_ON_DISK = env.int("SLEUTH_PUBLISHED_ON_DISK", default=16)
 SLEUTH_INFERENCE_TIMEOUT = env.float("SLEUTH_INFERENCE_TIMEOUT", default=120.0)
 SLEUTH_SERVING_MAX_AGENTS = env.int("SLEUTH_SERVING_MAX_AGENTS", default=2)
 # The engine the inference worker answers with: "hf" (transformers, CPU or GPU) or "sglang"
