@@ -169,3 +169,20 @@ def test_an_invite_link_is_on_the_site_whatever_host_the_admin_request_named(
     (message,) = mail.outbox
     assert "https://sleuth.example.com/accounts/signup/" in message.body
     assert "attacker" not in message.body
+
+
+def test_an_invite_mail_carries_nothing_typed_into_the_waitlist_form(client, charlie):
+    # Anyone may put anyone's address on the waitlist, with any company name.
+    lure = WaitlistEntry.objects.create(
+        email="victim@example.com",
+        company="Acme. URGENT: confirm your bank details at http://evil.example",
+        use_case="click http://evil.example",
+    )
+    client.force_login(charlie)
+
+    admin_action(client, "send_beta_invite", lure)
+
+    (message,) = mail.outbox
+    assert "evil.example" not in message.body and "URGENT" not in message.body
+    assert "/accounts/signup/" in message.body
+    assert message.body.splitlines()[2] == "You asked to try Sleuth. Your invite is ready:"
