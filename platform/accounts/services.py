@@ -1,20 +1,15 @@
 """Account actions that the views call."""
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+
+from core.queues import enqueue
 
 
 def password_reset_request(*, email: str) -> None:
     """Queue the reset mail for `email`. The same work for every address: whether an account
     has it is looked up by the task, so the request's answer and timing do not tell."""
-    from config.celery import app
-
-    app.send_task(
-        "accounts.tasks.password_reset_mail",
-        kwargs={"email": email},
-        queue=settings.SLEUTH_MAIL_QUEUE,
-    )
+    enqueue("accounts.tasks.password_reset_mail", kwargs={"email": email})  # the mail queue
 
 
 def account_delete(*, user) -> None:

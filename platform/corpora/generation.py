@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from core.queues import enqueue
+
 from .indexing import echo_recall_enqueue
 from .models import Project, Question, QuestionGeneration, QuestionSet
 from .services import (
@@ -59,10 +61,8 @@ def question_generation_start(*, project: Project) -> QuestionGeneration:
 
 
 def _enqueue(generation_id: int) -> None:
-    from config.celery import app
-
     try:
-        app.send_task("workers.tasks.question_set_draft", args=[generation_id])
+        enqueue("workers.tasks.question_set_draft", args=[generation_id])
     except Exception:
         logger.exception("could not queue question generation %s", generation_id)
         QuestionGeneration.objects.filter(pk=generation_id).update(

@@ -31,6 +31,8 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from core.queues import enqueue
+
 from .models import Document, Project, QuestionSet
 
 logger = logging.getLogger(__name__)
@@ -147,12 +149,10 @@ def _exists(client, bucket: str, key: str) -> bool:
 def project_index_enqueue(project_id: int) -> bool:
     """Queue a build of the project's index unless one is queued already; False when none
     was queued (one waits, or the broker is down: the search page asks again later)."""
-    from config.celery import app
-
     if not cache.add(_queued_key(project_id), 1, timeout=QUEUED_SECONDS):
         return False
     try:
-        app.send_task("workers.tasks.project_index", args=[project_id])
+        enqueue("workers.tasks.project_index", args=[project_id])
     except Exception:
         cache.delete(_queued_key(project_id))
         logger.warning("could not queue the index of project %s", project_id, exc_info=True)
@@ -181,10 +181,8 @@ def project_index_refresh(*, project_id: int) -> str | None:
 
 
 def echo_recall_enqueue(project_id: int, question_set_id: int | None = None) -> bool:
-    from config.celery import app
-
     try:
-        app.send_task("workers.tasks.echo_recall", args=[project_id, question_set_id])
+        enqueue("workers.tasks.echo_recall", args=[project_id, question_set_id])
     except Exception:
         logger.warning("could not queue the echo recall of project %s", project_id)
         return False

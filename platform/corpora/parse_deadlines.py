@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Value
 from django.db.models.functions import Now
 
+from core.queues import enqueue
 from workers.documents.parsing import ParseLimits
 
 from .models import Document
@@ -40,10 +41,8 @@ def parse_running_deadline() -> ExpressionWrapper:
 
 def parse_enqueue(document_id: int) -> bool:
     """Queue a document's parse; with the broker down, leave it to the sweep (False)."""
-    from config.celery import app
-
     try:
-        app.send_task("workers.tasks.document_parse", args=[document_id])
+        enqueue("workers.tasks.document_parse", args=[document_id])
     except Exception:
         logger.warning("could not queue the parse of document %s; the sweep will", document_id)
         return False

@@ -131,12 +131,6 @@ def _over_quota(*, owner, name: str, size: int) -> str:
     )
 
 
-def _enqueue(task: str, *args) -> None:
-    from config.celery import app
-
-    app.send_task(task, args=list(args))
-
-
 # A filing names its form, its statements and its fiscal year within its first pages.
 PAGES_READ_FOR_PACK = 5
 

@@ -21,6 +21,8 @@ from django.db.models.functions import Now
 from django.template.loader import render_to_string
 from django.urls import reverse
 
+from core.queues import enqueue
+
 from .models import Run
 
 logger = logging.getLogger(__name__)
@@ -40,10 +42,8 @@ def run_end_notify_later(run: Run) -> None:
 
 
 def _enqueue(run_id: int) -> None:
-    from config.celery import app
-
     try:
-        app.send_task(TASK, kwargs={"run_id": run_id}, queue=settings.SLEUTH_MAIL_QUEUE)
+        enqueue(TASK, kwargs={"run_id": run_id})  # on the mail queue (core.queues)
     except Exception:  # the broker is down: the run has ended all the same
         logger.warning("could not queue the end-of-run mail of run %s", run_id, exc_info=True)
 

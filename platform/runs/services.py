@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.queues import enqueue
 from corpora.models import Document, Project, QuestionSet
 from workers.net import UnsafeURL, check_url, public_http_client
 from workers.rewards.judge import Judge, OfflineJudge, build_judge
@@ -33,16 +34,6 @@ from .notifications import run_end_notify_later
 from .presets import DEFAULT_PRESET, PRESETS, preset_config
 
 logger = logging.getLogger(__name__)
-
-
-def ingest_queue() -> str:
-    """The CPU queue (preparing, publishing); settings.SLEUTH_INGEST_QUEUE."""
-    return settings.SLEUTH_INGEST_QUEUE
-
-
-def train_queue() -> str:
-    """The GPU queue (training, evaluating); a CPU worker serves it in development."""
-    return settings.SLEUTH_TRAIN_QUEUE
 
 
 class RunRejected(ValueError):
@@ -73,18 +64,11 @@ def model_allowed(name: str | None) -> bool:
     return model_key(name) in allowed_models()
 
 
-def enqueue(task: str, *args, queue: str | None = None) -> None:
-    """Send a task by name (the web side never imports the task module)."""
-    from config.celery import app
-
-    app.send_task(task, args=list(args), queue=queue or ingest_queue())
-
-
-def enqueue_or_leave_to_sweep(task: str, *args, queue: str | None = None) -> bool:
-    """Send a task by name; with the broker unreachable, log it and return False: the row
-    carries a pick-up deadline, past which the sweep (runs.sweep.runs_sweep) queues it."""
+def enqueue_or_leave_to_sweep(task: str, *args) -> bool:
+    """Send a task by name (core.queues); with the broker unreachable, log it and return False:
+    the row carries a pick-up deadline, past which the sweep (runs.sweep.runs_sweep) queues it."""
     try:
-        enqueue(task, *args, queue=queue)
+        enqueue(task, args=args)
     except Exception:
         logger.warning("could not queue %s%s; the sweep will", task, args, exc_info=True)
         return False
@@ -428,11 +412,6 @@ def preview_deadline() -> float:
     return settings.SLEUTH_PREVIEW_SECONDS
 
 
-def preview_queue() -> str:
-    """The queue of previews: short jobs on the CPU workers unless the operator says."""
-    return settings.SLEUTH_PREVIEW_QUEUE or ingest_queue()
-
-
 def _preview_key(preview_id: str) -> str:
     return f"reward-preview:{preview_id}"
 
@@ -464,13 +443,11 @@ def reward_preview_queue(
         "found_golden": found_golden,
     }
     cache.set(_preview_key(preview_id), entry, PREVIEW_TTL_SECONDS)
-    from config.celery import app
-
     try:
-        app.send_task(
+        # On the preview queue: short jobs on the CPU workers unless the operator says.
+        enqueue(
             "workers.tasks.reward_preview",
             args=[preview_id],
-            queue=preview_queue(),
             expires=PREVIEW_PICKUP_SECONDS,  # a worker that gets it later drops it
         )
     except Exception:

@@ -25,11 +25,14 @@ import errno
 import logging
 import time
 import uuid
+from functools import partial
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
 from django.db.models.functions import Now
+
+from core.queues import enqueue, task_queue
 
 from .lease import (
     Heartbeat,
@@ -44,7 +47,7 @@ from .lease import (
 )
 from .models import Run, RunEvent
 from .notifications import run_end_notify_later
-from .services import enqueue, ingest_queue, run_event_add, train_queue
+from .services import run_event_add
 
 logger = logging.getLogger(__name__)
 
@@ -64,19 +67,24 @@ class TransientError(Exception):
     """A service was unreachable; the stage may succeed if tried again."""
 
 
-# Which task and queue serve each status (the sweep requeues from this table).
+# Which task serves each status, and a function giving the queue it is routed to
+# (core.queues: preparing and publishing on the ingest queue, training and evaluating on the
+# train queue); the sweep requeues from this table.
 STAGES = {
-    Run.Status.QUEUED: ("workers.tasks.run_prepare", ingest_queue),
-    Run.Status.PREPARING: ("workers.tasks.run_prepare", ingest_queue),
-    Run.Status.TRAINING: ("workers.tasks.run_train", train_queue),
-    Run.Status.EVALUATING: ("workers.tasks.run_evaluate", train_queue),
-    Run.Status.PUBLISHING: ("workers.tasks.run_publish", ingest_queue),
+    status: (task, partial(task_queue, task))
+    for status, task in {
+        Run.Status.QUEUED: "workers.tasks.run_prepare",
+        Run.Status.PREPARING: "workers.tasks.run_prepare",
+        Run.Status.TRAINING: "workers.tasks.run_train",
+        Run.Status.EVALUATING: "workers.tasks.run_evaluate",
+        Run.Status.PUBLISHING: "workers.tasks.run_publish",
+    }.items()
 }
 
 
 def stage_enqueue(run: Run) -> None:
-    task, queue = STAGES[run.status]
-    enqueue(task, run.pk, queue=queue())
+    task, _queue = STAGES[run.status]
+    enqueue(task, args=[run.pk])
 
 
 # Each stage's time limit is this share of the run's budget (its max_minutes), and at least

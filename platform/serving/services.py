@@ -127,10 +127,10 @@ def agent_chat_enqueue(
     the agent's own settings (system prompt, limits) and index: the playground's base model."""
     from django.conf import settings
 
-    from config.celery import app
+    from core.queues import enqueue
 
     sampling = {"temperature": 0.0, "seed": 0, "max_tokens": None, **(sampling or {})}
-    return app.send_task(
+    return enqueue(
         "workers.tasks.agent_chat",
         kwargs={
             "agent": {
@@ -143,7 +143,6 @@ def agent_chat_enqueue(
             "question": question,
             "sampling": sampling,
         },
-        queue=settings.SLEUTH_INFERENCE_QUEUE,
         # A request nobody answers in time is dropped, never answered later.
         expires=settings.SLEUTH_INFERENCE_TIMEOUT,
     )

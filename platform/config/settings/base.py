@@ -133,8 +133,9 @@ STORAGES = {
 }
 
 # Celery: Redis as broker and result store. Two queues: `ingest` on CPU workers,
-# `train` on GPU workers (the development worker serves both). runs.services picks the
-# queue of each run stage (SLEUTH_INGEST_QUEUE / SLEUTH_TRAIN_QUEUE).
+# `train` on GPU workers (the development worker serves both). Each task's queue is routed
+# by core.queues.task_route from the SLEUTH_*_QUEUE settings below (run stages:
+# SLEUTH_INGEST_QUEUE / SLEUTH_TRAIN_QUEUE), read when the task is sent.
 REDIS_URL = env("REDIS_URL")
 CELERY_BROKER_URL = REDIS_URL
 # Results in their own Redis database (1), next to the broker's.
@@ -142,6 +143,7 @@ CELERY_RESULT_BACKEND = env(
     "CELERY_RESULT_BACKEND", default=urlsplit(REDIS_URL)._replace(path="/1").geturl()
 )
 CELERY_TASK_DEFAULT_QUEUE = "ingest"
+CELERY_TASK_ROUTES = ["core.queues.task_route"]
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

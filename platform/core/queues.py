@@ -1,0 +1,59 @@
+"""Sending Celery tasks: the one way the platform queues work, and the queue of each task.
+
+The web side sends tasks by name (`enqueue`), so it never imports the task modules. No caller
+names a queue: `task_route`, which settings.CELERY_TASK_ROUTES names, picks it from
+`TASK_QUEUES` when the task is sent, so operators' SLEUTH_*_QUEUE variables and a test's
+override of those settings both take effect. A worker's retry keeps the queue its task came
+from (Celery passes it explicitly, and an explicit queue wins over a route).
+"""
+
+from collections.abc import Sequence
+
+from celery.result import AsyncResult
+from django.conf import settings
+
+from config.celery import app
+
+# The settings that name each task's queue, read when the task is sent; the first one set
+# wins (previews go to the ingest queue unless the operator gives them their own). Tasks not
+# listed go to CELERY_TASK_DEFAULT_QUEUE, as the corpora's tasks do explicitly.
+TASK_QUEUES: dict[str, tuple[str, ...]] = {
+    "workers.tasks.run_prepare": ("SLEUTH_INGEST_QUEUE",),
+    "workers.tasks.run_train": ("SLEUTH_TRAIN_QUEUE",),
+    "workers.tasks.run_evaluate": ("SLEUTH_TRAIN_QUEUE",),
+    "workers.tasks.run_publish": ("SLEUTH_INGEST_QUEUE",),
+    "workers.tasks.run_end_mail": ("SLEUTH_MAIL_QUEUE",),
+    "workers.tasks.reward_preview": ("SLEUTH_PREVIEW_QUEUE", "SLEUTH_INGEST_QUEUE"),
+    "workers.tasks.agent_chat": ("SLEUTH_INFERENCE_QUEUE",),
+    "accounts.tasks.password_reset_mail": ("SLEUTH_MAIL_QUEUE",),
+    "workers.tasks.document_parse": ("CELERY_TASK_DEFAULT_QUEUE",),
+    "workers.tasks.project_index": ("CELERY_TASK_DEFAULT_QUEUE",),
+    "workers.tasks.echo_recall": ("CELERY_TASK_DEFAULT_QUEUE",),
+    "workers.tasks.question_set_draft": ("CELERY_TASK_DEFAULT_QUEUE",),
+}
+
+
+def task_queue(task: str) -> str:
+    """The queue `task` is sent to (the sweep asks it whether any worker serves a run's)."""
+    for setting in TASK_QUEUES.get(task, ()):
+        if queue := getattr(settings, setting, ""):
+            return queue
+    return settings.CELERY_TASK_DEFAULT_QUEUE
+
+
+def task_route(name: str, args, kwargs, options, task=None, **kw) -> dict | None:
+    """Celery's router (settings.CELERY_TASK_ROUTES); None leaves a task Celery's default."""
+    if name not in TASK_QUEUES:
+        return None
+    return {"queue": task_queue(name)}
+
+
+def enqueue(
+    task: str, *, args: Sequence = (), kwargs: dict | None = None, **options
+) -> AsyncResult:
+    """Send `task` by name with these arguments, on the queue `task_route` picks; `options`
+    are Celery's (`expires`, ...). Raises when the broker cannot be reached: each caller
+    decides what that means for its work (most leave it to a sweep)."""
+    if "queue" in options:
+        raise TypeError(f"{task}: the queue of a task is set in core.queues.TASK_QUEUES")
+    return app.send_task(task, args=list(args), kwargs=kwargs, **options)
