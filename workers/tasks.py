@@ -90,6 +90,14 @@ def agent_chat(self, agent: dict, question: str, sampling: dict) -> dict:
     """Answer one /v1 chat completion with a published agent, on the "inference" queue
     (its worker keeps agents loaded); each search is reported as progress as it happens."""
     from serving.inference import agent_answer
+    from serving.selectors import published_checkpoint
+
+    # The files to load come from the database, never the message (an unauthenticated
+    # broker could name any prefix): the message only says which published checkpoint.
+    stored = published_checkpoint(checkpoint_id=int(agent["checkpoint_id"]))
+    if stored is None:
+        raise ValueError(f"checkpoint {agent['checkpoint_id']} is no published agent")
+    agent = {**agent, **stored}
 
     def progress(searches: list[dict]) -> None:
         self.update_state(state="PROGRESS", meta={"searches": searches})

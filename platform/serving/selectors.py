@@ -57,3 +57,23 @@ def published_agents(*, user) -> dict[str, PublishedAgent]:
             created=run.finished_at or checkpoint.created_at,
         )
     return agents
+
+
+def published_checkpoint(*, checkpoint_id: int) -> dict[str, str | int] | None:
+    """Where a published agent's files are, from the database: its checkpoint id, published
+    folder and index, or None when the checkpoint is no succeeded run's published final one.
+    The inference worker reads them here rather than from the queued message: the broker is
+    no authority on which S3 prefixes a worker downloads."""
+    checkpoint = (
+        Checkpoint.objects.filter(pk=checkpoint_id, is_final=True, run__status=Run.Status.SUCCEEDED)
+        .exclude(published_prefix="")
+        .select_related("run")
+        .first()
+    )
+    if checkpoint is None:
+        return None
+    return {
+        "checkpoint_id": checkpoint.pk,
+        "published_prefix": checkpoint.published_prefix,
+        "index_prefix": checkpoint.run.index_prefix,
+    }
