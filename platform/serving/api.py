@@ -22,7 +22,9 @@ personal API token, lists their published agents and asks them questions.
 Errors are OpenAI's shape (`{"error": {"message", "type", "code"}}`) with its statuses, so
 the client raises its usual exceptions: 401 for a missing, unknown or revoked token, 404 for
 a model the caller has not published (another customer's included), 429 past the rate
-limit, 504 when no answer came in time.
+limit or past the chats one account, or the whole site, may have in flight at once
+(serving.chat_slots: each chat holds a web thread until its answer), 504 when no answer came
+in time.
 """
 
 import json
@@ -43,7 +45,7 @@ from pydantic import Field
 
 from core.ratelimit import client_bucket, rate_limit_exceeded
 
-from . import jobs, rest
+from . import chat_slots, jobs, rest
 from .selectors import PublishedAgent, published_agents
 from .services import (
     QUESTION_MAX_CHARS,
@@ -308,27 +310,86 @@ def _failed(result) -> ApiError:
     )
 
 
+def _chat_slot(request) -> chat_slots.Slot:
+    """A slot among the chats in flight for the caller's account and the site, or a 429 at
+    once (nothing queued, no thread held)."""
+    try:
+        return chat_slots.acquire(request.user.pk)
+    except chat_slots.ChatsInFlight as full:
+        if full.site:
+            message = (
+                f"The service is answering {full.in_flight} chats, its most at once "
+                f"({full.cap}). Try again in {full.retry_after} s."
+            )
+        else:
+            message = (
+                f"Your account has {full.in_flight} chats in flight, the most it may have at "
+                f"once ({full.cap}). Wait for one to end; try again in {full.retry_after} s."
+            )
+        raise ApiError(
+            429,
+            message,
+            "rate_limit_error",
+            "too_many_chats_in_flight",
+            Retry_After=str(full.retry_after),
+        ) from None
+
+
+class _ReleasedWhenDone:
+    """A stream that gives its chat slot back when it ends, fails or is closed. The server
+    closes every response it sent (Django hands `close` on to it), also one whose stream
+    never started: a generator's own `finally` would not run then."""
+
+    def __init__(self, chunks, slot: chat_slots.Slot):
+        self.chunks, self.slot = chunks, slot
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        try:
+            return next(self.chunks)
+        except BaseException:  # StopIteration too: the stream has ended
+            self.slot.release()
+            raise
+
+    def close(self):
+        try:
+            self.chunks.close()
+        finally:
+            self.slot.release()
+
+
 @api.post("/chat/completions")
 def chat_completions(request, body: ChatRequest):
     agent = _agent_for(request, body.model)
     question = _question(body.messages)
-    result = _enqueue(agent, question, body)
-    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
-    created = int(time.time())
-    if body.stream:
-        include_usage = bool((body.stream_options or {}).get("include_usage"))
-        response = StreamingHttpResponse(
-            _stream(result, completion_id, created, agent.name, include_usage),
-            content_type="text/event-stream",
-        )
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # proxies must not hold the chunks back
-        return response
+    slot = _chat_slot(request)
+    handed_to_stream = False
     try:
-        answer = result.get(timeout=settings.SLEUTH_INFERENCE_TIMEOUT, propagate=False)
-    except ResultTimeout:
-        result.revoke()
-        raise _timed_out() from None
+        result = _enqueue(agent, question, body)
+        completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+        created = int(time.time())
+        if body.stream:
+            include_usage = bool((body.stream_options or {}).get("include_usage"))
+            response = StreamingHttpResponse(
+                _ReleasedWhenDone(
+                    _stream(result, completion_id, created, agent.name, include_usage), slot
+                ),
+                content_type="text/event-stream",
+            )
+            handed_to_stream = True
+            response["Cache-Control"] = "no-cache"
+            response["X-Accel-Buffering"] = "no"  # proxies must not hold the chunks back
+            return response
+        try:
+            answer = result.get(timeout=settings.SLEUTH_INFERENCE_TIMEOUT, propagate=False)
+        except ResultTimeout:
+            result.revoke()
+            raise _timed_out() from None
+    finally:
+        if not handed_to_stream:
+            slot.release()
     if not result.successful():
         raise _failed(result)
     result.forget()

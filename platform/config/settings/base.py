@@ -259,6 +259,12 @@ SLEUTH_INFERENCE_QUEUE = env("SLEUTH_INFERENCE_QUEUE", default="inference")
 SLEUTH_PUBLISHED_ON_DISK = env.int("SLEUTH_PUBLISHED_ON_DISK", default=16)
 SLEUTH_INFERENCE_TIMEOUT = env.float("SLEUTH_INFERENCE_TIMEOUT", default=120.0)
 SLEUTH_SERVING_MAX_AGENTS = env.int("SLEUTH_SERVING_MAX_AGENTS", default=2)
+# Chats /v1 answers at once (serving.chat_slots), per account and for the whole site: each
+# holds a web thread until its answer or SLEUTH_INFERENCE_TIMEOUT. Keep the site's below the
+# web threads of all web processes together (the image: 2 gunicorn workers x 4 threads), so
+# pages keep threads while chats wait. Past either: a 429 at once, with Retry-After.
+SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT = env.int("SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT", default=4)
+SLEUTH_CHATS_IN_FLIGHT = env.int("SLEUTH_CHATS_IN_FLIGHT", default=6)
 # The engine the inference worker answers with: "hf" (transformers, CPU or GPU) or "sglang"
 # (GPU workers with sglang installed; UNVERIFIED, see serving.sglang_serving): it then keeps
 # one agent loaded per worker process, whatever SLEUTH_SERVING_MAX_AGENTS says.

@@ -1,0 +1,143 @@
+"""How many /v1 chats are in flight, per account and on the whole site (issue 68, item 1).
+
+A chat holds a web thread until its answer comes or SLEUTH_INFERENCE_TIMEOUT passes; the web
+server has few threads (the image: 2 gunicorn workers x 4), so one token's chats could hold
+them all and leave none for anyone's pages. `acquire` takes one of the account's
+SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT slots and one of the site's SLEUTH_CHATS_IN_FLIGHT (set
+below the web threads), or says which is full; the chat gives its slot back when it ends.
+
+The slots are counted in Redis, through Django's cache (Redis in every environment), so every
+web process shares one count. Each count is a sorted set of leases: a member per chat (a
+random id), scored by the time its lease runs out. A lease outlives any chat that ends
+normally (the wait for an answer is bounded by SLEUTH_INFERENCE_TIMEOUT; LEASE_MARGIN_SECONDS
+covers the rest of the request), so `release` removes it long before; a request that never
+releases (its process killed) leaves a lease that the next `acquire` drops once its time has
+passed. A plain counter with a TTL would not do: every new chat would push the TTL back, and
+a slot leaked by a crash would stay taken for as long as chats keep coming. One Lua script
+drops the run-out leases, counts and adds, so two web threads never both take the last slot.
+
+With the cache unreachable the chat is let through and the outage logged, as the rate
+limits do (core.ratelimit): a counter whose store is down must not refuse every chat.
+"""
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
+
+# Seconds a lease outlives SLEUTH_INFERENCE_TIMEOUT: the request's work around the wait
+# (enqueueing, writing the answer, a stream's last chunks to a slow client).
+LEASE_MARGIN_SECONDS = 30.0
+
+# What a refused client is told to wait: chats usually end within seconds, and the openai
+# client honours Retry-After when it retries a 429 by itself.
+RETRY_AFTER_SECONDS = 5
+
+# KEYS: the account's leases, the site's. ARGV: now, when the new lease runs out, its id,
+# the account's cap, the site's cap, the sets' own expiry (ms: an idle account's set goes).
+# Returns {0 taken | 1 account full | 2 site full, the account's chats, the site's chats}.
+_ACQUIRE = """
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local mine = redis.call('ZCARD', KEYS[1])
+local site = redis.call('ZCARD', KEYS[2])
+if mine >= tonumber(ARGV[4]) then return {1, mine, site} end
+if site >= tonumber(ARGV[5]) then return {2, mine, site} end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[6])
+redis.call('PEXPIRE', KEYS[2], ARGV[6])
+return {0, mine + 1, site + 1}
+"""
+
+
+def _client():
+    # Django's RedisCache keeps its redis-py client behind `_cache`; the sorted sets need
+    # commands the cache API does not have. Keys go through make_key, so they share the
+    # cache's prefix and database (and cache.clear() empties them with the rest).
+    return cache._cache.get_client(write=True)
+
+
+def _keys(account_id) -> tuple[str, str]:
+    return cache.make_key(f"chats:account:{account_id}"), cache.make_key("chats:site")
+
+
+class ChatsInFlight(Exception):
+    """The account's or the site's slots are all taken."""
+
+    def __init__(self, *, site: bool, in_flight: int, cap: int):
+        super().__init__(f"{'site' if site else 'account'}: {in_flight} of {cap} in flight")
+        self.site, self.in_flight, self.cap = site, in_flight, cap
+        self.retry_after = RETRY_AFTER_SECONDS
+
+
+@dataclass
+class Slot:
+    """One chat's place in its account's and the site's count; `release` gives it back
+    (again: nothing). A slot not counted (the cache was down) releases nothing."""
+
+    keys: tuple[str, str] | None
+    member: str
+
+    def release(self) -> None:
+        keys, self.keys = self.keys, None
+        if keys is None:
+            return
+        try:
+            pipe = _client().pipeline()
+            for key in keys:
+                pipe.zrem(key, self.member)
+            pipe.execute()
+        except RedisError:
+            # The lease runs out by itself (LEASE_MARGIN_SECONDS after the timeout).
+            logger.error("chat slot not released: the cache is unreachable")
+
+
+def acquire(account_id) -> Slot:
+    """A slot for one chat of `account_id`; ChatsInFlight when its account or the site
+    already has its cap in flight."""
+    per_account = settings.SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT
+    site_cap = settings.SLEUTH_CHATS_IN_FLIGHT
+    lease = float(settings.SLEUTH_INFERENCE_TIMEOUT) + LEASE_MARGIN_SECONDS
+    keys = _keys(account_id)
+    member = uuid.uuid4().hex
+    # The web hosts' clocks score the leases: a few seconds' skew against a lease of
+    # minutes only moves when a crashed chat's slot comes back.
+    now = time.time()
+    try:
+        taken, mine, site = _client().eval(
+            _ACQUIRE,
+            2,
+            *keys,
+            repr(now),
+            repr(now + lease),
+            member,
+            per_account,
+            site_cap,
+            int(lease * 1000) + 1000,
+        )
+    except RedisError:
+        logger.error("chat slots not counted: the cache is unreachable")
+        return Slot(keys=None, member=member)
+    if taken == 1:
+        raise ChatsInFlight(site=False, in_flight=int(mine), cap=per_account)
+    if taken == 2:
+        raise ChatsInFlight(site=True, in_flight=int(site), cap=site_cap)
+    return Slot(keys=keys, member=member)
+
+
+def in_flight(account_id) -> tuple[int, int]:
+    """(the account's chats in flight, the site's), leases run out not counted."""
+    now = time.time()
+    pipe = _client().pipeline()
+    for key in _keys(account_id):
+        pipe.zcount(key, f"({now!r}", "+inf")
+    mine, site = pipe.execute()
+    return int(mine), int(site)
