@@ -103,6 +103,51 @@ THROTTLED_VIEWS = {
 }
 
 
+def limit_reached(*, key: str, limit: int) -> bool:
+    """Whether `key` already holds `limit` hits in its window, counting none (fails open, as
+    `rate_limit_exceeded`)."""
+    try:
+        return (cache.get(f"ratelimit:{key}") or 0) >= limit
+    except RedisError:
+        logger.error("rate limit %s not read: the cache is unreachable", key.split(":")[0])
+        return False
+
+
+def count_hit(*, key: str, window_seconds: int) -> None:
+    """Count one hit for `key` without deciding anything."""
+    rate_limit_exceeded(key=key, limit=1 << 30, window_seconds=window_seconds)
+
+
+# A login's failures are what guessing a password costs; a success costs nothing. They count
+# per account and client address ("account"), so that someone who knows an address cannot
+# lock its owner out from another address, and per account from every address together
+# ("account_any", a higher limit), which bounds guessing spread over many addresses: past it
+# the account's logins wait, the owner's too, a trade the docs' security table states.
+def login_failure_keys(request: HttpRequest, account: str) -> list[tuple[str, int, int]]:
+    """(key, limit, window) of each count a failed login adds to."""
+    limits = settings.AUTH_RATE_LIMITS["login"]
+    who = account_key(account)
+    return [
+        (f"login:account:{who}:{client_bucket(request)}", *limits["account"]),
+        (f"login:account-any:{who}", *limits["account_any"]),
+    ]
+
+
+def login_throttled(request: HttpRequest, account: str) -> int | None:
+    """The window to wait before this client may try `account` again (its address over its
+    attempts, or the account over its failures), else None. Counts the attempt against the
+    address; failures are counted after the view (`AuthThrottleMiddleware`)."""
+    limit, window = settings.AUTH_RATE_LIMITS["login"]["ip"]
+    if rate_limit_exceeded(
+        key=f"login:ip:{client_bucket(request)}", limit=limit, window_seconds=window
+    ):
+        return window
+    for key, limit, window in login_failure_keys(request, account) if account else []:
+        if limit_reached(key=key, limit=limit):
+            return window
+    return None
+
+
 def throttled(request: HttpRequest, action: str, account: str) -> int | None:
     """Count one attempt at `action` by this client for `account`; the window (seconds) to
     wait when the client or the account went over its limit, else None."""
@@ -139,7 +184,13 @@ class AuthThrottleMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        return self.get_response(request)
+        response = self.get_response(request)
+        account = getattr(request, "_login_account", None)
+        # A login form answered with itself is a failed login; success redirects.
+        if account and response.status_code == 200:
+            for key, _limit, window in login_failure_keys(request, account):
+                count_hit(key=key, window_seconds=window)
+        return response
 
     def process_view(self, request, view_func, view_args, view_kwargs):
         if request.method != "POST" or request.resolver_match is None:
@@ -148,8 +199,12 @@ class AuthThrottleMiddleware:
         if entry is None:
             return None
         action, field = entry
-        account = view_kwargs.get(field) or request.POST.get(field, "")
-        window = throttled(request, action, str(account))
+        account = str(view_kwargs.get(field) or request.POST.get(field, ""))
+        if action == "login":
+            window = login_throttled(request, account)
+            request._login_account = account if window is None else None
+        else:
+            window = throttled(request, action, account)
         if window is None:
             return None
         return too_many_requests(request, window)

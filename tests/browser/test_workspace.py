@@ -160,7 +160,7 @@ def test_login_page_and_password_reset_in_the_browser(
 def test_too_many_logins_show_the_429_page(page, live_server, alice, settings):
     settings.AUTH_RATE_LIMITS = {
         **settings.AUTH_RATE_LIMITS,
-        "login": {"ip": (30, 900), "account": (2, 900)},
+        "login": {"ip": (30, 900), "account": (2, 900), "account_any": (100, 3600)},
     }
     for _ in range(3):
         page.goto(f"{live_server.url}/accounts/login/")

@@ -172,9 +172,10 @@ WAITLIST_RATE_LIMIT = (env.int("WAITLIST_RATE_LIMIT", default=5), 600)
 WAITLIST_EMAIL_RATE_LIMIT = (3, 3600)
 # Posts to these forms per client address ("ip") and per account ("account": the email typed,
 # or the invite), each (hits, window in seconds); past either, 429. The site's and the admin's
-# login count together.
+# login count together; a login counts its failures only, per account and address
+# ("account") and per account from every address ("account_any"): core.ratelimit says why.
 AUTH_RATE_LIMITS = {
-    "login": {"ip": (30, 900), "account": (10, 900)},
+    "login": {"ip": (30, 900), "account": (10, 900), "account_any": (100, 3600)},
     "password_reset": {"ip": (10, 3600), "account": (3, 3600)},
     "signup": {"ip": (10, 3600), "account": (5, 3600)},
 }
