@@ -239,6 +239,8 @@ def main() -> int:
     models = requests.get(
         base + "/v1/models", headers={"Authorization": f"Bearer {state['token']}"}, timeout=30
     )
+    if models.status_code == 429:  # the last run's chats used up the token's minute
+        sys.exit(f"{base} answers 429 to the chat token: wait a minute ({models.text[:200]})")
     if models.status_code != 200 or state["model"] not in [m["id"] for m in models.json()["data"]]:
         sys.exit(f"the chat token or its agent is not known at {base}: run again with --setup")
 
