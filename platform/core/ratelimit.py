@@ -1,5 +1,6 @@
 """Fixed-window rate limits on Django's cache (Redis in every environment), the client address
-they are keyed on, and the throttles on the login, password reset and sign-up forms."""
+they are keyed on, the throttles on the login, password reset and sign-up forms, and the
+per-account limits on costly work (reward previews, uploads, new projects)."""
 
 import hashlib
 import ipaddress
@@ -165,11 +166,55 @@ def throttled(request: HttpRequest, action: str, account: str) -> int | None:
     return None
 
 
+# Per-account limits on costly work a signed-in customer asks for: kind -> the setting, each
+# (hits, window in seconds). One count per account and kind, whether the website or /v1 asks,
+# so that neither can be used to dodge the other.
+ACCOUNT_RATE_LIMITS = {
+    "preview": ("SLEUTH_PREVIEW_RATE_LIMIT", "reward previews"),
+    "upload": ("SLEUTH_UPLOAD_RATE_LIMIT", "uploaded files"),
+    "project": ("SLEUTH_PROJECT_RATE_LIMIT", "new projects"),
+}
+
+
+def account_throttled(kind: str, user) -> int | None:
+    """Count one `kind` (a reward preview, one uploaded file, a new project) for `user`'s
+    account; the window (seconds) to wait when that took it over its limit, else None."""
+    limit, window = getattr(settings, ACCOUNT_RATE_LIMITS[kind][0])
+    if rate_limit_exceeded(key=f"{kind}:user:{user.pk}", limit=limit, window_seconds=window):
+        return window
+    return None
+
+
+def _period(seconds: int) -> str:
+    if seconds % 3600 == 0:
+        return "hour" if seconds == 3600 else f"{seconds // 3600} hours"
+    if seconds % 60 == 0:
+        return "minute" if seconds == 60 else f"{seconds // 60} minutes"
+    return f"{seconds} seconds"
+
+
+def retry_minutes(window: int) -> int:
+    return max(1, -(-window // 60))
+
+
+def account_limit_message(kind: str) -> str:
+    """Why an account's `kind` was refused, e.g. "Your account has reached its limit of 20
+    reward previews per 10 minutes."."""
+    setting, what = ACCOUNT_RATE_LIMITS[kind]
+    limit, window = getattr(settings, setting)
+    return f"Your account has reached its limit of {limit} {what} per {_period(window)}."
+
+
+def retry_words(window: int) -> str:
+    minutes = retry_minutes(window)
+    return f"Try again in {minutes} minute{'s' if minutes != 1 else ''}."
+
+
 def too_many_requests(request: HttpRequest, window: int, message: str = ""):
     response = render(
         request,
         "429.html",
-        {"message": message, "minutes": max(1, -(-window // 60))},
+        {"message": message, "minutes": retry_minutes(window)},
         status=429,
     )
     response["Retry-After"] = str(window)

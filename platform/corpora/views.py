@@ -10,6 +10,12 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.ratelimit import (
+    account_limit_message,
+    account_throttled,
+    retry_words,
+    too_many_requests,
+)
 from runs.models import Run
 
 from .forms import EntityForm, ProjectForm, SearchForm
@@ -49,6 +55,11 @@ PROBLEMS_SHOWN = 20
 def project_list(request):
     form = ProjectForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
+        window = account_throttled("project", request.user)
+        if window is not None:
+            return too_many_requests(
+                request, window, f"{account_limit_message('project')} No project was created."
+            )
         project = project_create(owner=request.user, name=form.cleaned_data["name"])
         return redirect("corpora:project_detail", project_id=project.pk)
     return render(
@@ -133,7 +144,14 @@ def document_upload_view(request, project_id: int):
     progress) and reads JSON; without JavaScript the form posts all files and comes back."""
     project = project_get_for_user(user=request.user, project_id=project_id)
     results = []
+    window = None  # set once the account is over its upload limit: the files left wait
     for file in request.FILES.getlist("files"):
+        if window is None:
+            window = account_throttled("upload", request.user)
+        if window is not None:
+            error = f"{file.name} was not uploaded: {account_limit_message('upload')}"
+            results.append({"name": file.name, "ok": False, "error": error, "throttled": True})
+            continue
         try:
             document = document_upload(project=project, file=file)
         except UploadRejected as error:
@@ -145,12 +163,32 @@ def document_upload_view(request, project_id: int):
     if not results:
         results.append({"name": "", "ok": False, "error": "Choose at least one file to upload."})
     if request.headers.get("Accept") == "application/json":
+        if window is not None:
+            for result in results:
+                if result.pop("throttled", False):
+                    result["error"] += f" {retry_words(window)}"
+            response = JsonResponse({"files": results}, status=429)
+            response["Retry-After"] = str(window)
+            return response
         status = 200 if all(r["ok"] for r in results) else 400
         return JsonResponse({"files": results}, status=status)
     refused = [result for result in results if not result["ok"]]
     for result in results:
         if result["ok"]:
             messages.success(request, f"Uploaded {result['name']}.")
+    if window is not None:
+        for result in refused[:PROBLEMS_SHOWN]:
+            if not result.get("throttled"):
+                messages.error(request, result["error"])
+        waiting = [result["name"] for result in refused if result.get("throttled")]
+        names = ", ".join(waiting[:PROBLEMS_SHOWN])
+        if len(waiting) > PROBLEMS_SHOWN:
+            names += f" and {len(waiting) - PROBLEMS_SHOWN} more"
+        return too_many_requests(
+            request,
+            window,
+            f"{account_limit_message('upload')} These files were not uploaded: {names}.",
+        )
     for result in refused[:PROBLEMS_SHOWN]:
         messages.error(request, result["error"])
     if len(refused) > PROBLEMS_SHOWN:
@@ -258,6 +296,13 @@ def question_set_upload(request, project_id: int):
     if file is None:
         messages.error(request, "Choose a .jsonl or .csv question file to upload.")
         return redirect("corpora:project_detail", project_id=project.pk)
+    window = account_throttled("upload", request.user)
+    if window is not None:
+        return too_many_requests(
+            request,
+            window,
+            f"{account_limit_message('upload')} {file.name} was not imported.",
+        )
     try:
         question_set = question_set_import(project=project, file=file)
     except QuestionImportRejected as error:

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from core.ratelimit import account_limit_message, account_throttled, retry_words
 from corpora.selectors import project_get_for_user
 
 from .forms import ProjectJudgeForm, RewardPreviewForm, RunForm
@@ -107,6 +108,9 @@ def reward_preview(request, project_id: int):
         except (UnknownPreset, ValueError) as error:
             form.add_error(None, str(error))
         else:
+            window = account_throttled("preview", request.user)
+            if window is not None:
+                return _preview_throttled(request, project, form, window)
             data = form.cleaned_data
             preview_id = reward_preview_queue(
                 project=project,
@@ -121,6 +125,23 @@ def reward_preview(request, project_id: int):
             # Always pending here, however fast a worker is: the page polls for the result.
             return _preview_page(request, project, preview_id, preview={"status": "queued"})
     return render(request, "runs/_reward_preview.html", {"form": form, "project": project})
+
+
+def _preview_throttled(request, project, form, window: int):
+    """The account's previews are over their limit: say so where the scores would go (the
+    run page's script swaps this 429 in), nothing queued."""
+    response = render(
+        request,
+        "runs/_reward_preview.html",
+        {
+            "form": form,
+            "project": project,
+            "throttled": f"{account_limit_message('preview')} {retry_words(window)}",
+        },
+        status=429,
+    )
+    response["Retry-After"] = str(window)
+    return response
 
 
 @login_required

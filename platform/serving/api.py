@@ -22,9 +22,10 @@ personal API token, lists their published agents and asks them questions.
 Errors are OpenAI's shape (`{"error": {"message", "type", "code"}}`) with its statuses, so
 the client raises its usual exceptions: 401 for a missing, unknown or revoked token, 404 for
 a model the caller has not published (another customer's included), 429 past the rate
-limit or past the chats one account, or the whole site, may have in flight at once
-(serving.chat_slots: each chat holds a web thread until its answer), 504 when no answer came
-in time.
+limit, past an account's uploads or new projects (core.ratelimit.account_throttled, one
+count with the website's), or past the chats one account, or the whole site, may have in
+flight at once (serving.chat_slots: each chat holds a web thread until its answer), 504 when
+no answer came in time.
 """
 
 import json
@@ -43,7 +44,13 @@ from ninja.files import UploadedFile
 from ninja.security import HttpBearer
 from pydantic import Field
 
-from core.ratelimit import client_bucket, rate_limit_exceeded
+from core.ratelimit import (
+    account_limit_message,
+    account_throttled,
+    client_bucket,
+    rate_limit_exceeded,
+    retry_words,
+)
 
 from . import chat_slots, jobs, rest
 from .selectors import PublishedAgent, published_agents
@@ -496,6 +503,13 @@ def files_create(
     purpose: str = Form(...),
     project: str | None = Form(None),
 ):
+    # One count with the website's uploads (core.ratelimit.account_throttled).
+    window = account_throttled("upload", request.user)
+    if window is not None:
+        raise _throttled(
+            window,
+            f"{account_limit_message('upload')} {file.name} was not stored. {retry_words(window)}",
+        )
     return jobs.file_create(
         user=request.user,
         file=file,

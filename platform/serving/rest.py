@@ -31,6 +31,7 @@ from django.http import Http404
 from django.utils import timezone
 from ninja import Router, Schema
 
+from core.ratelimit import account_limit_message, account_throttled, retry_words
 from corpora.forms import ProjectForm
 from corpora.models import Document, Project, QuestionSet
 from corpora.selectors import (
@@ -138,6 +139,15 @@ def projects_create(request, body: ProjectCreate):
     form = ProjectForm(data={"name": body.name})
     if not form.is_valid():
         raise JobsError(400, f"name: {' '.join(form.errors['name'])}", "invalid_name", "name")
+    # One count with the website's form (core.ratelimit.account_throttled).
+    window = account_throttled("project", request.user)
+    if window is not None:
+        from .api import _throttled  # serving.api imports this module
+
+        raise _throttled(
+            window,
+            f"{account_limit_message('project')} No project was created. {retry_words(window)}",
+        )
     project = project_create(owner=request.user, name=form.cleaned_data["name"])
     return _project(_annotated(request.user, project))
 

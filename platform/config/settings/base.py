@@ -255,6 +255,13 @@ SLEUTH_API_RATE_LIMIT = (env.int("SLEUTH_API_RATE_LIMIT", default=120), 60)
 # Tokens a signed-in account may mint per hour (each needs the password too).
 SLEUTH_TOKEN_MINT_RATE_LIMIT = (env.int("SLEUTH_TOKEN_MINT_RATE_LIMIT", default=10), 3600)
 SLEUTH_API_AUTH_FAILURE_LIMIT = (30, 600)
+# Costly work per account (core.ratelimit.account_throttled), each (hits, window in seconds),
+# one count per account for the website and /v1 together; past it, 429 with Retry-After:
+# reward previews queued, files uploaded (documents and question files, each file of a
+# multi-file upload counting), projects created.
+SLEUTH_PREVIEW_RATE_LIMIT = (env.int("SLEUTH_PREVIEW_RATE_LIMIT", default=20), 600)
+SLEUTH_UPLOAD_RATE_LIMIT = (env.int("SLEUTH_UPLOAD_RATE_LIMIT", default=200), 3600)
+SLEUTH_PROJECT_RATE_LIMIT = (env.int("SLEUTH_PROJECT_RATE_LIMIT", default=20), 3600)
 SLEUTH_INFERENCE_QUEUE = env("SLEUTH_INFERENCE_QUEUE", default="inference")
 # Published agents' folders an inference worker keeps on its disk (the least recently used go).
 SLEUTH_PUBLISHED_ON_DISK = env.int("SLEUTH_PUBLISHED_ON_DISK", default=16)
