@@ -27,7 +27,10 @@ def test_every_setting_of_a_pack_is_a_real_setting_with_its_reason_and_recorded_
     valued = {s.path: s.value for s in pack.settings if not s.switch}
     defaults = TrainConfig().to_dict()
     for path, value in valued.items():
-        assert "." not in path and type(defaults[path]) is type(value), path
+        node = defaults
+        for part in path.split("."):
+            node = node[part]
+        assert type(node) is type(value), path
     for setting in pack.settings:
         assert setting.why and setting.effect, setting.path
         (anchor,) = re.findall(r"docs/packs\.md#([\w-]+)", setting.effect)
@@ -39,7 +42,11 @@ def test_choosing_a_pack_turns_every_setting_of_it_on():
     pack = PACKS["filings"]
     assert all(getattr(config.limits, rule) for rule in pack.limits())
     assert all(getattr(config, setting) for setting in pack.teacher())
-    assert all(getattr(config, s.path) == s.value for s in pack.settings if not s.switch)
+    for setting in pack.settings:
+        node = config
+        for part in setting.path.split("."):
+            node = getattr(node, part)
+        assert node == setting.value, setting.path
     assert config.pack == "filings"
 
 
@@ -47,6 +54,15 @@ def test_a_pack_s_numbers_are_its_choice_not_a_switch_only_it_may_turn_on():
     assert preset_config("cpu-45min").scope_drills == 0  # the default path drills no scope
     assert preset_config("cpu-45min", {"pack": "filings"}).scope_drills == 1
     assert preset_config("cpu-45min", {"scope_drills": 3}).scope_drills == 3  # no pack needed
+
+
+def test_the_rules_written_for_any_documents_are_the_filings_packs_choice_not_the_default():
+    rules = ("loop_guard", "grounded_scope", "grounded_terms", "answer_tag")
+    default, filings = preset_config("cpu-45min"), preset_config("cpu-45min", {"pack": "filings"})
+    assert not any(getattr(default.limits, rule) for rule in rules)
+    assert all(getattr(filings.limits, rule) for rule in rules)
+    # Any run may still turn one on, without the pack.
+    assert preset_config("cpu-45min", {"limits": {"loop_guard": True}}).limits.loop_guard
 
 
 def test_an_unknown_pack_is_refused_with_the_packs_there_are():

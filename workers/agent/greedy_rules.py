@@ -1,7 +1,9 @@
 """Rules of greedy decoding: the likeliest token that breaks none of them is written.
 
 A small model decoding greedily fails in ways a rule can see from the text alone (and, for
-a scope, the index). Each rule is a `Limits` switch. These hold of any documents:
+a scope, the index). Each rule is a `Limits` switch. These are written for any documents;
+they earned their place on filings, where the filings pack turns them on, and cost recall on
+another domain, where the default path leaves them off (docs/packs.md#rules-off):
 
 - Word loops (`loop_guard`): a turn may not end with the same run of 1-4 words written three
   times in a row, nor with a word of no letters longer than any figure, nor with the same few

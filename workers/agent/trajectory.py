@@ -53,9 +53,10 @@ class Limits:
         0, help="hits of the first search (0: --results-per-search)"
     )
     # Rules of decoding, applied where the agent is used (evaluation, serving), never in the
-    # trainer's rollouts, whose log-probs must be the model's own. Those below hold of any
-    # documents: a small model decoding greedily loops, writes scopes and terms its question
-    # never named, and closes an answer with another turn's tag (`agent.greedy_rules`).
+    # trainer's rollouts, whose log-probs must be the model's own. Those below are written for
+    # any documents: a small model decoding greedily loops, writes scopes and terms its
+    # question never named, and closes an answer with another turn's tag (`agent.greedy_rules`;
+    # the filings pack turns them on, the default path leaves them off).
     loop_guard: bool = option(
         False, help="greedy decoding never writes a run of words three times in a row"
     )

@@ -27,17 +27,21 @@ class Setting:
     """One setting a pack turns on: where it lives (a TrainConfig field, "limits.…" for a
     rule of decoding), why it exists, and what it was measured to do (see docs/packs.md).
     A switch (`value` True) holds of the pack's kind of document only: no run outside the
-    pack may turn it on. A setting of another value (a number of drills) is the pack's
-    choice of a setting any run may make."""
+    pack may turn it on. A setting of another value (a number of drills), or one marked not
+    `exclusive` (a rule written for any documents that earned its place on this kind only),
+    is the pack's choice of a setting any run may make."""
 
     path: str
     why: str
     effect: str
     value: object = True
+    # Whether only the pack may turn it on; by default a switch (True) is, a number is not.
+    exclusive: bool | None = None
 
     @property
     def switch(self) -> bool:
-        return self.value is True
+        """A setting no run outside the pack may turn on."""
+        return self.value is True if self.exclusive is None else self.exclusive
 
 
 @dataclass(frozen=True)

@@ -82,6 +82,37 @@ FILINGS = {
             "5 and 3 of 26 held-out lookups right against 0 and 0, answers 0.040 -> 0.080 "
             "and 0.080 -> 0.120, recall the same (docs/packs.md#quoted-answers)",
         ),
+        # Rules of decoding written for any documents, adopted on filings, which a run outside
+        # the pack may turn on too (value, then False: not the pack's alone). On
+        # python-reference the four together cost recall in two trainings, pooled over its
+        # folds, and changed accuracy by nothing measurable: the default path leaves them off.
+        "limits.loop_guard": (
+            "greedy decoding never writes a run of words three times in a row, nor a figure's "
+            "characters over and over, to the turn's limit",
+            "loops in 1-5 of 25 validation queries a run before it (docs/packs.md#rules-off)",
+            True,
+            False,
+        ),
+        "limits.grounded_scope": (
+            "a search's [scope] copies only pieces of the question's words, beginning with a "
+            "company the question names",
+            "recall 0.290 -> 0.423 on one run's weights, wrong companies' scopes gone "
+            "(docs/packs.md#rules-off)",
+            True,
+            False,
+        ),
+        "limits.grounded_terms": (
+            "a search's terms are the question's own words, each once",
+            "recall 0.533 both ways on one run's weights (docs/packs.md#rules-off)",
+            True,
+            False,
+        ),
+        "limits.answer_tag": (
+            "an answer closes with its own tag, never a search's",
+            "answers lost to a </search> kept (docs/packs.md#rules-off)",
+            True,
+            False,
+        ),
         # Not switches: numbers of drills, which a run outside the pack may set too.
         "scope_drills": (
             "per question, its scoped first search copied with the company's name (and "

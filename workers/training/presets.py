@@ -49,12 +49,10 @@ PRESETS: dict[str, dict] = {
             "the scripted teacher's trajectories (the question scoped to its entity, then its "
             "key terms within the part of the document the question names, else its key "
             "terms: a second search every time; only answers whose figures its results "
-            "show), on questions synthesized from your documents and on drills that copy "
-            "made-up names into the scope, then RL with groups of 4 until 35 minutes are "
-            "spent, then the evaluation against the base model and echo. The agent decodes "
-            "greedily with rules that hold of any documents: a search's [scope] and terms "
-            "copy only words of the question, no word or figure loops, an answer closes with "
-            "its own tag. For annual reports, add the filings pack."
+            "show), and on questions synthesized from your documents, then RL with groups of "
+            "4 until 35 minutes are spent, then the evaluation against the base model and "
+            "echo. The agent decodes greedily, as trained. For annual reports, add the "
+            "filings pack (its rules of decoding and its drills)."
         ),
         "config": {
             "model": "default",
@@ -90,12 +88,9 @@ PRESETS: dict[str, dict] = {
                 # A greedy loop inside one query would spend all 160 tokens; a query this
                 # long is cut and run.
                 "max_turn_tokens": 64,
-                # Rules of greedy decoding true of any documents (`agent.greedy_rules`; their
-                # measured effects in docs/packs.md#rules-of-any-documents).
-                "loop_guard": True,
-                "grounded_scope": True,
-                "grounded_terms": True,
-                "answer_tag": True,
+                # No rule of greedy decoding: the four written for any documents cost recall
+                # on python-reference in two trainings (docs/packs.md#rules-off); the filings
+                # pack, where they were adopted, turns them on.
             },
             "eval_every": 0,
             "save_every": 2,
