@@ -118,9 +118,8 @@ FILINGS = {
             "per question, its scoped first search copied with the company's name (and "
             "years) swapped for made-up ones: a training set names few companies, and a "
             "student taught only on them scopes a question about another to one of theirs",
-            "fewer wrong-company scopes on held-out companies; on python-reference, where "
-            "most questions name no entity, they made three of four first searches scoped "
-            "and recall fell below echo's (docs/packs.md#scope-drills)",
+            "fewer wrong-company scopes on held-out companies; on python-reference recall "
+            "-0.057 [-0.121, +0.008] without them, no gain shown (docs/packs.md#scope-drills)",
             1,
         ),
         "customer_scope_drills": (
