@@ -17,7 +17,7 @@ SEARCHES = [
     (" [3M 2018 | cash flow statement] ", f"[3M 2018 | cash flow statement] {QUESTION}"),
     ("[3M 2018] capital expenditure", "[3M 2018] capital expenditure"),
     ("capital expenditure [3M]", "capital expenditure [3M]"),
-    ("[] ", "[] "),  # no scope: nothing to search the question in
+    ("[] ", QUESTION),  # empty brackets: the question itself, everywhere
     ("3M capex", "3M capex"),
 ]
 
@@ -117,3 +117,12 @@ def test_the_teacher_writes_the_scoped_question_as_its_scope_alone():
         # What the teacher writes searches what the teacher meant.
         written = written_query(query, QUESTION)
         assert searched_query(written, QUESTION) == searched_query(query, QUESTION)
+
+
+def test_empty_brackets_search_the_question_itself_everywhere():
+    from workers.agent.protocol import searched_query
+
+    question = "What exception does a failing assert statement raise?"
+    assert searched_query("[]", question) == question
+    assert searched_query(" [] ", question) == question
+    assert searched_query("[] raise", question) == "[] raise"  # words after: a query of its own

@@ -1188,3 +1188,15 @@ def test_a_bfloat16_run_keeps_float32_master_weights_and_saves_them(tmp_path):
 def test_an_unknown_precision_is_refused():
     with pytest.raises(ValueError, match="unknown precision 'fp16'"):
         config(precision="fp16")
+
+
+def test_a_teacher_without_a_scoped_first_search_writes_the_question_as_empty_brackets():
+    index = SearchIndex.build(chunks())
+    scoped = ScriptedTeacher(index, heading_search=False, refine_always=True)
+    bare = dataclasses.replace(scoped, scoped_first_search=False)
+    question = questions()[0]
+
+    first, second = bare.drilled_searches(question)
+    assert first == question.question and second.startswith("[acme] ")
+    assert scoped.drilled_searches(question)[0] == f"[acme] {question.question}"
+    assert bare.segments(question)[0] == "<search>[]</search>"

@@ -83,12 +83,15 @@ def closing_tag(text: str) -> str:
 
 def searched_query(query: str, question: str) -> str:
     """The query a search runs: a scope alone (`[3M 2018]`, nothing after the brackets)
-    searches the question itself within it (protocol 6). A small model copying a long
+    searches the question itself within it (protocol 6), empty brackets (`[]`) the question
+    itself everywhere. A small model copying a long
     question into its first search drifts from it ("Answer in USD millions. Answer in…",
     a rewording); the scope is what it has to choose, the question is already written."""
     scope, rest = split_scope(query)
     if scope and not rest.strip():
         return f"{query.strip()} {question.strip()}"
+    if query.strip() == "[]":  # no scope and nothing after it: the question, everywhere
+        return question.strip()
     return query
 
 

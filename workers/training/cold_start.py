@@ -70,6 +70,7 @@ def teacher_data(
         heading_search=config.heading_search,
         refine_search=config.refine_search,
         refine_always=config.refine_always,
+        scoped_first_search=config.scoped_first_search,
         section_search=config.section_search,
         quoted_answers=config.quoted_answers,
         scope_years=config.scope_years,

@@ -106,6 +106,12 @@ class TrainConfig(Settings):
     scope_years: bool = option(
         False, help="the teacher's scope names the latest year the question asks about"
     )
+    # The teacher's first search carries the question's scope ("[assert] What …"). Off, it is
+    # the question alone, which a student copies without guessing which word names a
+    # document, and the scope goes to the second search (unmeasured: docs/results.md).
+    scoped_first_search: bool = option(
+        True, help="the teacher's first search is scoped (off: the question alone, scope later)"
+    )
     refine_search: bool = option(True, help="the teacher's key-term second search after a miss")
     refine_always: bool = option(
         False, help="the key-term second search follows every first search, not only a miss"

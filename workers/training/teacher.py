@@ -117,6 +117,9 @@ class ScriptedTeacher:
     refine_always: bool = False
     # The key terms within the part of the document the question names (3. above).
     section_search: bool = False
+    # The first search carries the scope (1. above); off, it is the question alone and the
+    # scope goes to the second search (TrainConfig.scoped_first_search).
+    scoped_first_search: bool = True
     # A lookup synthesized from a table is answered with its row's label, then the figure
     # as the row writes it ("Total assets 236,495 million"), not the figure alone. Having
     # written the label it read, a small student finds the figure where the label is
@@ -354,7 +357,7 @@ class ScriptedTeacher:
         document to look in (`section_query`), the key terms there; else its key terms
         when the first misses the golden chunks, or always with `refine_always` (and
         `refine_search` on). Searching again is the habit, not the luck."""
-        first = self.scope(question) + question.question
+        first = (self.scope(question) if self.scoped_first_search else "") + question.question
         golden = set(question.golden_chunk_ids)
         if not golden:
             return [first]
@@ -379,8 +382,9 @@ class ScriptedTeacher:
         queries = self.queries(question)
         if queries is None:
             return None
+        bare = not self.scoped_first_search  # the question written as "[]", not copied
         return [
-            *(search_segment(q, question.question) for q in queries),
+            *(search_segment(q, question.question, bare) for q in queries),
             f"{ANSWER_OPEN}{self.answer(question)}{ANSWER_CLOSE}",
         ]
 
@@ -594,7 +598,8 @@ def scope_drills(
     for question in questions:
         if question.id not in taught:  # scoped or not: the first search as the question asks it
             searches = teacher.drilled_searches(question)
-            drills.append(_search_turns(engine, question.question, searches))
+            bare = not teacher.scoped_first_search
+            drills.append(_search_turns(engine, question.question, searches, bare))
         if not teacher.scope(question):
             continue
         mention, years = teacher.entity_mention(question), teacher.years(question)
@@ -648,19 +653,24 @@ def _made_up_name(rng: random.Random, known: Sequence[str], words: Sequence[str]
     return " ".join(rng.choice(words).capitalize() for _ in range(rng.choice((1, 1, 2))))
 
 
-def search_segment(query: str, question: str) -> str:
+def search_segment(query: str, question: str, bare_question: bool = False) -> str:
     """A search turn as the model writes it: `<search>[3M 2018]</search>` for the scoped
-    question, which the engine searches as the scope and the question (protocol 6)."""
+    question, which the engine searches as the scope and the question (protocol 6); with
+    `bare_question`, `<search>[]</search>` for the question itself, unscoped."""
+    if bare_question and query.strip() == question.strip():
+        return f"{SEARCH_OPEN}[]{SEARCH_CLOSE}"
     return f"{SEARCH_OPEN}{written_query(query, question)}{SEARCH_CLOSE}"
 
 
-def _search_turns(engine: RolloutEngine, question: str, queries: Sequence[str]) -> Trajectory:
+def _search_turns(
+    engine: RolloutEngine, question: str, queries: Sequence[str], bare_question: bool = False
+) -> Trajectory:
     """A trajectory of the prompt and search turns, each but the last followed by its real
     results, nothing after the last: the turns are the only targets."""
     trajectory = Trajectory(question=question, model_name="teacher")
     trajectory.append(engine.prompt_ids(question), PROMPT)
     for i, query in enumerate(queries):
-        segment = search_segment(query, question)
+        segment = search_segment(query, question, bare_question)
         ids = engine.tokenizer.encode(segment, add_special_tokens=False)
         trajectory.append(ids, MODEL, [0.0] * len(ids))
         trajectory.text += segment
