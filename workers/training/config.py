@@ -108,7 +108,7 @@ class TrainConfig(Settings):
     )
     # The teacher's first search carries the question's scope ("[assert] What …"). Off, it is
     # the question alone, which a student copies without guessing which word names a
-    # document, and the scope goes to the second search (unmeasured: docs/results.md).
+    # document, and the scope goes to the second search (one fold measured: docs/results.md).
     scoped_first_search: bool = option(
         True, help="the teacher's first search is scoped (off: the question alone, scope later)"
     )
