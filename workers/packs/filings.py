@@ -125,7 +125,7 @@ FILINGS = {
         "customer_scope_drills": (
             "two such copies more of each of the customer's own questions: their shapes "
             "(long, the company named late) are what the agent is asked",
-            "proof37 against proof36: recall 0.440 at 4.92 chunks (docs/packs.md#scope-drills)",
+            "recall 0.440 at 4.92 chunks on held-out companies (docs/packs.md#scope-drills)",
             2,
         ),
         "synthetic_sections": (
