@@ -1,13 +1,16 @@
 """Run presets: named starting points for a run's TrainConfig, shown on the new-run form
 and run by `sleuth train --preset NAME`.
 
-A preset is a label, a description a customer can choose by, and TrainConfig overrides.
+A preset is a label, a description a customer can choose by, what its run needs from a
+worker (`needs`: a CPU or N GPUs, and memory; the platform routes the run to a worker that
+holds them, workers.devices), and TrainConfig overrides.
 No preset assumes a kind of document: a pack (`workers.packs`) adds what holds of one.
 `preset_config(name, overrides)` merges the preset, then the pack the overrides or the
 preset name (`pack`), then the per-run options (nested keys such as `limits` or `loss` merge
 field by field), and returns the engine's TrainConfig.
 """
 
+from workers.devices import Needs
 from workers.packs import UnknownPack, pack_named
 from workers.training.config import TrainConfig
 
@@ -19,6 +22,7 @@ PRESETS: dict[str, dict] = {
             "Finishes in a few minutes on a CPU worker; good for trying the platform, "
             "not for a model you would ship."
         ),
+        "needs": Needs("cpu", memory_gib=2),
         "config": {
             "model": "default",
             "precision": "auto",
@@ -54,6 +58,7 @@ PRESETS: dict[str, dict] = {
             "echo. The agent decodes greedily, as trained. For annual reports, add the "
             "filings pack (its rules of decoding and its drills)."
         ),
+        "needs": Needs("cpu", memory_gib=4),
         "config": {
             "model": "default",
             "precision": "auto",
@@ -104,6 +109,10 @@ PRESETS: dict[str, dict] = {
             "A Qwen3-4B-class model trained with LoRA: cold start, then 200 RL steps with "
             "groups of 8. Needs a GPU worker; takes a few hours."
         ),
+        # A 4B model in bf16 (8 GB) with LoRA, its rollouts' KV cache and activations for
+        # 16k-token batches: a 24 GB card (L4, A10: 22.5 GiB as torch counts) is the
+        # smallest that holds it.
+        "needs": Needs("gpu", devices=1, memory_gib=22),
         "config": {
             "model": "Qwen/Qwen3-4B-Instruct-2507",
             "lora": True,
@@ -131,6 +140,13 @@ PRESETS: dict[str, dict] = {
 }
 
 DEFAULT_PRESET = "quick-cpu"
+
+
+def preset_needs(name: str) -> Needs:
+    """What a run of the preset needs from a worker (a CPU when the preset says nothing)."""
+    if name not in PRESETS:
+        raise UnknownPreset(f"unknown preset {name!r}; choose one of {', '.join(PRESETS)}")
+    return PRESETS[name].get("needs") or Needs()
 
 
 class UnknownPreset(ValueError):
