@@ -226,6 +226,35 @@ def _start_sweeper(sender=None, **kwargs) -> None:
         threading.Thread(target=_sweep_forever, args=(interval, queues), daemon=True).start()
 
 
-from celery.signals import worker_ready  # noqa: E402 - kept beside its only use
+def _take_the_queues_its_devices_hold(sender=None, instance=None, **kwargs) -> None:
+    """A worker started on the train queue consumes the training queues of the runs its
+    devices can hold (runs.routing): one per GPU count up to its own, and the train queue
+    itself (CPU runs) unless it keeps its GPUs for GPU runs. Its devices are detected here,
+    once, before any pool process forks, or named by SLEUTH_WORKER_DEVICES."""
+    import logging
 
+    from runs.routing import worker_queues_adjust
+    from workers.devices import worker_devices
+
+    queues = instance.app.amqp.queues
+    consumed = list(queues.consume_from or {})
+    devices = worker_devices()
+    add, drop = worker_queues_adjust(consumed, devices)
+    for queue in add:
+        queues.select_add(queue)
+    if drop:
+        queues.deselect(drop)
+    if add or drop:
+        logging.getLogger(__name__).warning(
+            "sleuth worker %s holds %s (%s): consumes %s",
+            sender,
+            devices.describe(),
+            devices.spec(),
+            ", ".join(queues.consume_from),
+        )
+
+
+from celery.signals import celeryd_after_setup, worker_ready  # noqa: E402 - beside their use
+
+celeryd_after_setup.connect(_take_the_queues_its_devices_hold, weak=False)
 worker_ready.connect(_start_sweeper, weak=False)

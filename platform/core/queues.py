@@ -5,6 +5,11 @@ names a queue: `task_route`, which settings.CELERY_TASK_ROUTES names, picks it f
 `TASK_QUEUES` when the task is sent, so operators' SLEUTH_*_QUEUE variables and a test's
 override of those settings both take effect. A worker's retry keeps the queue its task came
 from (Celery passes it explicitly, and an explicit queue wins over a route).
+
+Routing by worker kind (issue 69): a run's training and evaluation go to a queue its needs
+name (`task_queue(task, needs)`): a CPU run to the train queue itself, a run that needs N
+GPUs to "<train queue>-gpuN", which only workers with at least N GPUs consume
+(runs.routing). The caller passes the run's needs to `enqueue`, never a queue.
 """
 
 from collections.abc import Sequence
@@ -13,6 +18,7 @@ from celery.result import AsyncResult
 from django.conf import settings
 
 from config.celery import app
+from workers.devices import Needs
 
 # The settings that name each task's queue, read when the task is sent; the first one set
 # wins (previews go to the ingest queue unless the operator gives them their own). Tasks not
@@ -33,12 +39,26 @@ TASK_QUEUES: dict[str, tuple[str, ...]] = {
 }
 
 
-def task_queue(task: str) -> str:
-    """The queue `task` is sent to (the sweep asks it whether any worker serves a run's)."""
+# The tasks whose queue also depends on what the run needs from its worker.
+NEEDS_ROUTED = frozenset({"workers.tasks.run_train", "workers.tasks.run_evaluate"})
+
+
+def task_queue(task: str, needs: Needs | None = None) -> str:
+    """The queue `task` is sent to (the sweep asks it whether any worker serves a run's);
+    for a run's training and evaluation, the one its `needs` name."""
     for setting in TASK_QUEUES.get(task, ()):
         if queue := getattr(settings, setting, ""):
-            return queue
-    return settings.CELERY_TASK_DEFAULT_QUEUE
+            break
+    else:
+        queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    if needs is not None and task in NEEDS_ROUTED:
+        return needs_queue(queue, needs)
+    return queue
+
+
+def needs_queue(queue: str, needs: Needs) -> str:
+    """The queue of a run that needs `needs`, beside `queue` (the train queue)."""
+    return f"{queue}-gpu{needs.devices}" if needs.device == "gpu" else queue
 
 
 def task_route(name: str, args, kwargs, options, task=None, **kw) -> dict | None:
@@ -49,11 +69,19 @@ def task_route(name: str, args, kwargs, options, task=None, **kw) -> dict | None
 
 
 def enqueue(
-    task: str, *, args: Sequence = (), kwargs: dict | None = None, **options
+    task: str,
+    *,
+    args: Sequence = (),
+    kwargs: dict | None = None,
+    needs: Needs | None = None,
+    **options,
 ) -> AsyncResult:
-    """Send `task` by name with these arguments, on the queue `task_route` picks; `options`
-    are Celery's (`expires`, ...). Raises when the broker cannot be reached: each caller
-    decides what that means for its work (most leave it to a sweep)."""
+    """Send `task` by name with these arguments, on the queue `task_route` picks, or the one
+    a run's `needs` name for its training and evaluation; `options` are Celery's
+    (`expires`, ...). Raises when the broker cannot be reached: each caller decides what that
+    means for its work (most leave it to a sweep)."""
     if "queue" in options:
         raise TypeError(f"{task}: the queue of a task is set in core.queues.TASK_QUEUES")
+    if needs is not None and task in NEEDS_ROUTED:
+        options["queue"] = task_queue(task, needs)  # explicit: it wins over task_route's
     return app.send_task(task, args=list(args), kwargs=kwargs, **options)

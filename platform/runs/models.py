@@ -46,6 +46,10 @@ class Run(models.Model):
     )
     # The engine's TrainConfig as JSON (workers.training.config.TrainConfig.to_dict()).
     config = models.JSONField(default=dict)
+    # What training and evaluation need from a worker, from the preset when the run was
+    # created (workers.devices.Needs.to_dict(); empty: a CPU, as for runs recorded before
+    # routing by worker kind). They are routed to a queue these name (runs.routing).
+    needs = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     status_reason = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)

@@ -28,6 +28,7 @@ from . import artifacts
 from .lease import Heartbeat, LeaseLost, fenced
 from .metric_stream import MetricStream, restore_checkpoint
 from .models import Checkpoint, Run, RunMetric
+from .routing import run_needs
 from .services import (
     JudgeRejected,
     checkpoints_prune,
@@ -143,7 +144,7 @@ def run_prepare(*, run_id: int) -> Run | None:
             run,
             heartbeat,
             Run.Status.TRAINING,
-            "Waiting for a training worker.",
+            f"Waiting for {run_needs(run).worker()} to train it.",
             also=lambda: run_event_add(
                 run=run,
                 message=(

@@ -1,6 +1,12 @@
 """Run presets live in the engine (`workers.training.presets`), one source for the web form
 and `sleuth train --preset`; the web side reads them from here."""
 
-from workers.training.presets import DEFAULT_PRESET, PRESETS, UnknownPreset, preset_config
+from workers.training.presets import (
+    DEFAULT_PRESET,
+    PRESETS,
+    UnknownPreset,
+    preset_config,
+    preset_needs,
+)
 
-__all__ = ["DEFAULT_PRESET", "PRESETS", "UnknownPreset", "preset_config"]
+__all__ = ["DEFAULT_PRESET", "PRESETS", "UnknownPreset", "preset_config", "preset_needs"]

@@ -31,7 +31,7 @@ from . import artifacts
 from .lease import pickup_deadline
 from .models import Checkpoint, Run, RunEvent
 from .notifications import run_end_notify_later
-from .presets import DEFAULT_PRESET, PRESETS, preset_config
+from .presets import DEFAULT_PRESET, PRESETS, preset_config, preset_needs
 
 logger = logging.getLogger(__name__)
 
@@ -215,6 +215,7 @@ def run_create(
             preset=preset,
             question_set=question_set,
             config=config.to_dict(),
+            needs=preset_needs(preset).to_dict(),  # routes its training (runs.routing)
             total_steps=config.steps,
         )
         run.artifacts_prefix = f"projects/{project.pk}/runs/{run.pk}"

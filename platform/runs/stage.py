@@ -25,14 +25,14 @@ import errno
 import logging
 import time
 import uuid
-from functools import partial
 
 from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
+from django.db.models import F
 from django.db.models.functions import Now
 
-from core.queues import enqueue, task_queue
+from core.queues import enqueue
 
 from .lease import (
     Heartbeat,
@@ -47,6 +47,7 @@ from .lease import (
 )
 from .models import Run, RunEvent
 from .notifications import run_end_notify_later
+from .routing import run_needs, worker_refusal
 from .services import run_event_add
 
 logger = logging.getLogger(__name__)
@@ -67,24 +68,20 @@ class TransientError(Exception):
     """A service was unreachable; the stage may succeed if tried again."""
 
 
-# Which task serves each status, and a function giving the queue it is routed to
-# (core.queues: preparing and publishing on the ingest queue, training and evaluating on the
-# train queue); the sweep requeues from this table.
+# Which task serves each status; the sweep requeues from this table. Its queue is
+# core.queues': preparing and publishing on the ingest queue, training and evaluating on the
+# train queue its needs name (runs.routing.stage_queue).
 STAGES = {
-    status: (task, partial(task_queue, task))
-    for status, task in {
-        Run.Status.QUEUED: "workers.tasks.run_prepare",
-        Run.Status.PREPARING: "workers.tasks.run_prepare",
-        Run.Status.TRAINING: "workers.tasks.run_train",
-        Run.Status.EVALUATING: "workers.tasks.run_evaluate",
-        Run.Status.PUBLISHING: "workers.tasks.run_publish",
-    }.items()
+    Run.Status.QUEUED: "workers.tasks.run_prepare",
+    Run.Status.PREPARING: "workers.tasks.run_prepare",
+    Run.Status.TRAINING: "workers.tasks.run_train",
+    Run.Status.EVALUATING: "workers.tasks.run_evaluate",
+    Run.Status.PUBLISHING: "workers.tasks.run_publish",
 }
 
 
 def stage_enqueue(run: Run) -> None:
-    task, _queue = STAGES[run.status]
-    enqueue(task, args=[run.pk])
+    enqueue(STAGES[run.status], args=[run.pk], needs=run_needs(run))
 
 
 # Each stage's time limit is this share of the run's budget (its max_minutes), and at least
@@ -136,6 +133,8 @@ def run_stage(
             return run_finish_fenced(
                 run=run, owner=owner, status=Run.Status.CANCELLED, reason="Cancelled."
             )
+        if refusal := worker_refusal(run):
+            return _hand_back(run, owner, refusal)
         if run.attempts > settings.SLEUTH_RUN_MAX_ATTEMPTS:
             return run_finish_fenced(
                 run=run,
@@ -249,6 +248,27 @@ def _interrupted(run: Run, owner: str, status: str, stop: StageInterrupted) -> R
     enqueue_quietly(run)
     run.refresh_from_db()
     return run
+
+
+def _hand_back(run: Run, owner: str, refusal: str) -> None:
+    """A run this worker cannot hold (runs.routing): give it back before any work, the claim
+    not counted as an attempt, so it fails for no worker's mistake. The sweep queues it again
+    at its pick-up deadline, not at once: a worker short of memory on the right queue would
+    otherwise take it back in a loop. The event is written once, not at every hand-back."""
+    worker = owner.rsplit(":", 1)[0]  # host:pid, without the claim's own suffix
+    message = (
+        f"{worker} cannot take this run: {refusal}. Handed back; it waits for "
+        f"{run_needs(run).worker()}."
+    )
+    logger.warning("run %s: %s", run.pk, message)
+    with fenced(run.pk, owner):
+        Run.objects.filter(pk=run.pk).update(
+            lease_owner="", lease_expires_at=pickup_deadline(), attempts=F("attempts") - 1
+        )
+        last = run.events.order_by("-at", "-id").values_list("message", flat=True).first()
+        if last != message:
+            run_event_add(run=run, kind=RunEvent.Kind.WARNING, message=message)
+    return None
 
 
 def _fail_if_held(run: Run, owner: str, reason: str) -> Run | None:

@@ -14,12 +14,15 @@ from django.db.models.functions import Now
 
 from .lease import LeaseLost, fenced, lease_seconds, pickup_deadline
 from .models import Run, RunEvent
+from .routing import ROUTED, run_needs, stage_queue
 from .services import run_event_add
 from .stage import STAGES, enqueue_quietly, run_finish_fenced
 
 # Each worker announces the queues it consumes in Redis (the Django cache) every sweep
 # interval, with an expiry of a few intervals, so the sweep can tell a queue no worker
-# serves (the run fails with that reason) from a busy one (the run keeps waiting).
+# serves (the run fails with that reason) from a busy one (the run keeps waiting). A
+# training worker's queues include one per GPU count it holds (runs.routing), so this also
+# says which kinds of run some connected worker can take.
 
 QUEUE_KEY = "sleuth:queue-served:{}"
 
@@ -47,7 +50,10 @@ def runs_sweep() -> list[int]:
     worker resumes it from the last checkpoint, up to SLEUTH_RUN_MAX_ATTEMPTS claims. A stage
     that no worker claimed is queued again (the broker may have lost the task, or been down
     when the run was created); on a queue no worker serves, up to SLEUTH_RUN_MAX_REQUEUES
-    times. Then the run fails with the reason, so no run stays queued or "training" forever.
+    times. Then the run fails with the reason, so no run stays queued or "training" forever,
+    with one exception (issue 69): a run that needs GPUs no connected worker has waits for
+    them without a limit, its page saying what for, until a worker that has them connects or
+    the customer cancels it.
 
     For a lease's length after the database starts, no held lease is swept: its holder
     could not renew it while the database was down (a restart longer than a lease would
@@ -100,8 +106,14 @@ def _sweep_one(run: Run) -> None:
             ),
         )
         return
-    queue = STAGES[run.status][1]()
-    if queue_served(queue):
+    queue = stage_queue(run, STAGES[run.status])
+    needs = run_needs(run)
+    served = queue_served(queue)
+    waits_for_gpus = not served and run.status in ROUTED and needs.device == "gpu"
+    if served or waits_for_gpus:
+        # A run that needs GPUs waits for a worker that has them for as long as it takes,
+        # its page saying what for (runs.routing.run_waiting_for): GPU workers come and go,
+        # and a fleet may start one when it sees the queue. The customer may cancel it.
         requeues = 0
     else:
         requeues = run.requeues + 1
@@ -119,11 +131,14 @@ def _sweep_one(run: Run) -> None:
             return
     with fenced(run.pk, ""):
         Run.objects.filter(pk=run.pk).update(requeues=requeues)
-        run_event_add(
-            run=run,
-            kind=RunEvent.Kind.WARNING,
-            message="The worker stopped responding; the run was queued again."
-            if run.attempts
-            else f"No worker picked the run up yet; queued again on {queue}.",
-        )
+        if run.attempts:
+            message = "The worker stopped responding; the run was queued again."
+        elif waits_for_gpus:
+            message = f"No worker with {needs.describe()} is connected; the run waits for one."
+        else:
+            message = f"No worker picked the run up yet; queued again on {queue}."
+        # A run waiting for GPUs is swept every lease, perhaps for hours: that event once.
+        last = run.events.order_by("-at", "-id").values_list("message", flat=True).first()
+        if not (waits_for_gpus and last == message):
+            run_event_add(run=run, kind=RunEvent.Kind.WARNING, message=message)
     enqueue_quietly(run)

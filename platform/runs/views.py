@@ -18,6 +18,7 @@ from .forms import ProjectJudgeForm, RewardPreviewForm, RunForm
 from .models import Run
 from .presets import PRESETS, UnknownPreset, preset_config
 from .retention import run_history_expired
+from .routing import run_waiting_for
 from .selectors import (
     checkpoint_download_url,
     checkpoint_get_for_user,
@@ -236,6 +237,7 @@ def _live_context(run: Run) -> dict:
         "checkpoints": list(run.checkpoints.all()),
         "validation": validation_rows(run.eval_report),
         "progress": round(100 * run.current_step / run.total_steps) if run.total_steps else 0,
+        "waiting_for": run_waiting_for(run),
     }
 
 

@@ -37,6 +37,7 @@ from corpora.services import (
 from runs.forms import RunForm
 from runs.models import Checkpoint, Run, RunEvent, RunMetric
 from runs.presets import DEFAULT_PRESET, PRESETS
+from runs.routing import run_waiting_for
 from runs.selectors import run_get_for_user
 from runs.services import RunRejected, run_cancel, run_create
 from workers.rewards.reward import COMPONENTS
@@ -316,6 +317,8 @@ def _job(run: Run, agents: dict[int, str]) -> dict:
         "sleuth": {
             "run_status": run.status,
             "status_reason": run.status_reason,
+            # What the run waits for while no connected worker can take it (runs.routing).
+            "waiting_for": run_waiting_for(run) or None,
             "current_step": run.current_step,
             "total_steps": run.total_steps,
         },

@@ -234,6 +234,11 @@ SLEUTH_RUN_RETENTION_DAYS = env.int("SLEUTH_RUN_RETENTION_DAYS", default=90)
 # indexes a web process keeps loaded.
 SLEUTH_INGEST_QUEUE = env("SLEUTH_INGEST_QUEUE", default="ingest")
 SLEUTH_TRAIN_QUEUE = env("SLEUTH_TRAIN_QUEUE", default="train")
+# Routing by worker kind (runs.routing): a worker on the train queue also takes the GPU
+# queues its devices hold; these say whether a GPU worker takes CPU runs too (on a fleet with
+# CPU workers, false keeps its GPUs for GPU runs). What a worker holds is detected, or named
+# by SLEUTH_WORKER_DEVICES, which the engine reads itself (workers.devices, also for the CLI).
+SLEUTH_WORKER_TAKES_CPU_RUNS = env.bool("SLEUTH_WORKER_TAKES_CPU_RUNS", default=True)
 SLEUTH_WORK_DIR = env("SLEUTH_WORK_DIR", default=str(Path(tempfile.gettempdir()) / "sleuth-work"))
 SLEUTH_RUN_LEASE_SECONDS = env.int("SLEUTH_RUN_LEASE_SECONDS", default=120)
 SLEUTH_RUN_SWEEP_SECONDS = env.float("SLEUTH_RUN_SWEEP_SECONDS", default=30.0)
