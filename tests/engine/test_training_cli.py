@@ -297,3 +297,19 @@ def test_help_lists_the_settings_a_customer_tunes_and_help_all_every_one(capsys)
 
 def test_a_setting_left_out_of_help_is_still_taken():
     assert _parsed("--kl-ref", "0.1").loss.kl_ref_coef == 0.1
+
+
+def test_sleuth_train_on_two_ranks_trains_in_a_second_process_and_writes_once(tmp_path):
+    pages, qfile, model_dir = write_inputs(tmp_path)
+    out = tmp_path / "run"
+    common = ["--questions", str(qfile), "--model", str(model_dir), "--eval-every", "0"]
+    small = ["--steps", "2", "--questions-per-step", "2", "--group-size", "2", "--sft-epochs", "1"]
+    limits = ["--max-turns", "2", "--max-new-tokens", "16", "--no-final-eval"]
+    args = ["train", "--docs", str(pages), "--out", str(out), *common, *small, *limits]
+
+    assert main([*args, "--ranks", "2"]) == 0
+
+    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").open()] == [1, 2]
+    assert (out / "rank-1.log").exists() and not (out / "rank-job.pkl").exists()
+    assert json.loads((out / "config.json").read_text())["ranks"] == 2
+    assert main([*args, "--ranks", "9"]) == 2  # one machine's devices at most

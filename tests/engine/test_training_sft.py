@@ -129,3 +129,10 @@ def test_a_heavier_answer_is_learned_faster_than_the_search():
 def test_the_answer_weight_is_positive():
     with pytest.raises(ValueError, match="sft_answer_weight"):
         TrainConfig(sft_answer_weight=0)
+
+
+def test_the_cold_start_leaves_no_gradient_for_rl_to_add_its_first_step_to():
+    # RL's update accumulates onto .grad: a gradient left here would be stepped on twice.
+    model = tiny_model()
+    sft(model, [trajectory(seed) for seed in range(3)], epochs=1, max_batch_tokens=11)
+    assert all(p.grad is None for p in model.parameters())

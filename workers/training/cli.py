@@ -152,6 +152,7 @@ def cmd_train(args) -> int:
     from workers.documents.questions import QuestionFileError, load_questions
     from workers.rewards.judge import CLI_KEY_ENV, build_judge
     from workers.search.index import SearchIndex
+    from workers.training.distributed import RankJob, threads_per_rank, train_on_ranks
     from workers.training.rl import train
 
     started = time.monotonic()
@@ -204,18 +205,34 @@ def cmd_train(args) -> int:
     (out / "config.json").write_text(json.dumps(config.to_dict(), indent=2))
     # The CLI's user chose the judge's URL, so the operator's key may go to it.
     judge = build_judge(config.reward, api_key=os.environ.get(CLI_KEY_ENV, ""))
-    summary = train(
-        config,
-        model=model,
-        tokenizer=tokenizer,
-        index=index,
-        train_questions=train_qs,
-        val_questions=val_qs[: args.val_limit],
-        out_dir=out,
-        resume=args.resume,
-        log=lambda m: print(m, file=sys.stderr),
-        judge=judge,
-        final_eval_questions=0 if args.no_final_eval else len(val_qs),
+    final_eval_questions = 0 if args.no_final_eval else len(val_qs)
+    job = RankJob(  # what ranks 1… need, when the run has several (`--ranks`)
+        config.to_dict(),
+        args.index or str(out / "index"),
+        train_qs,
+        val_qs[: args.val_limit],
+        str(out),
+        args.resume,
+        threads=threads_per_rank(config.ranks),
+        final_eval_questions=final_eval_questions,
+    )
+    summary = train_on_ranks(
+        config.ranks,
+        job,
+        lambda ranks: train(
+            config,
+            model=model,
+            tokenizer=tokenizer,
+            index=index,
+            train_questions=train_qs,
+            val_questions=val_qs[: args.val_limit],
+            out_dir=out,
+            resume=args.resume,
+            log=lambda m: print(m, file=sys.stderr),
+            judge=judge,
+            final_eval_questions=final_eval_questions,
+            ranks=ranks,
+        ),
     )
     if summary["stopped_early"]:
         print(f"stopped early: {summary['stopped_early']}", file=sys.stderr)

@@ -21,6 +21,7 @@ from workers.packs import synthesis_kinds
 from workers.rewards.text import polarity
 from workers.search.index import SearchIndex
 from workers.training.config import TrainConfig
+from workers.training.distributed import SINGLE, Ranks
 from workers.training.sft import sft
 from workers.training.teacher import (
     ScriptedTeacher,
@@ -170,6 +171,7 @@ def cold_start(
     progress: bool,
     check: Callable[[], None],
     log,
+    ranks: Ranks = SINGLE,
 ) -> ColdStartReport:
     """SFT on the teacher's trajectories for `config.sft_epochs`, or until `deadline` (the
     cold start's share of the training budget)."""
@@ -192,6 +194,7 @@ def cold_start(
         precision=precision,
         check=check,
         on_step=lambda record: taught.append(record["trajectories"]),
+        ranks=ranks,
     )
     log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
     if not taught:

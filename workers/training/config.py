@@ -31,6 +31,9 @@ def eval_seconds_per_question(cold_start_batch_seconds: float | None = None) -> 
     return max(EVAL_SECONDS_PER_QUESTION, measured)
 
 
+# One machine's devices at most: a run spans the devices of one worker, never a fleet's.
+MAX_RANKS = 8
+
 LossKind = Literal["dppo_tv", "dppo_kl", "tis", "mis"]
 LOSS_KINDS: tuple[str, ...] = LossKind.__args__
 
@@ -171,6 +174,9 @@ class TrainConfig(Settings):
         "float32",
         help="rollouts and trainer matmuls: auto (bfloat16 where fast), float32 or bfloat16",
     )
+    # Data-parallel processes, each with the whole model on its own device (a GPU, or a share
+    # of the CPU's cores): the run's steps are the same, its time shorter (training.distributed).
+    ranks: int = option(1, help="processes the run trains in, one device each (data-parallel)")
     temperature: float = option(1.0, help="rollout sampling temperature")
     top_p: float = 1.0
     limits: Limits = field(default_factory=Limits)
@@ -224,6 +230,8 @@ class TrainConfig(Settings):
             raise ValueError(f"sft_answer_weight must be above 0, not {self.sft_answer_weight}")
         if not 0 <= self.sft_warmdown <= 1:
             raise ValueError(f"sft_warmdown must be from 0 to 1, not {self.sft_warmdown}")
+        if not 1 <= self.ranks <= MAX_RANKS:
+            raise ValueError(f"ranks must be from 1 to {MAX_RANKS}, not {self.ranks}")
 
     def entity_split_seed(self) -> int:
         return self.seed if self.split_seed is None else self.split_seed

@@ -22,9 +22,14 @@ What it is (and where it departs from the papers):
 - The function `train` reads top to bottom: set-up (the policy, its rollout engine, the
   teacher's data, the cold start, the optimizer and a resume's state: `LoopState`), then
   the loop, then the agent handed over (`save_agent`).
+- Data-parallel (`training.distributed`): with several ranks, each samples its share of a
+  step's questions, everything after the rollouts is computed alike on every rank from
+  the gathered trajectories, and the gradients are summed; rank 0 alone scores, writes
+  and saves. One rank is the single-process run, unchanged.
 """
 
 import copy
+import dataclasses
 import hashlib
 import json
 import random
@@ -56,6 +61,7 @@ from workers.training.checkpoint import (
 )
 from workers.training.cold_start import ColdStartReport, cold_start, cold_start_set, teacher_data
 from workers.training.config import TrainConfig, eval_seconds_per_question
+from workers.training.distributed import SINGLE, Ranks
 from workers.training.logprobs import batch_logprobs
 from workers.training.losses import group_advantages, policy_loss, teacher_nll
 
@@ -175,15 +181,36 @@ def score(trajectories, questions, config: TrainConfig, judge) -> list[dict[str,
     return [t.reward for t in trajectories]
 
 
-def validate(engine, questions: Sequence[Question], config: TrainConfig, judge, seed: int) -> dict:
+def rollout_share(engine, questions: Sequence[str], sampling: SamplingParams, ranks: Ranks):
+    """The trajectories of `questions`, each rank sampling its contiguous share with the
+    random streams a single process would give those rows (`seed + row`), on every rank."""
+    rows = ranks.share(len(questions))
+    mine = dataclasses.replace(sampling, seed=sampling.seed + rows.start)
+    sampled = engine.rollout([questions[i] for i in rows], mine) if rows else []
+    return ranks.gather(sampled)
+
+
+def validate(
+    engine,
+    questions: Sequence[Question],
+    config: TrainConfig,
+    judge,
+    seed: int,
+    ranks: Ranks = SINGLE,
+) -> dict:
     """Sampled validation, `eval_samples` rollouts per question, measured exactly as
-    `sleuth eval` and eval.json measure (`evaluation.metrics.summarize`), under `val/`."""
+    `sleuth eval` and eval.json measure (`evaluation.metrics.summarize`), under `val/`; the
+    rollouts shared among the ranks, the metrics on rank 0 (empty on the others)."""
     k = config.eval_samples
     expanded = [q for q in questions for _ in range(k)]
-    trajectories = engine.rollout(
+    trajectories = rollout_share(
+        engine,
         [q.question for q in expanded],
         SamplingParams(temperature=config.temperature, top_p=config.top_p, seed=seed),
+        ranks,
     )
+    if not ranks.main:
+        return {}
     samples = [trajectories[i * k : (i + 1) * k] for i in range(len(questions))]
     tokens = engine.tokenizer
 
@@ -250,18 +277,22 @@ def policy_update(
     reference=None,
     pad_id: int = 0,
     check: Callable[[], None] = lambda: None,
+    ranks: Ranks = SINGLE,
 ) -> dict:
     """Accumulate the step's gradient: the policy loss over every kept model token (in
     packed micro-batches, each weighted by its share of the tokens) and DGPO's teacher NLL;
     clip it. Returns the loss metrics, entropy, grad norm, tokens run and whether there is
     anything to step on. The caller steps the optimizer. `check()` runs before each
-    micro-batch (it may raise to abandon the update)."""
+    micro-batch (it may raise to abandon the update). With several ranks (each holding the
+    whole step's trajectories) each runs its share of the rows and of DGPO's targets, the
+    shares weighted by the whole step's counts, and the gradients are summed."""
     model.train()
     policy_tokens = sum(trajectories[i].model_tokens for i in train_rows)
     lengths = [len(t.token_ids) for t in trajectories]
+    mine = [train_rows[i] for i in ranks.share(len(train_rows))]
     metrics: dict[str, float] = {}
     entropy_sum, trained_tokens = 0.0, 0
-    for rows in packed_micro_batches(train_rows, lengths, config.max_batch_tokens):
+    for rows in packed_micro_batches(mine, lengths, config.max_batch_tokens):
         check()
         batch = collate_packed(
             [[trajectories[i] for i in row] for row in rows],
@@ -293,7 +324,7 @@ def policy_update(
         entropy_sum += float((entropy * batch.loss_mask).sum())
         trained_tokens += batch.tokens
     for rows in packed_micro_batches(
-        range(len(dgpo)), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
+        list(ranks.share(len(dgpo))), [len(t.token_ids) for t in dgpo], config.max_batch_tokens
     ):
         check()
         batch = collate_packed([[dgpo[i] for i in row] for row in rows], pad_id=pad_id).to(
@@ -305,13 +336,22 @@ def policy_update(
         trained_tokens += batch.tokens
     stepped = bool(train_rows or dgpo)
     trainable = [p for p in model.parameters() if p.requires_grad]
+    if stepped:
+        ranks.sum_gradients(trainable)
+    if ranks.distributed:
+        totals = {}
+        for part in ranks.gather([metrics]):
+            for key, value in part.items():
+                totals[key] = totals.get(key, 0.0) + value
+        metrics = totals
+        entropy_sum, trained_tokens = ranks.total(entropy_sum, trained_tokens)
     grad_norm = float(torch.nn.utils.clip_grad_norm_(trainable, 1.0)) if stepped else 0.0
     model.eval()
     return {
         "entropy": entropy_sum / max(policy_tokens, 1),
         **metrics,
         "grad_norm": grad_norm,
-        "trained_tokens": trained_tokens,
+        "trained_tokens": int(trained_tokens),
         "stepped": stepped,
     }
 
@@ -362,6 +402,7 @@ def train(
     on_checkpoint: Callable[[Path, int], None] | None = None,
     judge=None,  # a ready judge (the platform's, with its key); default: from config.reward
     final_eval_questions: int | None = None,  # what the time budget keeps room for
+    ranks: Ranks = SINGLE,  # this process's place in a data-parallel run
 ) -> dict:
     """Train in place; returns a summary. Writes metrics.jsonl, samples.jsonl, checkpoints.
 
@@ -369,7 +410,8 @@ def train(
     samples)` after each step is logged, `on_checkpoint(folder, step)` after each save,
     and `should_stop()`, checked after every step and inside long work (between rollout
     rounds and decoded tokens, cold-start and update micro-batches): true after a step ends
-    training there; true mid-step drops the step and raises StopRequested.
+    training there; true mid-step drops the step and raises StopRequested. In a
+    data-parallel run the hooks run on rank 0 (`training.distributed.train_on_ranks`).
     """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -378,7 +420,8 @@ def train(
         final_eval_questions = len(val_questions)
     budget = config.training_seconds(final_eval_questions)
     deadline = started + budget if budget else None
-    judge = judge if judge is not None else build_judge(config.reward)
+    if judge is None and ranks.main:  # rank 0 scores every rank's rollouts
+        judge = build_judge(config.reward)
     pad_id = tokenizer.pad_token_id or 0
     torch.manual_seed(config.seed)
     random.seed(config.seed)
@@ -392,6 +435,7 @@ def train(
 
     # Set-up: the policy, the engine it samples with, the teacher's data, the cold start.
     model = policy_model(model, config, checkpoint)
+    ranks.same_parameters([p for p in model.parameters() if p.requires_grad])
     precision = resolve_precision(config.precision, model.device)
     log(f"precision: {precision} (rollouts and the trainer's matmuls)")
     engine = build_rollout_engine(
@@ -424,6 +468,7 @@ def train(
             progress=progress,
             check=check_stop,
             log=log,
+            ranks=ranks,
         )
     if warmed.seconds_per_batch and budget:
         # The final evaluation runs at this machine's speed, which the cold start measured:
@@ -439,7 +484,7 @@ def train(
         reference = copy.deepcopy(model).eval().requires_grad_(False)
     loop = LoopState.begin(model, config, by_id, state)
     metrics_path, samples_path = out_dir / "metrics.jsonl", out_dir / "samples.jsonl"
-    for path in (metrics_path, samples_path):
+    for path in (metrics_path, samples_path) if ranks.main else ():
         drop_steps_after(path, loop.step)  # logged after the checkpoint we resume from
 
     def save(step: int) -> Path:
@@ -455,7 +500,7 @@ def train(
         total=config.steps,
         initial=start_step,
         desc="RL",
-        disable=not progress,
+        disable=not progress or not ranks.main,
         unit="step",
         dynamic_ncols=True,
     )
@@ -473,11 +518,15 @@ def train(
         sampling = SamplingParams(
             config.temperature, config.top_p, seed=stream_seed(config.seed, "rollouts", step)
         )
-        trajectories = engine.rollout([q.question for q in questions], sampling)
+        trajectories = rollout_share(engine, [q.question for q in questions], sampling, ranks)
         rollout_s = time.perf_counter() - step_started
 
-        # 2. reward, every component kept on the trajectory
-        rewards = score(trajectories, questions, config, judge)
+        # 2. reward, every component kept on the trajectory (by rank 0, sent to the others)
+        rewards = ranks.broadcast(
+            score(trajectories, questions, config, judge) if ranks.main else None
+        )
+        for trajectory, reward in zip(trajectories, rewards, strict=True):
+            trajectory.reward = reward
         totals = torch.tensor([r["total"] for r in rewards])
         correct = [r["correct"] > 0 for r in rewards]  # the judge's verdict (rewards.reward)
 
@@ -509,6 +558,7 @@ def train(
             reference=reference,
             pad_id=pad_id,
             check=check_stop,
+            ranks=ranks,
         )
         if update.pop("stepped"):
             loop.optimizer.step()
@@ -538,11 +588,16 @@ def train(
             "train_s": train_s,
             "step_s": step_s,
         }
-        out_of_time = deadline is not None and time.monotonic() > deadline
-        last = step == config.steps or out_of_time or should_stop()
+        # Every rank ends on the same step, whichever saw the clock run out or the stop.
+        out_of_time = ranks.any(deadline is not None and time.monotonic() > deadline)
+        last = step == config.steps or out_of_time or ranks.any(should_stop())
         if config.eval_every and (step % config.eval_every == 0 or last) and val_questions:
             seed = stream_seed(config.seed, "validation", step)
-            record.update(validate(engine, val_questions, config, judge, seed=seed))
+            record.update(validate(engine, val_questions, config, judge, seed=seed, ranks=ranks))
+        if not ranks.main:  # rank 0 logs, reports and saves
+            if last and step != config.steps:
+                break
+            continue
         with metrics_path.open("a") as f:
             f.write(json.dumps(record) + "\n")
         samples = [
@@ -573,6 +628,8 @@ def train(
             stopped_early = "time budget spent" if out_of_time else "stop requested"
             break
     bar.close()
+    if not ranks.main:
+        return {"steps": step, "rank": ranks.rank}
     if step == start_step and not latest_checkpoint(out_dir):
         save(step)  # nothing trained (or every question held back): still leave a checkpoint
     return {
