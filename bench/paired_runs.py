@@ -1,14 +1,17 @@
 """Two settings, each pooled over its fold runs, compared on the same questions.
 
     python bench/paired_runs.py --questions Q.jsonl --index INDEX \
-        --a var/old-f0-s0 var/old-f1-s0 --b var/new-f0-s0 var/new-f1-s0
+        --a var/old-f0-s0 var/old-f1-s0 --b var/new-f0-s0 var/new-f1-s0 [--a-rules-off]
 
 How a setting earns its place in a preset (docs/evaluation.md): each side's runs are read as
 `sleuth compare` reads them (every question scored by the runs that held it out, averaged over
 seeds, the recorded answers judged again by today's offline judge), and the difference B − A
 of golden recall, strict accuracy and chunks shown is given with its paired 95 % bootstrap
 interval over the questions both sides scored. A gain counts only where the interval excludes
-0. Each side must be one setting (runs differing only in seed and fold).
+0. Each side must be one setting (runs differing only in seed and fold). `--a-rules-off`
+(`--b-rules-off`) runs that side's checkpoints again with every decoding rule off, as
+`sleuth compare` does for its "rules off" row: a setting measured against runs recorded
+before a rule left the default path.
 """
 
 from __future__ import annotations
@@ -17,11 +20,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from workers.agent.greedy_rules import unruled  # noqa: E402
 from workers.documents.evidence import map_evidence  # noqa: E402
 from workers.documents.questions import load_questions  # noqa: E402
+from workers.evaluation.compare import rules_off_scores, run_limits  # noqa: E402
 from workers.evaluation.pooled import (  # noqa: E402
     check_one_setting,
     held_out,
@@ -33,9 +39,15 @@ from workers.rewards.judge import OfflineJudge  # noqa: E402
 from workers.search.index import SearchIndex  # noqa: E402
 
 
-def pooled(folders, questions, judge):
+def pooled(folders, questions, judge, *, index=None, rules_off=False):
     runs = [read_run(folder) for folder in folders]
     check_one_setting(runs)
+    if rules_off:
+        off = unruled(run_limits(runs[0].config))
+        evaluation = SimpleNamespace(device="auto", batch_size=16)
+        return rules_off_scores(
+            runs, questions, index=index, limits=off, judge=judge, args=evaluation
+        )
     attempts = []
     for run in runs:
         kept = {q.id for q in held_out(run, questions)}
@@ -49,6 +61,8 @@ def main(argv=None) -> int:
     parser.add_argument("--index", required=True)
     parser.add_argument("--a", nargs="+", required=True, help="run folders of setting A")
     parser.add_argument("--b", nargs="+", required=True, help="run folders of setting B")
+    parser.add_argument("--a-rules-off", action="store_true", help="A's checkpoints, rules off")
+    parser.add_argument("--b-rules-off", action="store_true", help="B's checkpoints, rules off")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -56,7 +70,8 @@ def main(argv=None) -> int:
     questions = load_questions(args.questions)
     map_evidence(questions, index.chunks)
     judge = OfflineJudge()
-    a, b = pooled(args.a, questions, judge), pooled(args.b, questions, judge)
+    a = pooled(args.a, questions, judge, index=index, rules_off=args.a_rules_off)
+    b = pooled(args.b, questions, judge, index=index, rules_off=args.b_rules_off)
 
     report = {}
     for metric in ("recall", "correct", "chunks"):
@@ -74,7 +89,9 @@ def main(argv=None) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"A: {' '.join(args.a)}\nB: {' '.join(args.b)}\n")
+    off = {True: " (rules off)", False: ""}
+    print(f"A: {' '.join(args.a)}{off[args.a_rules_off]}")
+    print(f"B: {' '.join(args.b)}{off[args.b_rules_off]}\n")
     print("| metric | A [95 %] | B [95 %] | B − A [95 %] | n |\n|---|---|---|---|---|")
     for metric, row in report.items():
         d = row["b_minus_a"]

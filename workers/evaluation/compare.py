@@ -147,7 +147,9 @@ def cmd_compare(args) -> int:
             if masks_tokens(limits):
                 off = unruled(limits)
                 models.append(
-                    _unruled(runs, questions, index=index, limits=off, judge=judge, args=args)
+                    rules_off_scores(
+                        runs, questions, index=index, limits=off, judge=judge, args=args
+                    )
                 )
         if args.base:
             models.append(
@@ -258,7 +260,7 @@ def _complete(runs, questions, *, index, limits, args) -> int:
     return missing
 
 
-def _unruled(runs, questions, *, index, limits, judge, args):
+def rules_off_scores(runs, questions, *, index, limits, judge, args):
     """The runs' checkpoints with every decoding rule off, each on the questions it held out."""
     from workers.evaluation import pooled
 

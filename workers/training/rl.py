@@ -643,5 +643,6 @@ def train(
         # epoch of cold start on a 2-core CPU without bfloat16 and nearly one with it.
         "precision": precision,
         "cold_start_batches": warmed.batches,
+        "cold_start_seconds": (warmed.seconds_per_batch or 0.0) * warmed.batches,
         "cold_start_epochs": warmed.epochs,
     }
