@@ -66,6 +66,12 @@ def worker_refusal(run: Run, devices: Devices | None = None) -> str | None:
     return (devices or worker_devices()).refusal(run_needs(run))
 
 
+def worker_taken_up(owner: str, status: str) -> str:
+    """The event of a worker taking a routed stage up, with what it holds: "Training on
+    host:pid:claim (2 GPUs of 80 GiB)."."""
+    return f"{status.capitalize()} on {owner} ({worker_devices().describe()})."
+
+
 def stage_queue(run: Run, task: str) -> str:
     """The queue the run's `task` is sent to: by the run's needs for training and evaluation."""
     return task_queue(task, run_needs(run))

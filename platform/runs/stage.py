@@ -47,7 +47,7 @@ from .lease import (
 )
 from .models import Run, RunEvent
 from .notifications import run_end_notify_later
-from .routing import run_needs, worker_refusal
+from .routing import ROUTED, run_needs, worker_refusal, worker_taken_up
 from .services import run_event_add
 
 logger = logging.getLogger(__name__)
@@ -156,6 +156,8 @@ def run_stage(
                 kind=RunEvent.Kind.WARNING,
                 message=f"Resumed {status} on {owner} (attempt {run.attempts}).",
             )
+        elif status in ROUTED:  # the hand-off set the status: say which worker took it up
+            run_event_add(run=run, message=worker_taken_up(owner, status))
         with Heartbeat(
             run.pk,
             owner,
