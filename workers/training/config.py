@@ -156,6 +156,10 @@ class TrainConfig(Settings):
     loss: LossConfig = field(default_factory=LossConfig)
     # GRPO; False gives Dr. GRPO (advantage = r − mean)
     normalize_std: bool = option(True, help="advantages divided by the group's std (GRPO)")
+    # Groups whose rewards all tie teach nothing; without refills a step trains on those left.
+    refill_rounds: int = option(
+        0, help="sampling rounds a step may add to replace groups with tied rewards"
+    )
     dgpo_coef: float = option(
         0.2, help="teacher NLL weight on groups with no correct sample (0: off)", flag="--dgpo"
     )

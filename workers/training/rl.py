@@ -190,6 +190,43 @@ def rollout_share(engine, questions: Sequence[str], sampling: SamplingParams, ra
     return ranks.gather(sampled)
 
 
+def has_signal(group_totals: torch.Tensor) -> bool:
+    """A group whose rewards all tie has no advantage to learn from."""
+    return bool(group_totals.std() > 1e-6)
+
+
+def sample_groups(engine, sampler, by_id, config: TrainConfig, judge, ranks: Ranks, step: int):
+    """A step's groups: `group_size` rollouts for each of `questions_per_step` questions,
+    scored (by rank 0, sent to the others). With `refill_rounds`, groups whose rewards all
+    tie are replaced by fresh questions' groups, up to that many more rounds (dynamic
+    sampling, as DAPO does): the step trains on a full batch where the questions allow.
+    Returns the question ids, one question per row, the trajectories, their rewards and the
+    rounds sampled."""
+    G = config.group_size
+    ids, questions, trajectories, rewards = [], [], [], []
+    wanted, rounds = config.questions_per_step, 0
+    while wanted > 0 and rounds <= config.refill_rounds:
+        taken = sampler.take(wanted)
+        if not taken:
+            break
+        asked = [by_id[i] for i in taken for _ in range(G)]
+        stream = "rollouts" if rounds == 0 else f"rollouts/refill-{rounds}"
+        sampling = SamplingParams(
+            config.temperature, config.top_p, seed=stream_seed(config.seed, stream, step)
+        )
+        sampled = rollout_share(engine, [q.question for q in asked], sampling, ranks)
+        scored = ranks.broadcast(score(sampled, asked, config, judge) if ranks.main else None)
+        for trajectory, reward in zip(sampled, scored, strict=True):
+            trajectory.reward = reward
+        ids, questions = ids + taken, questions + asked
+        trajectories, rewards = trajectories + sampled, rewards + scored
+        rounds += 1
+        totals = torch.tensor([r["total"] for r in rewards])
+        signal = sum(has_signal(totals[g * G : (g + 1) * G]) for g in range(len(ids)))
+        wanted = config.questions_per_step - signal
+    return ids, questions, trajectories, rewards, rounds
+
+
 def validate(
     engine,
     questions: Sequence[Question],
@@ -508,25 +545,16 @@ def train(
     for step in range(start_step + 1, config.steps + 1):
         step_started = time.perf_counter()
 
-        # 1. sample: G rollouts for each question, through the real search tool
-        ids = loop.sampler.take(config.questions_per_step)
+        # 1-2. sample G rollouts for each question through the real search tool, and reward
+        # them, every component kept on the trajectory
+        ids, questions, trajectories, rewards, rounds = sample_groups(
+            engine, loop.sampler, by_id, config, judge, ranks, step
+        )
         if not ids:
             stopped_early = "every training question is held back"
             step -= 1
             break
-        questions = [by_id[i] for i in ids for _ in range(G)]
-        sampling = SamplingParams(
-            config.temperature, config.top_p, seed=stream_seed(config.seed, "rollouts", step)
-        )
-        trajectories = rollout_share(engine, [q.question for q in questions], sampling, ranks)
         rollout_s = time.perf_counter() - step_started
-
-        # 2. reward, every component kept on the trajectory (by rank 0, sent to the others)
-        rewards = ranks.broadcast(
-            score(trajectories, questions, config, judge) if ranks.main else None
-        )
-        for trajectory, reward in zip(trajectories, rewards, strict=True):
-            trajectory.reward = reward
         totals = torch.tensor([r["total"] for r in rewards])
         correct = [r["correct"] > 0 for r in rewards]  # the judge's verdict (rewards.reward)
 
@@ -539,7 +567,7 @@ def train(
             loop.count_group(qid, any_correct, config.hold_back_after)
             if not any_correct:
                 failed_groups.append(qid)
-            if totals[list(rows)].std() > 1e-6:  # equal rewards: no signal
+            if has_signal(totals[list(rows)]):
                 train_rows.extend(rows)
         dgpo = (
             [teacher_for[q] for q in failed_groups if q in teacher_for] if config.dgpo_coef else []
@@ -578,7 +606,8 @@ def train(
             **rollout_stats(trajectories, tokenizer),
             **update,
             "lr": loop.scheduler.get_last_lr()[0],
-            "groups_dropped": config.questions_per_step - len(train_rows) // G,
+            "groups_dropped": len(ids) - len(train_rows) // G,
+            "sample_rounds": rounds,
             "dgpo_groups": len(dgpo),
             "held_back": len(loop.sampler.held_back),
             "judge_errors": sum(r["judge_failed"] for r in rewards),
