@@ -63,6 +63,12 @@ class Needs:
     def to_dict(self) -> dict:
         return asdict(self)
 
+    @property
+    def ranks(self) -> int:
+        """The training processes a run with these needs starts (training.distributed): one
+        a GPU; one on a CPU, whose cores its threads share."""
+        return self.devices if self.device == "gpu" else 1
+
     def describe(self) -> str:
         """ "a CPU", "2 GPUs", "1 GPU with 24 GiB", "a CPU with 8 GiB of memory"."""
         if self.device == "cpu":

@@ -181,6 +181,19 @@ def allowed_model(run: Run, config: TrainConfig) -> str:
     return config.model
 
 
+def allowed_ranks(run: Run, config: TrainConfig) -> int:
+    """The training processes the run starts: its settings' `ranks`, which run_create set
+    from its needs (one a GPU); settings asking for more than its needs, which the worker was
+    chosen for, are refused (they may have been edited in the database)."""
+    most = run_needs(run).ranks
+    if config.ranks > most:
+        raise StageFailed(
+            f"The run's settings ask for {config.ranks} training processes; what it needs from "
+            f"a worker ({run_needs(run).describe()}) allows {most}."
+        )
+    return config.ranks
+
+
 def run_train(*, run_id: int) -> Run | None:
     """Cold start + RL with the engine's trainer; metrics and samples stream into Postgres,
     checkpoints go to S3. A run taken over from a dead worker resumes from its last
@@ -188,6 +201,12 @@ def run_train(*, run_id: int) -> Run | None:
 
     def work(run: Run, heartbeat: Heartbeat) -> None:
         from workers.agent.models import ModelNotFoundError, load_trainable
+        from workers.training.distributed import (
+            RankFailed,
+            RankJob,
+            threads_per_rank,
+            train_on_ranks,
+        )
         from workers.training.rl import StopRequested, train
 
         config = TrainConfig.from_dict(run.config)
@@ -246,25 +265,50 @@ def run_train(*, run_id: int) -> Run | None:
                     record_checkpoint, f"run {run.pk}: recording the checkpoint at step {step}"
                 )
 
+            # Ranks 1… (a run on several devices) are child processes training the same
+            # job; this process is rank 0, with the hooks, the judge and its key.
+            world = allowed_ranks(run, config)
+            if world > 1:
+                logger.info("run %s: training on %d ranks", run.pk, world)
+            job = RankJob(
+                config.to_dict(),
+                str(index_folder(run.index_prefix)),
+                train_qs,
+                val_qs,
+                str(out_dir),
+                bool(resumed_from),
+                threads=threads_per_rank(world),
+            )
             try:
-                summary = train(
-                    config,
-                    model=model,
-                    tokenizer=tokenizer,
-                    index=index,
-                    train_questions=train_qs,
-                    val_questions=val_qs,
-                    out_dir=out_dir,
-                    resume=bool(resumed_from),
-                    progress=False,
-                    log=lambda message: logger.info("run %s: %s", run.pk, message),
-                    should_stop=heartbeat.should_stop,
-                    on_step=on_step,
-                    on_checkpoint=on_checkpoint,
-                    judge=judge,
+                summary = train_on_ranks(
+                    world,
+                    job,
+                    lambda ranks: train(
+                        config,
+                        model=model,
+                        tokenizer=tokenizer,
+                        index=index,
+                        train_questions=train_qs,
+                        val_questions=val_qs,
+                        out_dir=out_dir,
+                        resume=bool(resumed_from),
+                        progress=False,
+                        log=lambda message: logger.info("run %s: %s", run.pk, message),
+                        should_stop=heartbeat.should_stop,
+                        on_step=on_step,
+                        on_checkpoint=on_checkpoint,
+                        judge=judge,
+                        ranks=ranks,
+                    ),
                 )
             except StopRequested:
                 summary = None  # stopped mid-step: the step's work is dropped
+            except RankFailed as error:
+                logger.warning("run %s: %s", run.pk, error)
+                raise StageFailed(
+                    f"A training process of this run stopped ({str(error)[:300]}); the run "
+                    "cannot go on without it."
+                ) from None
             if heartbeat.lost:
                 raise LeaseLost(f"run {run.pk} was taken over")  # its new owner reports
             if heartbeat.interrupted is not None:

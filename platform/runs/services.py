@@ -165,8 +165,14 @@ def run_create(
         raise RunRejected("This project is not yours.")
     if preset not in PRESETS:
         raise RunRejected(f"Unknown preset {preset!r}: choose one of {', '.join(PRESETS)}.")
+    needs = preset_needs(preset)
+    if "ranks" in (options or {}) and options["ranks"] != needs.ranks:
+        raise RunRejected(
+            f"The {preset} preset trains in {needs.ranks} process(es), one a device it needs "
+            f"({needs.describe()}); choose a preset that needs more devices."
+        )
     try:
-        config = preset_config(preset, options or {})
+        config = preset_config(preset, {**(options or {}), "ranks": needs.ranks})
     except ValueError as error:
         raise RunRejected(str(error)) from None
     if config.steps < 1:
@@ -215,7 +221,7 @@ def run_create(
             preset=preset,
             question_set=question_set,
             config=config.to_dict(),
-            needs=preset_needs(preset).to_dict(),  # routes its training (runs.routing)
+            needs=needs.to_dict(),  # routes its training (runs.routing)
             total_steps=config.steps,
         )
         run.artifacts_prefix = f"projects/{project.pk}/runs/{run.pk}"

@@ -18,10 +18,12 @@ from core.queues import enqueue, task_queue
 from corpora.services import project_create
 from runs import pipeline, routing, sweep
 from runs.models import Run, RunEvent
-from runs.services import run_create
-from runs.stage import stage_enqueue
+from runs.presets import PRESETS
+from runs.services import RunRejected, run_create
+from runs.stage import StageFailed, stage_enqueue
 from serving.services import api_token_create
 from workers.devices import Devices, Needs
+from workers.training.config import TrainConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -99,6 +101,25 @@ def test_a_run_records_what_its_preset_needs(queues, project, alice):
     )
 
     assert Needs.from_dict(Run.objects.get(pk=run.pk).needs) == Needs("gpu", 1, memory_gib=22)
+
+
+def test_a_run_trains_in_one_process_a_gpu_it_needs_and_no_customer_sets_more(
+    queues, project, alice, monkeypatch
+):
+    monkeypatch.setitem(PRESETS["quick-cpu"], "needs", TWO_GPUS)
+    run = run_create(project=project, user=alice, name="two", question_set=None)
+    assert Run.objects.get(pk=run.pk).config["ranks"] == 2
+
+    monkeypatch.setitem(PRESETS["quick-cpu"], "needs", Needs())
+    with pytest.raises(RunRejected, match="trains in 1 process"):
+        run_create(
+            project=project, user=alice, name="many", question_set=None, options={"ranks": 8}
+        )
+    # Settings edited in the database past what the worker was chosen for are refused.
+    cpu = waiting_run(alice, needs=Needs())
+    with pytest.raises(StageFailed, match="ask for 4 training processes"):
+        pipeline.allowed_ranks(cpu, TrainConfig(ranks=4))
+    assert pipeline.allowed_ranks(waiting_run(alice), TrainConfig(ranks=2)) == 2
 
 
 @pytest.mark.parametrize(

@@ -121,6 +121,9 @@ def test_a_run_that_needs_two_gpus_waits_with_its_reason_until_a_two_gpu_worker_
         assert any(m.endswith("(2 GPUs).") for m in run.events.values_list("message", flat=True))
         assert "workers.tasks.run_train[" not in logs["cpu"].read_text()  # never received
         assert f"consumes {TRAIN}, {TRAIN}-gpu1, {TRAIN}-gpu2" in logs["gpu"].read_text()
+        # One training process a GPU (gloo here): rank 1 trained to the end beside rank 0.
+        assert run.config["ranks"] == 2
+        assert f"run {run.pk}: training on 2 ranks" in logs["gpu"].read_text()
         assert WAITING not in page()
     finally:
         for worker in workers:

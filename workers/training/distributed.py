@@ -155,8 +155,9 @@ def join_from_env() -> Ranks:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world <= 1:
         return SINGLE
-    if torch.cuda.is_available():
-        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+    if torch.cuda.is_available():  # torchrun shows every GPU; train_on_ranks a rank's own
+        several = torch.cuda.device_count() > 1
+        torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")) if several else 0)
     dist.init_process_group(backend(), timeout=COLLECTIVE_TIMEOUT)
     return Ranks(dist.get_rank(), dist.get_world_size())
 
@@ -194,10 +195,21 @@ def threads_per_rank(world: int) -> int | None:
     return max(1, (os.cpu_count() or 1) // max(world, 1))
 
 
+# What a child rank keeps of its parent's environment: what finds and runs the model (paths,
+# locale, the model cache, torch's, CUDA's and NCCL's own settings). Nothing else: the
+# platform's worker holds database, S3 and judge credentials a rank has no use for.
+CHILD_ENV_NAMES = frozenset({"PATH", "HOME", "LANG", "TMPDIR", "SLEUTH_MODEL_CACHE"})
+CHILD_ENV_PREFIXES = ("LC_", "HF_", "TRANSFORMERS_", "TORCH", "OMP_", "MKL_", "CUDA_", "NCCL_")
+
+
 def _child_env(rank: int, world: int, port: int, threads: int | None) -> dict[str, str]:
-    """A child rank's environment: the parent's minus nothing it needs to train (the model's
-    location, the Python path), with torchrun's variables and its own device."""
-    env = dict(os.environ)
+    """A child rank's environment: the allowed part of the parent's, torchrun's variables,
+    and its own device."""
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if name in CHILD_ENV_NAMES or name.startswith(CHILD_ENV_PREFIXES)
+    }
     env.update(
         RANK=str(rank),
         LOCAL_RANK=str(rank),
@@ -208,6 +220,10 @@ def _child_env(rank: int, world: int, port: int, threads: int | None) -> dict[st
     )
     if threads:
         env["OMP_NUM_THREADS"] = str(threads)
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if torch.cuda.is_available():  # one GPU a rank, as rank 0 takes the first
+        devices = visible.split(",") if visible else [str(i) for i in range(world)]
+        env["CUDA_VISIBLE_DEVICES"] = devices[rank]
     return env
 
 
