@@ -142,3 +142,17 @@ def test_a_rank_killed_mid_run_fails_the_run_with_its_reason_and_leaves_whole_ch
         os.kill(pids[0], 0)
     # This process left the group: the next run (one rank here) starts cleanly.
     assert run(toy, tmp_path / "after", 1, config(steps=1))["steps"] == 1
+
+
+def test_a_child_rank_gets_torchruns_variables_and_none_of_the_workers_credentials(monkeypatch):
+    from workers.training import distributed
+
+    for name in ("DATABASE_URL", "AWS_SECRET_ACCESS_KEY", "SECRET_KEY", "SLEUTH_JUDGE_API_KEY"):
+        monkeypatch.setenv(name, "secret")
+    monkeypatch.setenv("HF_HOME", "/models")
+
+    env = distributed._child_env(rank=1, world=2, port=29500, threads=1)
+
+    assert "secret" not in env.values()
+    assert env["HF_HOME"] == "/models" and env["OMP_NUM_THREADS"] == "1"
+    assert (env["RANK"], env["WORLD_SIZE"], env["MASTER_PORT"]) == ("1", "2", "29500")
