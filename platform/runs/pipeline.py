@@ -25,6 +25,7 @@ from workers.packs import synthesis_kinds
 from workers.training.config import TrainConfig
 
 from . import artifacts
+from .judge_budget import JudgeBudgetSpent
 from .lease import Heartbeat, LeaseLost, fenced
 from .metric_stream import MetricStream, restore_checkpoint
 from .models import Checkpoint, Run, RunMetric
@@ -303,7 +304,11 @@ def run_train(*, run_id: int) -> Run | None:
                 )
             except StopRequested:
                 summary = None  # stopped mid-step: the step's work is dropped
+            except JudgeBudgetSpent as error:
+                raise _budget_spent(run, error) from None
             except RankFailed as error:
+                if isinstance(error.__cause__, JudgeBudgetSpent):
+                    raise _budget_spent(run, error.__cause__) from None
                 logger.warning("run %s: %s", run.pk, error)
                 raise StageFailed(
                     f"A training process of this run stopped ({str(error)[:300]}); the run "
@@ -345,6 +350,14 @@ def _final_prefix(run: Run) -> str:
     return run.final_prefix or f"{run.artifacts_prefix}/final"  # runs trained before 0003
 
 
+def _budget_spent(run: Run, error: JudgeBudgetSpent) -> StageFailed:
+    """The run reached the end of its account's monthly calls to the operator's judges: it
+    fails with the reason, its checkpoints kept. It does not go on with the offline judge
+    (runs.judge_budget says why)."""
+    logger.info("run %s: the account's judge budget is spent", run.pk)
+    return StageFailed(f"The run stopped: {error}")
+
+
 def run_judge(run: Run, config: TrainConfig):
     """The run's answer judge with the right key and client (runs.services.judge_build)."""
     try:
@@ -372,7 +385,10 @@ def run_evaluate(*, run_id: int) -> Run | None:
             _, val_qs = _load_questions(run, Path(folder) / "questions")
             index = load_index(run.index_prefix)
             map_evidence(val_qs, index.chunks)
-            report = evaluate(final_dir, config, index, val_qs, run_judge(run, config))
+            try:
+                report = evaluate(final_dir, config, index, val_qs, run_judge(run, config))
+            except JudgeBudgetSpent as error:
+                raise _budget_spent(run, error) from None
         trained = (report.get("policies") or {}).get("trained", {})
         handoff(
             run,

@@ -27,7 +27,7 @@ from workers.net import UnsafeURL, check_url, public_http_client
 from workers.rewards.judge import Judge, OfflineJudge, build_judge
 from workers.rewards.reward import RewardConfig, RewardInput, compute_rewards
 
-from . import artifacts
+from . import artifacts, judge_budget
 from .lease import pickup_deadline
 from .models import Checkpoint, Run, RunEvent
 from .notifications import run_end_notify_later
@@ -210,6 +210,14 @@ def run_create(
                 "at least two (some to train on, some held back to validate). Add questions "
                 "with answers, or let the run generate questions from your documents."
             )
+    if question_set is not None:
+        questions = question_set.questions.exclude(answer="").count()
+    else:
+        questions = judge_budget.GENERATED_QUESTIONS
+    try:
+        judge_budget.run_budget_check(config=config, questions=questions, user=user)
+    except judge_budget.JudgeBudgetSpent as error:
+        raise RunRejected(str(error)) from None
     name = name.strip() or f"{PRESETS[preset]['label']} run"
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
@@ -384,7 +392,13 @@ def judge_build(*, reward: RewardConfig, project: Project) -> Judge:
         if not isinstance(operator, dict) or not operator.get("base_url"):
             raise JudgeRejected(f"The judge {config.name!r} is not offered any more.")
         resolved = replace(config, base_url=operator["base_url"], model=operator.get("model", ""))
-        return build_judge(resolved, api_key=os.environ.get(operator.get("api_key_env", ""), ""))
+        return build_judge(
+            resolved,
+            api_key=os.environ.get(operator.get("api_key_env", ""), ""),
+            # Paid on the operator's key: each verdict counts against the project owner's
+            # month (runs.judge_budget).
+            meter=judge_budget.judge_meter(project.owner_id),
+        )
     if not config.base_url or config.base_url != project.judge_base_url:
         raise JudgeRejected(
             "This judge endpoint is not your project's any more; set it again or pick another."
@@ -435,7 +449,9 @@ def reward_preview_queue(
     found_golden: bool,
 ) -> str:
     """Record a preview and queue its task; returns the id its page polls. Never waits on a
-    judge: the judge is built and asked by the worker."""
+    judge: the judge is built and asked by the worker. JudgeBudgetSpent when its answers do
+    not fit in what the account has left of the operator's judges this month."""
+    judge_budget.preview_budget_check(reward=reward, calls=len(answers), user=user)
     preview_id = secrets.token_urlsafe(18)
     entry = {
         "project_id": project.pk,
@@ -535,7 +551,11 @@ def reward_preview_run(*, preview_id: str) -> str | None:
         )
         for answer in entry["answers"]
     ]
-    rewards = compute_rewards(inputs, config, judge)
+    try:
+        rewards = compute_rewards(inputs, config, judge)
+    except judge_budget.JudgeBudgetSpent as error:  # another run or preview spent it meanwhile
+        _preview_update(preview_id, status="failed", error=str(error))
+        return "failed"
     rows = []
     for answer, reward in zip(entry["answers"], rewards, strict=True):
         error = ""

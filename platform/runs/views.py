@@ -15,6 +15,7 @@ from core.ratelimit import account_limit_message, account_throttled, retry_words
 from corpora.selectors import project_get_for_user
 
 from .forms import ProjectJudgeForm, RewardPreviewForm, RunForm
+from .judge_budget import JudgeBudgetSpent, judge_usage, seconds_to_reset
 from .models import Run
 from .presets import PRESETS, UnknownPreset, preset_config
 from .retention import run_history_expired
@@ -91,6 +92,7 @@ def run_new(request, project_id: int):
             "preview_form": RewardPreviewForm(project=project),
             "presets": PRESETS,
             "usage": account_usage(request.user),
+            "judge_usage": judge_usage(request.user) if settings.SLEUTH_JUDGES else None,
         },
         status=400 if form.errors else 200,
     )
@@ -113,16 +115,19 @@ def reward_preview(request, project_id: int):
             if window is not None:
                 return _preview_throttled(request, project, form, window)
             data = form.cleaned_data
-            preview_id = reward_preview_queue(
-                project=project,
-                user=request.user,
-                reward=config,
-                question=data["question_text"],
-                ground_truth=data["ground_truth"],
-                answers=data["answers"],
-                searched=data["searched"],
-                found_golden=data["found_golden"],
-            )
+            try:
+                preview_id = reward_preview_queue(
+                    project=project,
+                    user=request.user,
+                    reward=config,
+                    question=data["question_text"],
+                    ground_truth=data["ground_truth"],
+                    answers=data["answers"],
+                    searched=data["searched"],
+                    found_golden=data["found_golden"],
+                )
+            except JudgeBudgetSpent as error:
+                return _preview_refused(request, project, form, str(error), seconds_to_reset())
             # Always pending here, however fast a worker is: the page polls for the result.
             return _preview_page(request, project, preview_id, preview={"status": "queued"})
     return render(request, "runs/_reward_preview.html", {"form": form, "project": project})
@@ -131,14 +136,17 @@ def reward_preview(request, project_id: int):
 def _preview_throttled(request, project, form, window: int):
     """The account's previews are over their limit: say so where the scores would go (the
     run page's script swaps this 429 in), nothing queued."""
+    message = f"{account_limit_message('preview')} {retry_words(window)}"
+    return _preview_refused(request, project, form, message, window)
+
+
+def _preview_refused(request, project, form, message: str, window: int):
+    """A preview refused before it was queued (its rate limit, the judge budget), told where
+    the scores would go: a 429 with Retry-After, which the run page's script swaps in."""
     response = render(
         request,
         "runs/_reward_preview.html",
-        {
-            "form": form,
-            "project": project,
-            "throttled": f"{account_limit_message('preview')} {retry_words(window)}",
-        },
+        {"form": form, "project": project, "throttled": message},
         status=429,
     )
     response["Retry-After"] = str(window)
@@ -198,7 +206,11 @@ def project_judge(request, project_id: int):
     return render(
         request,
         "runs/project_judge.html",
-        {"project": project, "form": form},
+        {
+            "project": project,
+            "form": form,
+            "judge_usage": judge_usage(request.user) if settings.SLEUTH_JUDGES else None,
+        },
         status=400 if form.errors else 200,
     )
 

@@ -24,6 +24,7 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -743,6 +744,7 @@ class OpenAIJudge:
         seed: int | None = None,
         backoff: float = 0.5,
         http_client: Any = None,
+        meter: Callable[[], None] | None = None,
     ) -> None:
         import openai  # imported here: the offline path must not need the client
 
@@ -763,6 +765,11 @@ class OpenAIJudge:
         self.json_mode = True  # dropped if the server rejects response_format
         self._rng = random.Random(seed)
         self._rng_lock = threading.Lock()
+        # Called once before each verdict asked of the endpoint (never for a cached one, nor
+        # again for a retry of it): whoever pays for the endpoint counts its calls there, and
+        # may refuse one by raising (anything but JudgeError, which the reward records as a
+        # failed verdict and carries on).
+        self.meter = meter
 
     def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
         with self._rng_lock:
@@ -771,6 +778,8 @@ class OpenAIJudge:
         cached = self.cache.get(key)
         if cached is not None:
             return cached
+        if self.meter is not None:
+            self.meter()
         verdict = self._ask(prompt, question, ground_truth, answer)
         self.cache.put(key, verdict)
         return verdict
@@ -850,13 +859,20 @@ def parse_verdict(content: str, prompt_id: str) -> Verdict:
     )
 
 
-def build_judge(config: Any = None, *, api_key: str = "", http_client: Any = None) -> Judge:
+def build_judge(
+    config: Any = None,
+    *,
+    api_key: str = "",
+    http_client: Any = None,
+    meter: Callable[[], None] | None = None,
+) -> Judge:
     """The API judge when `config` (a JudgeConfig, or a RewardConfig holding one) names an
     endpoint; the offline judge otherwise.
 
     `api_key` goes to `base_url` and nowhere else: the caller that chose the URL chooses the
     key (the engine reads none from the environment). `http_client` replaces the default
-    HTTP client, e.g. with one that refuses private addresses for a customer's URL."""
+    HTTP client, e.g. with one that refuses private addresses for a customer's URL. `meter`
+    is called before each verdict the API judge asks of its endpoint (`OpenAIJudge`)."""
     judge_config = getattr(config, "judge", config)
     if not isinstance(judge_config, JudgeConfig):
         return OfflineJudge()
@@ -877,4 +893,5 @@ def build_judge(config: Any = None, *, api_key: str = "", http_client: Any = Non
         retries=judge_config.retries,
         cache=JudgeCache(judge_config.cache_path),
         http_client=http_client,
+        meter=meter,
     )

@@ -200,6 +200,10 @@ SLEUTH_JUDGES = env.json("SLEUTH_JUDGES", default={})
 # Development and tests only: a customer's own judge URL may be plain http on a private or
 # loopback address (a local test server). Off, customers' URLs must be public https hosts.
 SLEUTH_JUDGE_ALLOW_PRIVATE_URLS = env.bool("SLEUTH_JUDGE_ALLOW_PRIVATE_URLS", default=False)
+# Verdicts each account may ask of the operator's judges (SLEUTH_JUDGES, on the operator's
+# key) a calendar month (runs.judge_budget); a customer's own endpoint is not counted. About
+# three standard-gpu runs of 100 validation questions (~17,600 calls each at most).
+SLEUTH_JUDGE_CALLS_PER_MONTH = env.int("SLEUTH_JUDGE_CALLS_PER_MONTH", default=50_000)
 # Encrypts customers' secrets at rest (their judge keys): a Fernet key. Unset, one is derived
 # from SECRET_KEY (so rotating SECRET_KEY means customers enter their keys again).
 SLEUTH_SECRETS_KEY = env("SLEUTH_SECRETS_KEY", default="")
