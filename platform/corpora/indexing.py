@@ -102,14 +102,26 @@ def project_index_build(*, project_id: int) -> str:
     client, bucket = s3_client(), settings.S3_ARTIFACTS_BUCKET
     built = False
     if not _exists(client, bucket, f"{prefix}/{MANIFEST}"):
-        chunks = []
+        chunks, limit, over = [], settings.SLEUTH_INDEX_MAX_CHUNKS, []
         for document in documents:
             body = client.get_object(Bucket=bucket, Key=document.sections_key)
             sections = [
                 Section(text=r["text"], page=r.get("page"), title=r.get("title"))
                 for r in map(json.loads, body["Body"].read().decode().splitlines())
             ]
-            chunks.extend(chunk_sections(document.name, sections, document.entity or None))
+            found = chunk_sections(document.name, sections, document.entity or None)
+            if len(chunks) + len(found) > limit:
+                # The document that would take the index past the cap stays out of it; the
+                # documents before it, and any smaller one after it, are still indexed.
+                over.append((document, len(chunks) + len(found)))
+                continue
+            chunks.extend(found)
+        if over:
+            _refuse_over_cap(over, limit)
+            documents = [d for d in documents if d not in {o for o, _ in over}]
+            if not documents:
+                raise IndexFailed(Document.objects.get(pk=over[0][0].pk).error)
+            prefix = index_prefix_of(project, documents)
         if not chunks:
             raise IndexFailed("Your documents hold no text to search. Upload other documents.")
         with tempfile.TemporaryDirectory() as folder:
@@ -131,6 +143,30 @@ def project_index_build(*, project_id: int) -> str:
         if current_index_prefix(project) == prefix:
             Project.objects.filter(pk=project.pk).update(index_prefix=prefix)
     return prefix
+
+
+def index_cap_message(chunks: int, limit: int) -> str:
+    return (
+        f"This project's index would hold {chunks:,} chunks, past the limit of {limit:,}; "
+        "split the documents into another project."
+    )
+
+
+def _refuse_over_cap(over: list, limit: int) -> None:
+    """Fail each document that would have taken the project's index past
+    SLEUTH_INDEX_MAX_CHUNKS, with the reason; its file and parsed text stay (the customer
+    deletes it or moves it to another project)."""
+    for document, chunks in over:
+        logger.info(
+            "project %s: document %s left out of the index (%s chunks past %s)",
+            document.project_id,
+            document.pk,
+            chunks,
+            limit,
+        )
+        Document.objects.filter(
+            pk=document.pk, status__in=[Document.Status.PARSED, Document.Status.INDEXED]
+        ).update(status=Document.Status.FAILED, error=index_cap_message(chunks, limit))
 
 
 def _exists(client, bucket: str, key: str) -> bool:

@@ -185,6 +185,13 @@ INVITE_TTL_DAYS = env.int("INVITE_TTL_DAYS", default=14)
 # Uploads: per file, per account (all its projects' documents together), question files.
 DOCUMENT_MAX_BYTES = env.int("DOCUMENT_MAX_BYTES", default=50 * 1024 * 1024)
 ACCOUNT_QUOTA_BYTES = env.int("ACCOUNT_QUOTA_BYTES", default=1024 * 1024 * 1024)
+# The most chunks one project's index may hold (corpora.indexing; a document that would take it
+# past fails with the reason, the others are indexed). The byte limits above bound the files
+# stored, not the text they hold: a chunk is at most 384 tokens, about 1.6 kB of text, so a
+# quota's 1 GB of plain text is some 600,000 chunks, and compressed files (DOCX, PDF streams)
+# can hold more text than their bytes. 200,000 chunks is about 300 MB of text, some 800 annual
+# reports, the most an index loaded whole by a worker or a web process (the search page) holds.
+SLEUTH_INDEX_MAX_CHUNKS = env.int("SLEUTH_INDEX_MAX_CHUNKS", default=200_000)
 QUESTION_FILE_MAX_BYTES = env.int("QUESTION_FILE_MAX_BYTES", default=10 * 1024 * 1024)
 # Request bodies (core.request_limits): the upload URLs take their files' limits (for signed-in
 # users; the form without JavaScript sends every chosen document in one request, up to
