@@ -210,7 +210,8 @@ def preview_budget_check(*, reward, calls: int, user) -> None:
     usage = judge_usage(user)
     if calls > usage.left:
         raise JudgeBudgetSpent(
-            f"This preview would ask the platform's judge {calls} judge calls; your account "
+            f"This preview needs {calls} call{'s' if calls != 1 else ''} to the platform's "
+            "judge; your account "
             f"has used {usage.used:,} of {usage.limit:,} judge calls for {usage.month} "
             f"({usage.left:,} left, back on {usage.resets}). Preview with your own judge "
             "endpoint or the built-in offline judge."
