@@ -218,3 +218,27 @@ def test_build_judge_is_offline_without_an_endpoint_and_api_with_one(fake_model)
     api = build_judge(JudgeConfig(base_url=fake_model.base_url, model="judge-model"))
     assert isinstance(api, OpenAIJudge)
     assert api.judge(QUESTION, "$1577.00", "$1,577 million").correct
+
+
+def test_the_meter_counts_each_verdict_asked_not_cached_ones_nor_retries(fake_model):
+    """Whoever pays for the endpoint counts its calls with a meter (the platform's judge
+    budget): once per verdict asked, before the request; a meter that raises refuses the
+    call, and the refusal reaches the reward's caller instead of a 'judge failed' score."""
+    counted = []
+    judge = make_judge(fake_model, prompts=JUDGE_PROMPTS[:1], meter=lambda: counted.append(1))
+    fake_model.script = ["error500"]  # the first verdict takes a retry
+    judge.judge(QUESTION, "$1577.00", "$1,577 million")
+    judge.judge(QUESTION, "$1577.00", "$1,577 million")  # from the cache
+    assert len(fake_model.requests) == 2 and len(counted) == 1
+
+    class Spent(Exception):
+        pass
+
+    def refuse():
+        raise Spent("spent")
+
+    judge.meter = refuse
+    inputs = [RewardInput(QUESTION, "$1577.00", "$1.577 billion", [], [], 1, "answer")]
+    with pytest.raises(Spent):
+        compute_rewards(inputs, RewardConfig(), judge)
+    assert len(fake_model.requests) == 2  # the refused verdict was never asked
