@@ -125,4 +125,5 @@ def test_empty_brackets_search_the_question_itself_everywhere():
     question = "What exception does a failing assert statement raise?"
     assert searched_query("[]", question) == question
     assert searched_query(" [] ", question) == question
+    assert searched_query("[ ]", question) == question  # a word-level tokenizer's decoding
     assert searched_query("[] raise", question) == "[] raise"  # words after: a query of its own

@@ -90,7 +90,9 @@ def searched_query(query: str, question: str) -> str:
     scope, rest = split_scope(query)
     if scope and not rest.strip():
         return f"{query.strip()} {question.strip()}"
-    if query.strip() == "[]":  # no scope and nothing after it: the question, everywhere
+    # No scope and nothing after it: the question, everywhere. A tokenizer may decode the
+    # brackets with a space between them ("[ ]"), which still names no document.
+    if re.fullmatch(r"\[\s*\]", query.strip()):
         return question.strip()
     return query
 

@@ -109,11 +109,12 @@ class TrainConfig(Settings):
     scope_years: bool = option(
         False, help="the teacher's scope names the latest year the question asks about"
     )
-    # The teacher's first search carries the question's scope ("[assert] What …"). Off, it is
-    # the question alone, which a student copies without guessing which word names a
-    # document, and the scope goes to the second search (one fold measured: docs/results.md).
+    # The teacher's first search is the question alone (written "[]"): a student copying a
+    # scoped one guesses which word of a question names a document, and a wrong guess loses
+    # the passage; the scope goes to the second search. On, the first search carries the
+    # question's scope ("[assert] What …"), as the filings pack's questions name their company.
     scoped_first_search: bool = option(
-        True, help="the teacher's first search is scoped (off: the question alone, scope later)"
+        False, help="the teacher's first search is scoped to the question's entity"
     )
     refine_search: bool = option(True, help="the teacher's key-term second search after a miss")
     refine_always: bool = option(
@@ -206,7 +207,9 @@ class TrainConfig(Settings):
     def upgrade_settings(cls, data: dict) -> dict:
         """A run stored before packs existed ran the rules it stored, and a teacher that
         always scoped by the latest year and read statements' other names: it resumes as it
-        ran, in the filings pack those habits now belong to."""
+        ran, in the filings pack those habits now belong to. A run stored before its teacher's
+        first search could go unscoped resumes with the scoped one it had."""
+        data = {"scoped_first_search": True, **data}
         if "pack" in data:
             return data
         return {
