@@ -104,3 +104,11 @@ def test_the_filings_pack_is_offered_for_documents_that_look_like_filings_only()
     assert suggested_pack([FILING, FILING, MANUAL]) == "filings"
     assert suggested_pack([MANUAL, MANUAL, FILING]) == ""
     assert suggested_pack([]) == ""
+
+
+def test_the_default_first_search_is_unscoped_and_a_run_stored_before_the_option_resumes_scoped():
+    assert TrainConfig().scoped_first_search is False
+    assert preset_config("cpu-45min", {"pack": "filings"}).scoped_first_search is True
+    stored = TrainConfig().to_dict()
+    del stored["scoped_first_search"]  # a run stored before the option existed
+    assert TrainConfig.from_dict(stored).scoped_first_search is True
