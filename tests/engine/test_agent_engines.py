@@ -92,3 +92,43 @@ def test_auto_precision_is_bfloat16_only_where_the_cpu_runs_it_fast(monkeypatch)
     assert precision.resolve_precision("float32") == "float32"
     with pytest.raises(ValueError, match="unknown precision 'fp8'"):
         precision.resolve_precision("fp8")
+
+
+def test_an_sglang_engine_is_given_the_runs_precision_and_its_share_of_the_gpu(
+    tmp_path, monkeypatch
+):
+    # sglang needs a GPU: a stand-in module records what the engine is asked to start with.
+    import sys
+    import types
+
+    from test_training_rl import tiny_model_folder
+
+    started = {}
+    stand_in = types.ModuleType("sglang")
+    stand_in.Engine = lambda **kwargs: started.update(kwargs)
+    monkeypatch.setitem(sys.modules, "sglang", stand_in)
+
+    build_rollout_engine(
+        "sglang",
+        None,
+        None,
+        SearchIndex.build(chunks()),
+        limits=LIMITS,
+        model_name="tiny",
+        model_path=tiny_model_folder(tmp_path),
+        precision="bfloat16",
+        memory_share=0.45,
+    )
+
+    assert started["dtype"] == "bfloat16" and started["mem_fraction_static"] == 0.45
+    started.clear()  # serving: the model's own type, sglang's own memory share
+    build_rollout_engine(
+        "sglang",
+        None,
+        None,
+        SearchIndex.build(chunks()),
+        limits=LIMITS,
+        model_name="tiny",
+        model_path=str(tmp_path / "tiny-model"),
+    )
+    assert "dtype" not in started and "mem_fraction_static" not in started

@@ -29,16 +29,20 @@ def build_rollout_engine(
     *,
     limits: Limits,
     model_name: str,
-    precision: str = "float32",
+    precision: str | None = None,
     model_path: str | None = None,
+    memory_share: float | None = None,
     **options,
 ) -> RolloutEngine:
     """The engine named `kind`, over `model` (hf) or a model it loads itself (sglang: from
     `model_path`, by default `model_name`; `model` and `tokenizer` may then be None).
-    `precision` ("float32" or "bfloat16", resolved) is what the hf engine samples in;
+    `precision` ("float32" or "bfloat16", resolved) is what either engine samples in (the hf
+    engine float32 and sglang the model's own type when not given: serving);
+    `memory_share` the share of its GPU's memory an sglang engine may take for weights and KV
+    cache (sglang's own default takes nearly all of it, leaving a trainer beside it none);
     `options` (system_prompt, batch_size) go to either engine as they are."""
     if kind == "hf":
-        dtype = torch_dtype(precision)
+        dtype = torch_dtype(precision or "float32")
         if next(model.parameters()).dtype != dtype:
             # Its own copy in the rollout precision; `sync_weights` keeps it level.
             model = copy.deepcopy(model).to(dtype).eval().requires_grad_(False)
@@ -48,8 +52,18 @@ def build_rollout_engine(
     if kind == "sglang":
         from workers.agent.sglang_engine import SGLangRolloutEngine
 
+        engine_kwargs = dict(options.pop("engine_kwargs", {}))
+        if precision is not None:
+            engine_kwargs["dtype"] = precision
+        if memory_share is not None:
+            engine_kwargs["mem_fraction_static"] = memory_share
         return SGLangRolloutEngine(
-            model_path or model_name, tool, limits=limits, model_name=model_name, **options
+            model_path or model_name,
+            tool,
+            limits=limits,
+            model_name=model_name,
+            engine_kwargs=engine_kwargs,
+            **options,
         )
     raise ValueError(f"unknown rollout engine {kind!r}; choose one of {', '.join(ENGINES)}")
 

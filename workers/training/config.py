@@ -173,6 +173,9 @@ class TrainConfig(Settings):
     rollout_engine: str = option(
         "hf", help="hf (transformers) or sglang (GPU workers): agent.engines"
     )
+    # The share of the GPU an sglang rollout engine takes for its weights and KV cache; the
+    # trainer beside it on the same device needs the rest (the hf engine shares the model).
+    rollout_memory_share: float = 0.45
     # The number format of rollouts and of the trainer's matmuls (agent.precision): "auto"
     # is bfloat16 where the hardware runs it fast (2x per step on this project's CPUs).
     precision: str = option(

@@ -484,6 +484,7 @@ def train(
         limits=unruled(config.limits),
         model_name=config.model,
         precision=precision,
+        memory_share=config.rollout_memory_share,  # sglang's; the rest is the trainer's
     )
 
     def check_stop() -> None:  # inside long work: cancel acts within seconds, not a step
