@@ -65,3 +65,55 @@ def test_a_runs_evaluation_runs_its_models_on_the_gpu(tmp_path, monkeypatch):
 
     assert [on for _, on in loads] == ["cuda", "cuda"]
     assert report["policies"]["trained"]["n"] == 2
+
+
+@pytest.mark.parametrize("kind", ["hf", "sglang"])
+def test_every_rollout_engine_samples_what_the_trainer_computes_right_after_a_weight_sync(
+    tmp_path, kind
+):
+    # Issue 66: the policy the trainer updates is the one sampled next, whatever the engine.
+    # Written against sglang's documented Engine API; unverified until a GPU run shows it.
+    import importlib.util
+
+    from test_training_rl import chunks, questions
+
+    from workers.agent.engines import build_rollout_engine, sync_weights
+    from workers.agent.trajectory import Limits, SamplingParams
+    from workers.search.index import SearchIndex
+    from workers.training.batching import collate_packed
+    from workers.training.config import LossConfig
+    from workers.training.logprobs import batch_logprobs
+    from workers.training.losses import policy_loss
+
+    if kind == "sglang" and importlib.util.find_spec("sglang") is None:
+        pytest.skip("sglang is not installed (the GPU worker image has it)")
+    folder = tiny_model_folder(tmp_path)
+    model, tokenizer = load_trainable(folder)
+    engine = build_rollout_engine(
+        kind,
+        model,
+        tokenizer,
+        SearchIndex.build(chunks()),
+        limits=Limits(max_new_tokens=24),
+        model_name="tiny",
+        model_path=folder,
+        precision="bfloat16",
+        memory_share=0.3,
+    )
+    with torch.no_grad():  # an update the engine has not seen yet
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.02)
+    sync_weights(engine, model)
+
+    trajectories = engine.rollout(
+        [q.question for q in questions()], SamplingParams(temperature=0.7, seed=3)
+    )
+    batch = collate_packed([[t] for t in trajectories], pad_id=0).to("cuda")
+    with torch.no_grad():
+        logp, _ = batch_logprobs(model, batch, temperature=0.7, precision="bfloat16")
+    _, metrics = policy_loss(
+        logp, batch.rollout_logp, torch.ones_like(logp), batch.loss_mask, LossConfig()
+    )
+
+    assert batch.model_tokens > 20
+    assert metrics["mismatch_abs"] < 0.01
