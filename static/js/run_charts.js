@@ -13,18 +13,36 @@
 
   function datasets(figure, data) {
     const patterns = figure.dataset.keys.split(",");
-    return Object.keys(data.series)
-      .filter((key) => matches(patterns, key) && data.series[key].some((v) => v !== null))
-      .map((key, i) => ({
-        label: key,
-        data: data.series[key],
-        borderColor: COLORS[i % COLORS.length],
-        backgroundColor: COLORS[i % COLORS.length],
-        spanGaps: true, // validation numbers exist only at evaluation steps
-        pointRadius: data.steps.length > 40 ? 0 : 2,
-        borderWidth: 2,
-        tension: 0.2,
-      }));
+    const keys = Object.keys(data.series).filter(
+      (key) => matches(patterns, key) && data.series[key].some((v) => v !== null)
+    );
+    const sets = keys.map((key, i) => ({
+      label: key,
+      data: data.series[key],
+      borderColor: COLORS[i % COLORS.length],
+      backgroundColor: COLORS[i % COLORS.length],
+      spanGaps: true, // validation numbers exist only at evaluation steps
+      pointRadius: data.steps.length > 40 ? 0 : 2,
+      borderWidth: 2,
+      tension: 0.2,
+    }));
+    // Step 0 is the trainer's measure of its cold start, before any RL step: a flat dashed
+    // line at that level, so that what RL added (or took) reads off the curve above it.
+    if (data.steps[0] === 0) {
+      keys.forEach((key, i) => {
+        const level = data.series[key][0];
+        if (level === null || level === undefined) return;
+        sets.push({
+          label: key + " after the cold start",
+          data: data.steps.map(() => level),
+          borderColor: COLORS[i % COLORS.length],
+          borderDash: [6, 4],
+          borderWidth: 1,
+          pointRadius: 0,
+        });
+      });
+    }
+    return sets;
   }
 
   function draw(figure, data) {

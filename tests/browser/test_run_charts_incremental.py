@@ -56,3 +56,39 @@ def test_the_live_chart_appends_the_steps_after_the_last_it_holds(
     assert validation == [[None, None, 0.45]]
     assert any(url.endswith("metrics.json?since=2") for url in asked)
     assert not any("since=" in url for url in asked[:1])  # the first load takes the whole run
+
+
+def test_the_cold_starts_level_is_a_flat_line_under_the_validation_curve(
+    page, live_server, project, log_in
+):
+    run = Run.objects.create(
+        project=project,
+        created_by=project.owner,
+        name="Margins",
+        config=preset_config("quick-cpu").to_dict(),
+        status=Run.Status.SUCCEEDED,
+        total_steps=2,
+    )
+    # Step 0: the trainer's validation right after the cold start, before any RL step.
+    RunMetric.objects.create(run=run, step=0, data={"val/accuracy": 0.25})
+    RunMetric.objects.create(run=run, step=1, data={"reward/total": 0.1})
+    RunMetric.objects.create(run=run, step=2, data={"reward/total": 0.2, "val/accuracy": 0.4})
+    log_in()
+    page.goto(f"{live_server.url}/runs/{run.pk}/")
+    expect(page.locator("#charts")).to_have_attribute("data-loaded", "true", timeout=15_000)
+
+    lines = page.evaluate(
+        """() => Object.fromEntries([...document.querySelectorAll('figure.chart')]
+             .flatMap(f => (f.chart ? f.chart.data.datasets : []))
+             .filter(d => d.label.startsWith('val/accuracy')).map(d => [d.label, d.data]))"""
+    )
+    assert lines == {
+        "val/accuracy": [0.25, None, 0.4],
+        "val/accuracy after the cold start": [0.25, 0.25, 0.25],
+    }
+    # Keys with nothing at step 0 get no such line.
+    labels = page.evaluate(
+        """() => [...document.querySelectorAll('figure.chart')]
+             .flatMap(f => (f.chart ? f.chart.data.datasets : [])).map(d => d.label)"""
+    )
+    assert "reward/total after the cold start" not in labels

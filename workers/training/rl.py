@@ -523,7 +523,9 @@ def train(
     loop = LoopState.begin(model, config, by_id, state)
     metrics_path, samples_path = out_dir / "metrics.jsonl", out_dir / "samples.jsonl"
     for path in (metrics_path, samples_path) if ranks.main else ():
-        drop_steps_after(path, loop.step)  # logged after the checkpoint we resume from
+        # Logged after the checkpoint we resume from (a run resumed before its first step
+        # measures its cold start's level again).
+        drop_steps_after(path, loop.step if loop.step else -1)
 
     def save(step: int) -> Path:
         folder = save_checkpoint(out_dir, step, model, tokenizer, loop.saved(config))
@@ -531,6 +533,17 @@ def train(
             on_checkpoint(folder, step)
         prune_checkpoints(out_dir, config.keep_checkpoints)
         return folder
+
+    if loop.step == 0 and config.eval_every and val_questions:
+        # Step 0: the cold start's level, before any RL step, which RL's curve is read against
+        # (the run page draws it as a line).
+        seed = stream_seed(config.seed, "validation", 0)
+        level = {"step": 0, **validate(engine, val_questions, config, judge, seed, ranks)}
+        if ranks.main:
+            with metrics_path.open("a") as f:
+                f.write(json.dumps(level) + "\n")
+            if on_step:
+                on_step(level, [])
 
     G = config.group_size
     step = start_step = loop.step
