@@ -112,3 +112,10 @@ def test_the_default_first_search_is_unscoped_and_a_run_stored_before_the_option
     stored = TrainConfig().to_dict()
     del stored["scoped_first_search"]  # a run stored before the option existed
     assert TrainConfig.from_dict(stored).scoped_first_search is True
+
+
+def test_the_three_hour_preset_is_the_45_minute_one_given_time_and_a_learning_curve():
+    short, long = preset_config("cpu-45min").to_dict(), preset_config("cpu-3h").to_dict()
+    changed = {k for k in short if short[k] != long[k]}
+    assert changed == {"steps", "eval_every", "eval_samples", "save_every", "max_minutes"}
+    assert long["max_minutes"] == 180 and long["eval_every"] > 0  # step 0: the cold start

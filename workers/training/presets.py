@@ -103,6 +103,25 @@ PRESETS: dict[str, dict] = {
             "max_minutes": 45,
         },
     },
+    # cpu-45min's settings given three hours, most of them RL's, with a validation every 25
+    # steps from step 0 (the cold start's level): RL's learning curve, drawn on the run page.
+    "cpu-3h": {
+        "label": "Three hours on a CPU (RL's learning curve)",
+        "description": (
+            "The 45-minute preset's settings with three hours: the same cold start, then RL "
+            "for up to 400 steps, validated on one sample a question every 25 steps and "
+            "before the first, so that the run page shows what RL adds over the cold start."
+        ),
+        "needs": Needs("cpu", memory_gib=4),
+        "extends": "cpu-45min",
+        "config": {
+            "steps": 400,
+            "eval_every": 25,
+            "eval_samples": 1,
+            "save_every": 25,
+            "max_minutes": 180,
+        },
+    },
     "standard-gpu": {
         "label": "Standard (GPU)",
         "description": (
@@ -138,6 +157,11 @@ PRESETS: dict[str, dict] = {
         },
     },
 }
+
+# A preset that "extends" another has that one's settings under its own (top-level keys).
+for _preset in PRESETS.values():
+    if _base := _preset.pop("extends", None):
+        _preset["config"] = {**PRESETS[_base]["config"], **_preset["config"]}
 
 DEFAULT_PRESET = "quick-cpu"
 
