@@ -39,6 +39,7 @@ from .services import (
 )
 from .stage import (
     StageFailed,
+    TransientError,
     handoff,
     ride_out,
     run_finish_fenced,
@@ -309,11 +310,13 @@ def run_train(*, run_id: int) -> Run | None:
             except RankFailed as error:
                 if isinstance(error.__cause__, JudgeBudgetSpent):
                     raise _budget_spent(run, error.__cause__) from None
+                # Killed for memory, or its machine's trouble: another attempt (here or on
+                # another worker) resumes from the last checkpoint, as after a lost worker.
+                # The customer reads which process and how; the log has its last lines.
                 logger.warning("run %s: %s", run.pk, error)
-                raise StageFailed(
-                    f"A training process of this run stopped ({str(error)[:300]}); the run "
-                    "cannot go on without it."
-                ) from None
+                raise TransientError(
+                    f"A training process of this run stopped ({error.summary})"
+                ) from error
             if heartbeat.lost:
                 raise LeaseLost(f"run {run.pk} was taken over")  # its new owner reports
             if heartbeat.interrupted is not None:

@@ -48,7 +48,13 @@ JOB_FILE = "rank-job.pkl"
 
 
 class RankFailed(RuntimeError):
-    """A rank of a data-parallel run stopped: the run cannot go on without it."""
+    """A rank of a data-parallel run stopped: the run cannot go on without it. `summary`
+    says which and how ("training rank 1 was killed by signal 9"), the message adds the
+    last lines of its log (for the operator's eyes: paths, tracebacks)."""
+
+    def __init__(self, summary: str, log_tail: str = "") -> None:
+        super().__init__(summary + (f": {log_tail}" if log_tail else ""))
+        self.summary = summary
 
 
 @dataclass(frozen=True)
@@ -274,11 +280,11 @@ def train_on_ranks(
             result = rank0(Ranks(0, world))
         except Exception as error:
             if failed := _failed_child(children, out_dir, wait=5.0):
-                raise RankFailed(failed) from error
+                raise failed from error
             raise
         for rank, child in enumerate(children, start=1):
             if child.wait(timeout=COLLECTIVE_TIMEOUT.total_seconds()) != 0:
-                raise RankFailed(_ended(rank, child, out_dir))
+                raise _ended(rank, child, out_dir)
         return result
     finally:
         leave()
@@ -289,7 +295,7 @@ def train_on_ranks(
         job_file.unlink(missing_ok=True)
 
 
-def _failed_child(children, out_dir: Path, wait: float) -> str | None:
+def _failed_child(children, out_dir: Path, wait: float) -> RankFailed | None:
     """How the first child rank that ended with an error ended, waiting up to `wait` seconds
     for one to end (rank 0's error may be the echo of a peer's death)."""
     deadline = time.monotonic() + wait
@@ -302,12 +308,12 @@ def _failed_child(children, out_dir: Path, wait: float) -> str | None:
         time.sleep(0.1)
 
 
-def _ended(rank: int, child: subprocess.Popen, out_dir: Path) -> str:
+def _ended(rank: int, child: subprocess.Popen, out_dir: Path) -> RankFailed:
     code = child.returncode
     how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
     log = out_dir / f"rank-{rank}.log"
     tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
-    return f"training rank {rank} {how}" + (": " + " | ".join(tail) if tail else "")
+    return RankFailed(f"training rank {rank} {how}", " | ".join(tail))
 
 
 def _exit_with_parent() -> None:
