@@ -28,8 +28,7 @@ def tiny_model(tiny_model_path) -> str:
     """The tiny randomly initialized model that runs in the suite train, as a model folder.
     The suite's worker (celery_worker) has it on its operator allowlist; a test that starts a
     run with it puts it on this process's list too (knob("SLEUTH_ALLOWED_MODELS", …))."""
-    sys.path.insert(0, str(REPO_ROOT / "tests" / "engine"))
-    from test_training_rl import tiny_model_folder
+    from tests.helpers.toy import tiny_model_folder
 
     if not tiny_model_path.exists():
         tiny_model_path.parent.mkdir(parents=True, exist_ok=True)
@@ -259,3 +258,79 @@ def knob(monkeypatch, settings):
         monkeypatch.setenv(name, text)
 
     return set_knob
+
+
+# A tiny agent trained and published once per module by a real run on a real worker, and a
+# real inference worker that answers for it (tests/platform/test_api_chat.py,
+# test_playground.py, test_api_whole_flow.py, tests/browser/test_playground_page.py). The
+# helpers they use are in tests/helpers/serving.py.
+
+
+@pytest.fixture(scope="module")
+def trained_agent(django_db_setup, django_db_blocker, tmp_path_factory):
+    """What a real run published: its published folder and index on S3, and its name."""
+    from unittest import mock
+
+    from django.contrib.auth import get_user_model
+    from django.test import override_settings
+
+    from corpora.services import project_create
+    from runs.models import Run
+    from runs.services import run_create
+    from tests.helpers.runs import finished, upload_corpus, upload_questions
+    from tests.helpers.serving import RUN_QUEUES, TRAINED_TO_SEARCH, worker
+    from tests.helpers.toy import tiny_model_folder
+
+    folder = tmp_path_factory.mktemp("training")
+    model = tiny_model_folder(folder)
+    allowed = ["default", model]
+    with (
+        django_db_blocker.unblock(),
+        override_settings(SLEUTH_ALLOWED_MODELS=allowed, **RUN_QUEUES),
+        mock.patch.dict(os.environ, RUN_QUEUES),
+        worker(
+            "test-training",
+            ",".join(["ingest", *RUN_QUEUES.values()]),
+            "solo",
+            folder / "worker.log",
+            SLEUTH_ALLOWED_MODELS=",".join(allowed),
+        ),
+    ):
+        trainer = get_user_model().objects.create_user(email="trainer@example.com", password="x")
+        project = project_create(owner=trainer, name="Toy filings")
+        upload_corpus(project)
+        run = run_create(
+            project=project,
+            user=trainer,
+            name="tiny",
+            question_set=upload_questions(project),
+            preset="quick-cpu",
+            options={**TRAINED_TO_SEARCH, "model": model},
+        )
+        run = finished(run)
+        assert run.status == Run.Status.SUCCEEDED, run.status_reason
+        final = run.checkpoints.get(is_final=True)
+        return {
+            "published_prefix": final.published_prefix,
+            "index_prefix": run.index_prefix,
+            "name": final.published_prefix.rsplit("/", 1)[-1],
+        }
+
+
+@pytest.fixture(scope="module")
+def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real Celery worker on the "inference" queue, threads sharing one agent cache.
+    The playground's modules override it with the base model on its allowlist."""
+    from tests.helpers.serving import inference_worker_running
+
+    with inference_worker_running(django_db_blocker, tmp_path_factory) as process:
+        yield process
+
+
+@pytest.fixture(scope="module")
+def base_model(tmp_path_factory) -> str:
+    """The untrained tiny model the trained agent started from (the same seed, so the same
+    weights), as a model folder."""
+    from tests.helpers.toy import tiny_model_folder
+
+    return tiny_model_folder(tmp_path_factory.mktemp("base"))

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 import pytest
 import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+from transformers import PreTrainedTokenizerFast
 
+from tests.helpers.decoding import Hit
+from tests.helpers.models import tiny_llama
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.protocol import SEARCH_CLOSE
 from workers.agent.trajectory import (
@@ -42,16 +44,6 @@ SCRIPTS = {
 ECHO_QUESTION, ECHO_ANSWER = "what is gamma", "forty two </answer>"
 GREEDY = SamplingParams(temperature=0.0)
 SYSTEM = "search then answer"  # short: the tiny model learns faster
-
-
-@dataclass
-class Hit:
-    chunk_id: str
-    text: str
-    doc: str = "doc"
-    page: int | None = 1
-    entity: str = "acme"
-    score: float = 1.0
 
 
 class FakeIndex:
@@ -109,19 +101,7 @@ def one_thread():
 def engine(one_thread) -> HFRolloutEngine:
     torch.manual_seed(0)
     tokenizer = build_tokenizer()
-    config = LlamaConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=512,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        bos_token_id=None,
-    )
-    model = LlamaForCausalLM(config)
+    model = tiny_llama(tokenizer, max_positions=512)
     engine = HFRolloutEngine(
         model,
         tokenizer,

@@ -8,8 +8,8 @@ import copy
 import pytest
 import torch
 from peft import LoraConfig, get_peft_model
-from test_training_rl import chunks, questions, tiny_model, tiny_tokenizer
 
+from tests.helpers.toy import chunks, questions, tiny_model, tiny_tokenizer
 from workers.agent.engines import build_rollout_engine, sync_weights
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.trajectory import Limits, SamplingParams
@@ -101,7 +101,7 @@ def test_an_sglang_engine_is_given_the_runs_precision_and_its_share_of_the_gpu(
     import sys
     import types
 
-    from test_training_rl import tiny_model_folder
+    from tests.helpers.toy import tiny_model_folder
 
     started = {}
     stand_in = types.ModuleType("sglang")

@@ -7,16 +7,18 @@ tests/engine/test_agent_gpu.py`."""
 
 import pytest
 import torch
-from test_agent_greedy_rules import QUESTION, loops_in, make_looping_model, segments
-from test_agent_grounding import (
+
+from tests.helpers.decoding import (
+    QUESTION,
     FiguresIndex,
     answers,
-    char_tokenizer,
+    loops_in,
+    make_looping_model,
     make_random_model,
-    tiny_llama,
+    segments,
 )
-from test_training_packing import SYSTEM, tiny_model, trajectory
-
+from tests.helpers.models import ONE_LAYER, char_tokenizer, tiny_llama
+from tests.helpers.packing import SYSTEM, tiny_model, trajectory
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.trajectory import Limits, SamplingParams
 from workers.training.batching import collate_packed
@@ -42,7 +44,7 @@ def test_greedy_decoding_on_the_gpu_writes_no_word_loop_when_guarded():
 
 def test_the_grounded_scope_rules_logits_on_the_gpu():
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer).to("cuda")
+    model = tiny_llama(tokenizer, **ONE_LAYER).to("cuda")
     limits = Limits(grounded_scope=True)
     engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
     logits = torch.zeros(2, len(tokenizer), device="cuda")

@@ -17,9 +17,37 @@ import dataclasses
 
 import pytest
 import torch
-from test_agent_grounding import FiguresIndex, char_tokenizer, tag_tokenizer, tiny_llama
-from transformers import PreTrainedTokenizerFast
 
+from tests.helpers.decoding import (
+    ANSWER_FORMS,
+    ANSWER_TAGS,
+    CHOICE,
+    COPIED,
+    EARLIER_YEAR,
+    EBITDA,
+    LATEST_YEAR,
+    LOOPS,
+    NAMED,
+    NOT_LOOPS,
+    OTHER_QUESTIONS,
+    PEPSICO,
+    PROFIT,
+    QUESTION,
+    SPAN,
+    STATEMENT_KEPT,
+    STATEMENT_LEFT,
+    TERMS_COPIED,
+    TERMS_UNCOPIED,
+    UNCOPIED,
+    UNNAMED,
+    WHY,
+    YES_NO_QUESTIONS,
+    FiguresIndex,
+    loops_in,
+    make_looping_model,
+    segments,
+)
+from tests.helpers.models import ONE_LAYER, char_tokenizer, tiny_llama
 from workers.agent.greedy_rules import (
     FIGURE_RULES,
     RULES,
@@ -42,37 +70,7 @@ from workers.agent.greedy_rules import (
     unruled,
 )
 from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.trajectory import MODEL, Limits, SamplingParams
-
-LOOPS = [
-    "<search>[3M 2018 | cash flow] amount amount amount",
-    "[PepsiCo 2021 | cash flow] amount] amount] amount]",
-    "x usd millions usd millions usd millions",
-    "a b c d a b c d a b c d",
-    "<answer>-111111122222221122222",  # proof93's answer to Best Buy's cash flows
-    "<answer>1.1.1.1.1.1.1.1.1.1.1",  # proof92's
-    "<answer>1.1.2.2.1.1.2.2.1.1.2",  # proof90's
-    "[3M 2018] capex 201820182018201820182018",
-    "<answer>1.1.1.1.",  # proof92's, at eight characters
-    "<answer>11111111",
-    "<answer>-1111111222222211111",  # proof97's: twenty characters, nineteen digits
-]
-NOT_LOOPS = [
-    "amount amount",  # twice is not a loop yet
-    "[PepsiCo 2022] What is PepsiCo's capex? PepsiCo",  # a name written again
-    "$1,000,000,000 and 1,000,000,000",  # a figure's digits repeat tokens, not words
-    "amount amount amoun",  # the third is not written yet
-    "a b c d e a b c d e a b c d e",  # a run longer than four words
-    "<answer>$1,234,567,890,123",  # a figure's length
-    "<answer>-123456789012345",  # fifteen digits: the most a figure has
-    "<answer>1,000,000,000,000",  # zeros and separators repeat in a figure
-    "<answer>1111111",  # seven characters: not yet
-    "<answer>1.1.1.1",
-    "<answer>-111111122222221122222 ",  # a word ended
-    "<answer>$1,263 million 2022 2022",
-    "[3M 2018] statementofconsolidatedcashflows",  # a word of letters
-    "",
-]
+from workers.agent.trajectory import Limits, SamplingParams
 
 
 @pytest.mark.parametrize("text", LOOPS)
@@ -85,36 +83,6 @@ def test_repeats_that_are_no_loop(text):
     assert not ends_in_loop(text)
 
 
-QUESTION = "What was PepsiCo's FY2021Q4 capex, shown in its cash flow statement?"
-UNCOPIED = [
-    "<search>[Pfizer 2021] capex",  # a training company's name
-    "<search>[Pf",  # on its way to one
-    "<search>[PepsiCo 2020]",  # a year the question does not ask
-    "<search> [3M_2018_10K | cash flow]",  # a document id read in results
-    "<search>[PepsiCo 2021 | balance sheet] capex",  # a heading the question does not name
-    "<results>…</results>\n<search>[Pfizer",  # a later search in the same segment
-    "<search>[PepsiCo 2021 | e]",  # one letter from inside a word (proof56)
-    "<search>[PepsiCo 2021 | e ",
-    "<search>[PepsiCo 02]",  # inside "2021" only
-    "<search>[PepsiCo 2021 | lo]",  # inside "flow" only
-    "<search>[epsi 2021]",
-]
-COPIED = [
-    "<search>[PepsiCo 2021] capex",
-    "<search>[pepsico 2021 | cash flow] capex Pfizer",  # case aside; after the scope: free
-    "<search>[Pe",
-    "<search>[PepsiCo's",
-    "<search>[PepsiCo 2021 | e",  # a word still being written: "e" may become "expense"
-    "<search>[FY2021 | flow statement]",  # the start of a word, whole words
-    "<search>[Pepsi 2021]",  # the start of "PepsiCo's", the digits of "FY2021Q4"
-    "<search>[FY2021Q4]",
-    "<search>[ pepsico |",
-    "<search>[] capex",
-    "<search>capex of Pfizer",  # no scope
-    "<answer>[Pfizer]",  # not a search
-]
-
-
 @pytest.mark.parametrize("segment", UNCOPIED)
 def test_a_scope_word_that_is_no_piece_of_the_question_is_uncopied(segment):
     assert scope_uncopied(segment, QUESTION)
@@ -123,35 +91,6 @@ def test_a_scope_word_that_is_no_piece_of_the_question_is_uncopied(segment):
 @pytest.mark.parametrize("segment", COPIED)
 def test_a_scope_of_the_questions_own_words_is_copied(segment):
     assert not scope_uncopied(segment, QUESTION)
-
-
-# QUESTION asks "What was PepsiCo's FY2021Q4 capex, shown in its cash flow statement?"
-TERMS_UNCOPIED = [
-    "<search>[PepsiCo 2021 | cash flow] capex related",  # a word of the results (proof99)
-    "<search>[PepsiCo 2021 | cash flow] capex rel",  # on its way to one
-    "<search>[PepsiCo 2021] capex capex ",  # a word twice (proof102)
-    "<search>[PepsiCo 2021] capex cap",  # on its way to the one word it can become, written
-    "<search>[PepsiCo 2021] capex capex</search>",
-    "<search>[PepsiCo 2021] capital</search>",
-    "<search>capital expenditure",  # no scope: the whole query is its terms
-    "<results>…</results>\n<search>[PepsiCo 2021] amount",  # a later search in the segment
-    "<search>[PepsiCo 2021] capex päää",  # letters of another alphabet (proof104)
-    "<search>[PepsiCo 2021] capex сал",
-    "<search>[PepsiCo 2021] capex | cash",  # a sign the question has not
-    "<search>[PepsiCo 2021] capex>",
-    "<search>[PepsiCo 2021] capex\n<search",  # a tag other than its closing (proof104)
-]
-TERMS_COPIED = [
-    "<search>[PepsiCo 2021 | cash flow] capex",
-    "<search>[PepsiCo 2021 | cash flow] CAPEX shown</search>",  # case aside
-    "<search>[PepsiCo 2021] capex st",  # a word still being written: "statement"
-    "<search>[PepsiCo 2021] pepsico's capex, cash",  # "pepsico" and "s", the question's ","
-    "<search>[PepsiCo 2021]</search>",  # the scope alone: the scoped question
-    "<search>[PepsiCo 2021] capex</sea",  # closing
-    "<search>[PepsiCo 2021 | cash fl",  # the scope still open: its own rule's
-    "<search>pepsico capex shown",
-    "<answer>capital expenditure",  # not a search
-]
 
 
 @pytest.mark.parametrize("segment", TERMS_UNCOPIED)
@@ -166,7 +105,7 @@ def test_search_terms_of_the_questions_own_words_each_once(segment):
 
 def test_greedy_decoding_searches_for_the_questions_words_once_each():
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
+    model = tiny_llama(tokenizer, **ONE_LAYER)
     logits = torch.zeros(1, len(tokenizer))
     r, a = tokenizer.convert_tokens_to_ids(["r", "a"])
     logits[:, r], logits[:, a] = 2.0, 1.0
@@ -183,7 +122,7 @@ def test_a_step_goes_down_the_whole_vocabulary_past_its_likeliest_candidates(mon
     from workers.agent import greedy_rules
 
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
+    model = tiny_llama(tokenizer, **ONE_LAYER)
     logits = torch.zeros(1, len(tokenizer))
     r, q, a = tokenizer.convert_tokens_to_ids(["r", "q", "a"])
     logits[:, r], logits[:, q], logits[:, a] = 3.0, 2.0, 1.0
@@ -194,26 +133,6 @@ def test_a_step_goes_down_the_whole_vocabulary_past_its_likeliest_candidates(mon
     monkeypatch.setattr(greedy_rules, "CANDIDATES", 2)  # "r" and "q": both break the rule
     assert list(greedy_rules.ranked_tokens(logits[0]))[:3] == [r, q, a]
     assert engine._rule(logits, [(QUESTION, typed, 1)])[0].argmax() == a  # "ca" of "cash"
-
-
-SPAN = "What is the FY2018 - FY2020 3 year average unadjusted EBITDA % margin for Walmart?"
-EARLIER_YEAR = [
-    "<search>[Walmart 2018]",  # proof96's, proof97's and proof100's: the 2018 filing only
-    "<search>[Walmart 2018",
-    "<search>[Walmart FY2018 | margin]",
-    "<search>[Walmart 2020 | 2018 margin]",
-    "<search>[Walmart 201",  # on its way to 2018, not to 2020
-    "<search>[Walmart 201 - 2020]",  # proof100's weights under a rule of whole years only
-    "<search>[Walmart 20200]",
-]
-LATEST_YEAR = [
-    "<search>[Walmart 2020] EBITDA 2018",  # after the scope: free
-    "<search>[Walmart 20",  # on its way to 2020 or 2018: not yet
-    "<search>[Walmart 202",
-    "<search>[Walmart 2020 | 3 year]",  # digits of no year
-    "<search>[Walmart 2020 | ebitda margin]",
-    "<search>[Walmart | margin]",
-]
 
 
 @pytest.mark.parametrize("segment", EARLIER_YEAR)
@@ -233,28 +152,6 @@ def test_the_generic_scope_rule_assumes_no_year_convention():
     # filings pack holds a scope to the latest.
     assert not scope_uncopied("<search>[Walmart 2018]", SPAN)
     assert not broken("<search>[Walmart 2018]", SPAN, Limits(grounded_scope=True))
-
-
-EBITDA = "What is the FY2022 unadjusted EBITDA less capex for PepsiCo?"  # proof58's "[FY2022]"
-PEPSICO = frozenset({"pepsico"})
-UNNAMED = [
-    "<search>[FY2022]",  # a question word, but no company: searches every 2022 filing
-    "<search>[FY2022 | cash flow] capex",
-    "<search>[FY",  # on its way to one
-    "<search>[EBITDA ",
-    "<search>[| cash flow]",  # a page, no company
-    "<search>[] capex",
-    "<search>[P 2022]",  # one letter is no name
-]
-NAMED = [
-    "<search>[PepsiCo 2022]",
-    "<search>[pepsico 2022 | capex]",
-    "<search>[Pepsi 2022]",  # the start of the name
-    "<search>[Pe",  # on its way to it
-    "<search>[ P",
-    "<search>[",
-    "<search>FY2022 capex",  # no scope
-]
 
 
 @pytest.mark.parametrize("segment", UNNAMED)
@@ -300,7 +197,7 @@ def test_a_common_word_names_a_company_only_where_no_word_written_as_a_name_does
 
 def test_greedy_decoding_begins_a_scope_with_the_company_its_tool_knows():
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
+    model = tiny_llama(tokenizer, **ONE_LAYER)
     limits = Limits(grounded_scope=True)
     logits = torch.zeros(1, len(tokenizer))
     f, p = tokenizer.convert_tokens_to_ids(["F", "P"])
@@ -316,7 +213,7 @@ def test_greedy_decoding_finds_the_company_however_far_down_the_model_ranks_it()
     to the company among its 64 likeliest, and the rule gave up: "[A.P. 2021]" searched
     Activision's, Adobe's and Amcor's filings. The rule looks further down (`CANDIDATES`)."""
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
+    model = tiny_llama(tokenizer, **ONE_LAYER)
     limits = Limits(grounded_scope=True)
     engine = HFRolloutEngine(model, tokenizer, NamedIndex(), limits=limits, system_prompt="s")
     typed = tokenizer.encode("<search>[", add_special_tokens=False)
@@ -331,27 +228,6 @@ def test_greedy_decoding_finds_the_company_however_far_down_the_model_ranks_it()
     logits[0, p] = 0.0
     assert len(wrong) > 64
     assert engine._rule(logits, [(EBITDA, typed)])[0].argmax() == p
-
-
-YES_NO_QUESTIONS = [
-    "Is 3M a capital-intensive business based on FY2022 data?",
-    "Does AMCOR have an improving gross margin profile as of FY2023? If gross margin is not a "
-    "useful metric for a company like this, then please state that and explain why.",
-    "Looking at VaR, did the risk that JPM faced in the second fiscal quarter of 2023 decrease?",
-    "As of Q2'2023, is Pfizer spinning off any large business segments?",
-    "were there any board member nominees with more votes against?",
-    "For 3M, which sells tape, did revenue grow in 2022?",  # a relative "which" gives way
-    "Assume you are an analyst. Using the balance sheet: is 3M's working capital positive?",
-]
-OTHER_QUESTIONS = [
-    "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?",
-    "What is the FY2018 capital expenditure amount (in USD millions) for 3M?",
-    "As of FY2023Q1, why did Pepsico raise full year guidance for FY2023?",
-    "If we exclude the impact of M&A, which segment has dragged down 3M's overall growth?",
-    "Island revenue in 2022? Is it higher?",  # "Island" is no "Is"; only the first sentence
-    "Among operations, investing, and financing activities, which brought in the most cash?",
-    "By how much did Pepsico increase its unsecured five year revolving credit agreement?",
-]
 
 
 @pytest.mark.parametrize("question", YES_NO_QUESTIONS)
@@ -387,7 +263,7 @@ def test_an_answer_that_opens_with_a_word_other_than_yes_or_no(segment, off):
 
 def test_greedy_decoding_answers_a_yes_or_no_question_yes_or_no():
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
+    model = tiny_llama(tokenizer, **ONE_LAYER)
     logits = torch.zeros(2, len(tokenizer))
     three, n = tokenizer.convert_tokens_to_ids(["3", "N"])
     logits[:, three], logits[:, n] = 2.0, 1.0
@@ -401,7 +277,7 @@ def test_greedy_decoding_answers_a_yes_or_no_question_yes_or_no():
 
 def test_greedy_decoding_passes_over_a_scope_letter_the_question_does_not_go_on_with():
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
+    model = tiny_llama(tokenizer, **ONE_LAYER)
     limits = Limits(grounded_scope=True)
     engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
     logits = torch.zeros(2, len(tokenizer))
@@ -411,31 +287,6 @@ def test_greedy_decoding_passes_over_a_scope_letter_the_question_does_not_go_on_
     ruled = engine._rule(logits, [(QUESTION, typed), ("What was Pfizer's capex?", typed)])
     assert ruled[0].argmax() == e  # "Pf" is no piece of a question about PepsiCo
     assert ruled[1].argmax() == f  # and is of one about Pfizer
-
-
-# QUESTION names "its cash flow statement"; PROFIT names two statements.
-PROFIT = "What is PepsiCo's EBITDA? Use the income statement and the statement of cash flows."
-STATEMENT_LEFT = [
-    "<search>[PepsiCo 2021] capex",  # no filter
-    "<search>[PepsiCo 2021]",
-    "<search>[PepsiCo 2021 | p7] capex",  # proof72's, a word of no statement's name
-    "<search>[PepsiCo 2021 | pepsi",  # a word of the question, not of the name
-    "<search>[PepsiCo 2021 | cash flow p",  # on its way to no name's word
-    "<search>[PepsiCo 2021 | statement]",  # names no one statement
-    "<search>[PepsiCo 2021 | ]",
-    "<search>[PepsiCo 2021 | balance sheet]",  # a statement the question does not name
-]
-STATEMENT_KEPT = [
-    "<search>[PepsiCo 2021",  # the names still being written
-    "<search>[PepsiCo 2021 |",
-    "<search>[PepsiCo 2021 | c",
-    "<search>[PepsiCo 2021 | cash flow]",
-    "<search>[PepsiCo 2021 | Cash Flow Statement] capex",  # case aside
-    "<search>[PepsiCo 2021 | cash flow] capex pepsi p7",  # past the scope: free
-    "<search>[PepsiCo 2021 | statement ",  # "statement" may begin the filter
-    "<search>capex",  # no scope: the scope rule's matter
-    "<answer>$4.6 billion",
-]
 
 
 @pytest.mark.parametrize("segment", STATEMENT_LEFT)
@@ -463,7 +314,7 @@ def test_a_question_that_names_no_statement_leaves_the_filter_free():
 
 def test_greedy_decoding_filters_a_later_search_to_the_statement_the_question_names():
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
+    model = tiny_llama(tokenizer, **ONE_LAYER)
     logits = torch.zeros(1, len(tokenizer))
     p, c = tokenizer.convert_tokens_to_ids(["p", "c"])
     logits[:, p], logits[:, c] = 2.0, 1.0
@@ -474,40 +325,9 @@ def test_greedy_decoding_filters_a_later_search_to_the_statement_the_question_na
         assert engine._rule(logits, [(QUESTION, typed, searched)])[0].argmax() == favoured
 
 
-def word_tokenizer() -> PreTrainedTokenizerFast:
-    words = [" amount", " usd", " capex"]
-    return tag_tokenizer([*words, *"abcdefghij0123 ?,.\n"], "|".join(words))
-
-
-def make_looping_model() -> tuple[torch.nn.Module, PreTrainedTokenizerFast]:
-    tokenizer = word_tokenizer()
-    torch.manual_seed(0)
-    model = tiny_llama(tokenizer, max_positions=512)
-    with torch.no_grad():  # " amount" the likeliest token after anything
-        model.lm_head.weight[tokenizer.convert_tokens_to_ids(" amount")] *= 30
-    return model, tokenizer
-
-
 @pytest.fixture(scope="module")
 def looping_model():
     return make_looping_model()
-
-
-def segments(looping_model, guarded: bool, sampling: SamplingParams) -> list[str]:
-    """Each question's model text, after the prompt."""
-    model, tokenizer = looping_model
-    limits = Limits(max_new_tokens=24, max_result_tokens=60, loop_guard=guarded)
-    engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
-    trajectories = engine.rollout([f"capex {i} ?" for i in range(4)], sampling)
-    return [
-        tokenizer.decode([t for t, p in zip(tr.token_ids, tr.producers, strict=True) if p == MODEL])
-        for tr in trajectories
-    ]
-
-
-def loops_in(text: str) -> bool:
-    words = text.split()
-    return any(ends_in_loop(" ".join(words[:i])) for i in range(len(words) + 1))
 
 
 def test_greedy_decoding_guarded_writes_no_word_loop(looping_model):
@@ -523,12 +343,6 @@ def test_greedy_decoding_guarded_writes_no_word_loop(looping_model):
 def test_sampling_is_never_guarded(looping_model):
     sampled = SamplingParams(temperature=1.0, seed=3)
     assert segments(looping_model, True, sampled) == segments(looping_model, False, sampled)
-
-
-CHOICE = "Did Ulta Beauty's wages expense as a percent of net sales increase or decrease in FY2023?"
-WHY = "As of FY2023Q1, why did Pepsico raise full year guidance for FY2023?"
-WHAT_DROVE = "What drove the reduction in SG&A expense as a percent of net sales in FY2023?"
-EXPLAIN_WHY = "What is AMEX's operating margin? If it is not useful, state that and explain why."
 
 
 @pytest.mark.parametrize(
@@ -547,58 +361,6 @@ EXPLAIN_WHY = "What is AMEX's operating margin? If it is not useful, state that 
 )
 def test_the_two_options_a_question_offers(question, options):
     assert offered_options(question) == options
-
-
-ANSWER_FORMS = [
-    ("<answer>", CHOICE, False),
-    ("<answer>Increased", CHOICE, False),
-    ("<answer> decrease.", CHOICE, False),
-    ("<answer>Inc", CHOICE, False),  # on its way to "increased"
-    ("<answer>Yes", CHOICE, True),  # proof86's and proof87's answer
-    ("<answer>Y", CHOICE, True),
-    ("<answer>12.4%", CHOICE, True),
-    ("<answer>IncrEarnings", CHOICE, True),  # proof87's, let begin "Incr"
-    ("<answer>IncrEaSpn", CHOICE, True),  # proof95's, let begin "Increas"
-    ("<answer>IncrEaSd", CHOICE, True),  # and let write "Increasd"
-    ("<answer>Increased1111111000", CHOICE, True),
-    ("<answer>Increased 2023", CHOICE, False),
-    ("<answer>Increasements", CHOICE, True),  # proof90's, right by the judge's stemmer
-    ("<answer>Increasing expenses", CHOICE, False),
-    ("<answer>decreases", CHOICE, False),
-    ("<answer>Improvement", "Has the quick ratio improved or declined?", True),
-    ("<answer>Improving,", "Has the quick ratio improved or declined?", False),
-    ("<answer>Lower", "Was the margin higher or lower in 2022?", False),
-    ("<answer>Declining", "Has the quick ratio improved or declined?", False),
-    ("<answer>Strong demand", WHY, False),
-    ("<answer>1.1 million", WHY, True),  # proof97's "-11 million": a reason is in words
-    ("<answer>-", WHAT_DROVE, True),
-    ("<answer> $104,233 million", WHAT_DROVE, True),
-    ("<answer>Lower marketing expenses", WHAT_DROVE, False),
-    ("<answer>", WHAT_DROVE, False),
-    ("<answer>-11 million", EXPLAIN_WHY, False),  # "explain why" in its instructions asks none
-    ("<answer>Yes", WHY, True),
-    ("<answer>No,", WHY, True),
-    ("<answer>Northern Europe", WHY, False),
-    ("<answer>Yes", "What is Best Buy's FY2019 inventory?", True),  # proof88's
-    ("<answer>$5,409 million", "What is Best Buy's FY2019 inventory?", False),
-    # proof93's "Yes": the question word opens the clause after three opening phrases
-    ("<answer>Yes", OTHER_QUESTIONS[-2], True),
-    ("<answer>Yes", "Assume you are an analyst. Answer from the balance sheet: what is X?", True),
-    ("<answer>Yes", YES_NO_QUESTIONS[-2], False),  # "which" opens a relative clause there
-    ("<answer>1.1 million", YES_NO_QUESTIONS[0], False),  # the yes-or-no rule's matter
-    ("<search>[Ulta 2023] wages", CHOICE, False),  # not an answer
-]
-# An answer's tags: only its own closing one, whatever the question.
-ANSWER_TAGS = [
-    ("<answer>IncrEasing expenses increase from</search>", True),  # proof87's
-    ("<answer>Increasing</s", True),
-    ("<answer>Increasing</", False),  # on its way to "</answer>"
-    ("<answer>Increasing</answer>", False),
-    ("<answer><answer>", True),  # proof86's, where figures were ruled out
-    ("<answer><", False),
-    ("<answer>$5,409 million<search>", True),
-    ("<search>[Ulta 2023] wages</search>", False),  # not an answer
-]
 
 
 @pytest.mark.parametrize(("segment", "question", "off"), ANSWER_FORMS)
@@ -640,7 +402,7 @@ def test_a_question_opening_with_a_question_word(question, what):
 
 def test_greedy_decoding_answers_a_what_question_but_yes_and_a_choice_with_an_option():
     tokenizer = char_tokenizer()
-    model = tiny_llama(tokenizer)
+    model = tiny_llama(tokenizer, **ONE_LAYER)
     logits = torch.zeros(2, len(tokenizer))
     s, t, y, d = tokenizer.convert_tokens_to_ids(["s", "t", "Y", "d"])
     logits[0, s], logits[0, t] = 2.0, 1.0  # "Yes" likelier than "Yet" to a why question

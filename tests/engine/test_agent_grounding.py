@@ -9,13 +9,18 @@ import string
 
 import pytest
 import torch
-from test_agent_engine import Hit
-from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
+from tests.helpers.decoding import (
+    RESULTS,
+    ROW_ANSWERS,
+    FiguresIndex,
+    Hit,
+    answers,
+    make_random_model,
+)
+from tests.helpers.models import char_tokenizer
 from workers.agent.grounding import FigureGrounding, ResultRows, ShownFigures, figures_in
 from workers.agent.hf_engine import Grounding, HFRolloutEngine
-from workers.agent.protocol import ANSWER_OPEN
 from workers.agent.trajectory import Limits, SamplingParams
 
 VOCAB = list("0123456789,. $m") + ["12", ".5", "</answer>", "[EOS]"]
@@ -58,74 +63,9 @@ def test_words_are_free_outside_figures():
     assert {" ", "m", "$", "</answer>", "[EOS]", ","} <= allowed("The total is ")
 
 
-class FiguresIndex:
-    def search(self, query: str, k: int = 5, question: str = "") -> list[Hit]:
-        return [Hit(f"c{i}", f"capital expenditure 1,577 and ratio {i}.8") for i in range(k)]
-
-
-def tag_tokenizer(pieces: list[str], pattern: str = "") -> PreTrainedTokenizerFast:
-    """A word-level tokenizer over the protocol's tags and `pieces`, splitting text into the
-    tags, then the words `pattern` matches, then single characters."""
-    vocab = ["[PAD]", "[UNK]", "[EOS]", "<search>", "</search>", "<answer>", "</answer>"]
-    vocab += ["<results>", "</results>", *pieces]
-    backend = Tokenizer(models.WordLevel({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]"))
-    split = "|".join(p for p in (r"</?\w+>|\[EOS\]", pattern, r"[\s\S]") if p)
-    backend.pre_tokenizer = pre_tokenizers.Split(Regex(split), behavior="isolated")
-    backend.decoder = decoders.Fuse()
-    return PreTrainedTokenizerFast(
-        tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
-    )
-
-
-def char_tokenizer() -> PreTrainedTokenizerFast:
-    return tag_tokenizer(
-        sorted(set(string.ascii_letters + string.digits + string.punctuation + " \n"))
-    )
-
-
-def tiny_llama(tokenizer: PreTrainedTokenizerFast, max_positions: int = 1024) -> LlamaForCausalLM:
-    """A random one-layer Llama over `tokenizer`, the same for the same torch seed."""
-    return LlamaForCausalLM(
-        LlamaConfig(
-            vocab_size=len(tokenizer),
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            num_key_value_heads=1,
-            max_position_embeddings=max_positions,
-            pad_token_id=tokenizer.pad_token_id,
-            eos_token_id=tokenizer.eos_token_id,
-            bos_token_id=None,
-        )
-    )
-
-
-def make_random_model() -> tuple[LlamaForCausalLM, PreTrainedTokenizerFast]:
-    tokenizer = char_tokenizer()
-    torch.manual_seed(0)
-    model = tiny_llama(tokenizer)
-    # Digits likelier than the rest, so that answers write many figures.
-    with torch.no_grad():
-        model.lm_head.weight[tokenizer.convert_tokens_to_ids(list(string.digits))] *= 4
-    return model, tokenizer
-
-
 @pytest.fixture(scope="module")
 def random_model():
     return make_random_model()
-
-
-def answers(random_model, grounded: bool) -> tuple[list[set[str]], list[str]]:
-    """Per question, the figures its answer wrote that it was not shown; and the answers."""
-    model, tokenizer = random_model
-    limits = Limits(max_new_tokens=30, max_result_tokens=200, grounded_figures=grounded)
-    engine = HFRolloutEngine(model, tokenizer, FiguresIndex(), limits=limits, system_prompt="s")
-    questions = [f"capex of acme in 2018, try {i}?" for i in range(12)]
-    trajectories = engine.rollout(questions, SamplingParams(temperature=1.0, seed=5), echo_k=2)
-    before, written = zip(*(t.text.split(ANSWER_OPEN, 1) for t in trajectories), strict=True)
-    shown = [figures_in(t.question + b) for t, b in zip(trajectories, before, strict=True)]
-    return [figures_in(w) - s for w, s in zip(written, shown, strict=True)], list(written)
 
 
 def test_grounded_answers_write_only_figures_the_question_or_results_showed(random_model):
@@ -145,31 +85,7 @@ def test_logits_wider_than_the_tokenizer_are_masked_whole():
     assert not grounding.banned("$59,268", SHOWN)[len(tokenizer) :].any()
 
 
-RESULTS = """<results>
-[c0] acme_2022_10K | page 4
-Consolidated Balance Sheets (in millions)
-Total assets $236,495 $219,295
-Total assets held for sale 12 13
-Lapse of statute of limitations (104) (17)
-Net income increased 17.8% to $340.8 million compared with 2021
-Goodwill 10,870 10,870
-2022 restructuring charges 243 33 411
-</results>"""
 ROWS = ResultRows.of(RESULTS)
-# Answers written so far, each with the figures its first figure may be (None: no row quoted).
-ROW_ANSWERS = {
-    "Total assets $": {"236,495", "236495"},
-    "Total assets 236,4": {"236,495", "236495"},
-    "Lapse of statute of limitation (": {"104"},  # a word's plural begun
-    "Goodwill ": {"10,870", "10870"},  # a whole label of one word
-    "Total assets held": {"12"},  # the longer label it begins, over the shorter it holds
-    "Total ": None,  # one shared word names no row
-    "Total current assets ": None,  # "Total assets" is not what it wrote
-    "Net income ": None,  # a sentence is no row
-    "Restructuring charges ": None,  # nor a row whose label is a year's
-    "Total assets 236,495 million ": None,  # its first figure written: the rest is its own
-    "Yes": None,
-}
 
 
 @pytest.mark.parametrize("answer", ROW_ANSWERS)

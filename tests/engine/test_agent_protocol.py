@@ -1,5 +1,6 @@
 """The agent protocol parser: what one model segment asks for."""
 
+from tests.helpers.protocol import CUT_TURNS, QUESTION, SEARCHES
 from workers.agent.protocol import (
     ANSWER_STOP_STRINGS,
     closing_tag,
@@ -9,17 +10,6 @@ from workers.agent.protocol import (
     segment_stopped,
     written_query,
 )
-
-QUESTION = "What is the FY2018 capital expenditure for 3M?"
-# (what the model writes, what the search runs): a scope alone searches the question.
-SEARCHES = [
-    ("[3M 2018]", f"[3M 2018] {QUESTION}"),
-    (" [3M 2018 | cash flow statement] ", f"[3M 2018 | cash flow statement] {QUESTION}"),
-    ("[3M 2018] capital expenditure", "[3M 2018] capital expenditure"),
-    ("capital expenditure [3M]", "capital expenditure [3M]"),
-    ("[] ", QUESTION),  # empty brackets: the question itself, everywhere
-    ("3M capex", "3M capex"),
-]
 
 
 def test_a_closed_search_tag_is_a_search_with_its_query():
@@ -83,16 +73,6 @@ def test_an_answer_opened_by_the_harness_ends_with_its_first_line():
 def test_a_leading_newline_does_not_stop_an_opened_answer():
     assert not segment_stopped("\n", "\n", ANSWER_STOP_STRINGS)
     assert segment_stopped("\n42\n", "\n42\n", ANSWER_STOP_STRINGS)
-
-
-CUT_TURNS = {
-    "<search>[3M 2018] capex Answer in USD millions. Answer in": "</search>",
-    "<answer>$1,577 mill": "</answer>",
-    "Let me look. <search>capex capex": "</search>",
-    "<search>capex <answer>1": "</answer>",
-    "<search>capex</search>": "",
-    "just talking about capex": "",
-}
 
 
 def test_a_cut_turn_is_closed_with_the_tag_it_left_open():

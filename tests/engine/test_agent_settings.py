@@ -5,8 +5,7 @@ import argparse
 import json
 from dataclasses import asdict
 
-from test_training_rl import LIMITS, config, run_training
-
+from tests.helpers.toy import LIMITS, config, run_training
 from workers.agent.settings import PROTOCOL_VERSION, read_agent_settings, write_agent_settings
 from workers.agent.trajectory import Limits
 from workers.evaluation.cli import LIMIT_DEFAULTS, policy_limits

@@ -202,7 +202,7 @@ def test_more_folds_than_entities_stops_before_any_model_loads(tmp_path, corpus,
 def test_complete_runs_the_rest_from_the_checkpoint_and_rules_off_reruns_it(
     tmp_path, corpus, capsys
 ):
-    from test_training_rl import tiny_model_folder
+    from tests.helpers.toy import tiny_model_folder
 
     index, questions = corpus
     limits = {"max_turns": 2, "max_new_tokens": 12, "results_per_search": 1, "loop_guard": True}

@@ -233,8 +233,9 @@ def test_searches_after_miss_counts_only_trajectories_whose_first_search_missed(
 
 def test_a_checkpoint_folder_is_a_policy_that_runs_through_the_tool_loop(tmp_path):
     from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
+    from tests.helpers.models import tiny_llama
     from workers.agent.models import load_model
     from workers.evaluation.policies import HFPolicy, build_policy
 
@@ -244,16 +245,7 @@ def test_a_checkpoint_folder_is_a_policy_that_runs_through_the_tool_loop(tmp_pat
     tokenizer = PreTrainedTokenizerFast(
         tokenizer_object=backend, pad_token="[PAD]", unk_token="[UNK]", eos_token="[EOS]"
     )
-    config = LlamaConfig(
-        vocab_size=5,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        eos_token_id=2,
-    )
-    LlamaForCausalLM(config).save_pretrained(tmp_path)
+    tiny_llama(tokenizer, max_positions=2048).save_pretrained(tmp_path)
     tokenizer.save_pretrained(tmp_path)
 
     policy = build_policy(

@@ -7,9 +7,9 @@ import sys
 import tarfile
 
 import pytest
-from test_training_rl import chunks, questions, tiny_model, tiny_tokenizer
 from transformers import AutoModelForCausalLM
 
+from tests.helpers.toy import chunks, questions, tiny_model, tiny_tokenizer
 from workers.agent.protocol import closing_tag, searched_query
 from workers.documents.chunking import Chunk
 from workers.publishing import PublishInfo, make_archive, publish_folder
@@ -208,7 +208,7 @@ def test_the_bundled_script_shows_only_new_hits_as_the_engine_does(published):
 def test_the_bundled_script_reads_a_scope_naming_several_companies_as_the_engine_does(
     published, tmp_path
 ):
-    from test_search_index import AMERICANS
+    from tests.helpers.search import AMERICANS
 
     run_agent = bundled_script(published)
     engine = SearchIndex.build(AMERICANS)
@@ -235,7 +235,7 @@ def test_the_bundled_script_reads_a_scope_naming_several_companies_as_the_engine
 
 
 def test_the_bundled_script_searches_a_scope_alone_as_the_engine_does(published):
-    from test_agent_protocol import QUESTION, SEARCHES
+    from tests.helpers.protocol import QUESTION, SEARCHES
 
     run_agent = bundled_script(published)
     for written, _ in SEARCHES:
@@ -261,7 +261,7 @@ def test_the_bundled_script_shows_as_many_hits_a_search_as_the_engine(published)
 
 
 def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):
-    from test_agent_protocol import CUT_TURNS
+    from tests.helpers.protocol import CUT_TURNS
 
     run_agent = bundled_script(published)
     for text in CUT_TURNS:
@@ -305,7 +305,8 @@ def test_the_published_rules_are_the_engines_own_and_stand_alone(published, modu
 
 def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(published):
     import torch
-    from test_agent_grounding import char_tokenizer
+
+    from tests.helpers.models import char_tokenizer
 
     run_agent = bundled_script(published)
     tokenizer = char_tokenizer()
@@ -323,8 +324,7 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
 
 
 def test_the_bundled_script_quotes_a_rows_first_figure_as_the_engine_does(published):
-    from test_agent_grounding import RESULTS, ROW_ANSWERS
-
+    from tests.helpers.decoding import RESULTS, ROW_ANSWERS
     from workers.agent.grounding import ResultRows
 
     run_agent = bundled_script(published)
@@ -336,7 +336,9 @@ def test_the_bundled_script_quotes_a_rows_first_figure_as_the_engine_does(publis
 
 def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(published):
     import torch
-    from test_agent_grounding import RESULTS, char_tokenizer
+
+    from tests.helpers.decoding import RESULTS
+    from tests.helpers.models import char_tokenizer
 
     run_agent = bundled_script(published)
     tokenizer = char_tokenizer()
@@ -357,7 +359,7 @@ def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(pub
 
 
 def test_the_bundled_rules_decide_as_the_engines(published):
-    from test_agent_greedy_rules import (
+    from tests.helpers.decoding import (
         ANSWER_FORMS,
         ANSWER_TAGS,
         COPIED,
@@ -380,7 +382,6 @@ def test_the_bundled_rules_decide_as_the_engines(published):
         UNNAMED,
         YES_NO_QUESTIONS,
     )
-
     from workers.agent.greedy_rules import (
         answer_not_yes_no,
         answer_off_form,
@@ -445,8 +446,9 @@ def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_d
 
 def test_the_bundled_scripts_greedy_rules_pass_over_a_token_that_breaks_one(published, monkeypatch):
     import torch
-    from test_agent_greedy_rules import CHOICE, QUESTION, YES_NO_QUESTIONS, word_tokenizer
-    from test_agent_grounding import char_tokenizer
+
+    from tests.helpers.decoding import CHOICE, QUESTION, YES_NO_QUESTIONS
+    from tests.helpers.models import char_tokenizer, word_tokenizer
 
     run_agent = bundled_script(published)
 

@@ -4,14 +4,9 @@ import json
 
 import pytest
 
-from workers.documents.chunking import Chunk
+from tests.helpers.search import AMERICANS, chunk
 from workers.search.index import SearchIndex, mend_split_letters, tokenize
 from workers.search.tool import format_hits_for_model
-
-
-def chunk(cid, text, doc="d1", page=1, entity="Acme"):
-    return Chunk(id=cid, doc=doc, page=page, entity=entity, text=text)
-
 
 CHUNKS = [
     chunk("d1:p1:c0", "Revenue grew because of strong widget sales."),
@@ -175,23 +170,6 @@ def test_a_word_names_a_company_by_its_entity_not_its_documents_name():
         index.names_company(word)
         for word in ["2022", "10k", "annual", "fy2022", "ebitda", "capex", "pepsicola"]
     )
-
-
-AMERICANS = [
-    chunk(
-        "ax",
-        "debt securities registered",
-        doc="AMERICANEXPRESS_2022_10K",
-        entity="American Express",
-    ),
-    chunk(
-        "aw",
-        "debt securities registered",
-        doc="AMERICANWATERWORKS_2022_10K",
-        entity="American Water Works",
-    ),
-    chunk("am", "debt securities registered", doc="AMCOR_2022_10K", entity="Amcor"),
-]
 
 
 def test_a_scope_naming_several_companies_searches_those_the_question_names():

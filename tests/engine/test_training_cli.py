@@ -3,8 +3,8 @@
 import json
 
 import pytest
-from test_training_rl import FACTS, chunks, questions, tiny_model, tiny_tokenizer
 
+from tests.helpers.toy import FACTS, chunks, questions, tiny_model, tiny_tokenizer
 from workers.cli import main
 
 

@@ -1,7 +1,7 @@
 """Step 0: a validating run measures its cold start before any RL step, the level its RL curve
 is read against (the run page draws it as a line)."""
 
-from test_training_rl import config, run_training
+from tests.helpers.toy import config, run_training
 
 
 def test_a_validating_run_logs_its_cold_starts_level_as_step_0(tmp_path):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from test_training_rl import chunks, config, questions, tiny_model_folder
 
+from tests.helpers.toy import chunks, config, questions, tiny_model_folder
 from workers.agent.models import load_trainable
 from workers.search.index import SearchIndex
 from workers.training.distributed import SINGLE, RankFailed, RankJob, Ranks, train_on_ranks

@@ -4,9 +4,8 @@ clock goes to training, the report states the sample's intervals and what was le
 import json
 import shutil
 
-from test_training_rl import LIMITS, questions, tiny_model_folder
-from test_training_rl import chunks as toy_chunks
-
+from tests.helpers.toy import LIMITS, questions, tiny_model_folder
+from tests.helpers.toy import chunks as toy_chunks
 from workers.evaluation.folds import sample_questions
 from workers.search.index import SearchIndex
 from workers.training.config import TrainConfig

@@ -8,16 +8,17 @@ tests/engine/test_training_gpu.py`."""
 
 import pytest
 import torch
-from test_training_evaluate import evaluate_toy_run, record_loads
-from test_training_rl import (
+
+from tests.helpers.toy import (
     bfloat16_rollout_recomputed,
     config,
+    evaluate_toy_run,
+    record_loads,
     run_training,
     tiny_model,
     tiny_model_folder,
     tiny_tokenizer,
 )
-
 from workers.agent.models import load_trainable
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -75,8 +76,7 @@ def test_every_rollout_engine_samples_what_the_trainer_computes_right_after_a_we
     # Written against sglang's documented Engine API; unverified until a GPU run shows it.
     import importlib.util
 
-    from test_training_rl import chunks, questions
-
+    from tests.helpers.toy import chunks, questions
     from workers.agent.engines import build_rollout_engine, sync_weights
     from workers.agent.trajectory import Limits, SamplingParams
     from workers.search.index import SearchIndex

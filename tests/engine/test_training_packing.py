@@ -1,12 +1,9 @@
 """Micro-batches: several trajectories packed in a row, or rows run from one shared prompt,
 must train exactly as one trajectory a row."""
 
-from collections.abc import Sequence
-
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
 
-from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
+from tests.helpers.packing import SYSTEM, tiny_model, trajectory
 from workers.training.batching import (
     collate,
     collate_packed,
@@ -15,34 +12,6 @@ from workers.training.batching import (
     packed_micro_batches,
 )
 from workers.training.logprobs import batch_logprobs, shared_prefix_length, token_logprobs
-
-
-def trajectory(
-    seed: int, prompt: int, tool: int, model: int, system: Sequence[int] = ()
-) -> Trajectory:
-    """Random tokens: a prompt (after `system`, a prompt every trajectory shares), a model
-    turn, a tool result, a model turn."""
-    g = torch.Generator().manual_seed(seed)
-    t = Trajectory(question=f"q{seed}", model_name="test")
-    t.append([*system, *torch.randint(0, 64, (prompt,), generator=g).tolist()], PROMPT)
-    t.append(torch.randint(0, 64, (model,), generator=g).tolist(), MODEL, [-1.0] * model)
-    t.append(torch.randint(0, 64, (tool,), generator=g).tolist(), TOOL)
-    t.append(torch.randint(0, 64, (model,), generator=g).tolist(), MODEL, [-1.0] * model)
-    return t
-
-
-def tiny_model() -> LlamaForCausalLM:
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
-    )
-    return LlamaForCausalLM(config).eval()
 
 
 def test_pack_fills_rows_up_to_the_width_and_keeps_every_item_once():
@@ -123,9 +92,6 @@ def test_without_the_position_restarts_the_second_trajectory_would_differ():
     expected, _ = batch_logprobs(model, alone)
     n = len(a.token_ids)
     assert not torch.allclose(got[0, n:], expected[0], atol=1e-5)
-
-
-SYSTEM = list(range(3, 23))  # 20 tokens every trajectory of a cold start begins with
 
 
 def test_rows_that_share_a_system_prompt_run_it_once_with_the_same_log_probs_and_gradients():

@@ -1,7 +1,6 @@
 """Dynamic sampling: groups whose rewards all tie are replaced by fresh questions' groups."""
 
-from test_training_rl import config, run_training
-
+from tests.helpers.toy import config, run_training
 from workers.training import rl
 
 

@@ -3,8 +3,9 @@ the epochs or the deadline end it."""
 
 import pytest
 import torch
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import LlamaForCausalLM
 
+from tests.helpers.models import tiny_llama
 from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from workers.training import sft as sft_module
 from workers.training.batching import collate_packed
@@ -29,16 +30,7 @@ def trajectory(seed: int) -> Trajectory:
 
 def tiny_model() -> LlamaForCausalLM:
     torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=64,
-        hidden_size=16,
-        intermediate_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=32,
-    )
-    return LlamaForCausalLM(config)
+    return tiny_llama(64)
 
 
 def learning_rates(**kwargs) -> list[float]:
