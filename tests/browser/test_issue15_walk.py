@@ -10,9 +10,7 @@ A real Celery worker parses, indexes, generates and trains (celery_worker, whose
 holds the tiny model); a real inference worker answers in the playground (test_api_chat's)."""
 
 import re
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -20,10 +18,8 @@ from playwright.sync_api import expect
 from corpora.models import QuestionSet
 from runs.models import Run
 from runs.presets import PRESETS
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
-import test_api_chat  # noqa: E402
-from test_question_generation import STATEMENTS, filing_file  # noqa: E402
+from tests.helpers.documents import STATEMENTS, filing_file
+from tests.helpers.serving import worker
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -36,7 +32,7 @@ RUN_MINUTES = 15  # a couple of minutes alone; more on 2 cores shared with other
 @pytest.fixture
 def inference_worker(django_db_setup, tmp_path, tiny_model):
     """A real Celery worker on the "inference" queue, as `make run` starts one."""
-    with test_api_chat.worker(
+    with worker(
         "walk-inference",
         "inference",
         "threads",

@@ -4,35 +4,30 @@ the chunks it found) and then its answer appear beside the echo baseline, gives 
 thumbs-down with the correct answer and sees it added to "From the playground"; then the
 same question beside the untrained base model the run started from.
 
-The agent is the tiny model tests/platform/test_api_chat.py trains and publishes, answered by
-a real inference worker (that module's fixtures; the worker's allowlist holds the untrained
-tiny model, the agent's base)."""
+The agent is the tiny model a real run trains and publishes (tests/conftest.py's
+`trained_agent`, as for tests/platform/test_api_chat.py), answered by a real inference worker
+whose allowlist holds the untrained tiny model, the agent's base."""
 
-import sys
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
 from corpora.models import QuestionSet
 from runs.models import Run
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-import test_api_chat  # noqa: E402
-import test_playground  # noqa: E402
-from test_api_chat import QUESTION, publish_for  # noqa: E402
+from tests.helpers.serving import QUESTION, inference_worker_running, publish_for
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-trained_agent = test_api_chat.trained_agent
 
-
-# tests/platform/test_playground.py's: the untrained base and the inference worker that
-# has it on its allowlist.
-base_model = test_playground.base_model
-inference_worker = test_playground.inference_worker
+@pytest.fixture(scope="module")
+def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory, base_model):
+    """As tests/platform/test_playground.py's: the suite's inference worker with the untrained
+    base (tests/conftest.py's `base_model`) on its allowlist."""
+    with inference_worker_running(
+        django_db_blocker, tmp_path_factory, SLEUTH_ALLOWED_MODELS=f"default,{base_model}"
+    ) as process:
+        yield process
 
 
 @contextmanager

@@ -2,9 +2,7 @@
 indexes the filings, the customer presses the button, sees "Generating questions…", then a
 draft set to review: she deletes one line, edits another, and accepts the set."""
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -12,9 +10,7 @@ from playwright.sync_api import expect
 from corpora.indexing import current_index_prefix
 from corpora.models import QuestionSet
 from corpora.services import document_upload, project_create
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "platform"))
-from test_question_generation import STATEMENTS, filing_file  # noqa: E402
+from tests.helpers.documents import STATEMENTS, filing_file
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

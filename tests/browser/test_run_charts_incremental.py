@@ -4,11 +4,11 @@ and appends them, a key first logged later (validation) included."""
 
 import pytest
 from playwright.sync_api import expect
-from test_runs import step_done
 
 from corpora.services import project_create
 from runs.models import Run, RunMetric
 from runs.presets import preset_config
+from tests.helpers.pages import step_done
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

@@ -12,8 +12,9 @@ from playwright.sync_api import expect
 from core.s3 import s3_client
 from corpora.models import Document, Question, QuestionSet
 from corpora.services import project_create
-from runs.models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
+from runs.models import Checkpoint, Run
 from runs.presets import preset_config
+from tests.helpers.pages import step_done
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -65,49 +66,6 @@ def project(alice):
             question_set=question_set, position=position, question=question, answer=answer
         )
     return project
-
-
-def step_done(run: Run, step: int, *, reward: float) -> None:
-    """What the training task writes after each step."""
-    RunMetric.objects.create(
-        run=run,
-        step=step,
-        data={
-            "step": step,
-            "reward/total": reward,
-            "reward/correctness": reward,
-            "reward/golden_recall": 0.5,
-            "accuracy": reward,
-            "golden_recall": 0.5,
-            "searches_per_question": 1.5,
-            "mismatch_abs": 0.01,
-            "mismatch_kl": 0.001,
-            "entropy": 1.2,
-            "step_s": 20.0,
-        },
-    )
-    TrajectorySample.objects.create(
-        run=run,
-        step=step,
-        question_id="q1",
-        data={
-            "question": "What is Adobe's FY2022 operating margin?",
-            "searches": [
-                {
-                    "query": "Adobe 2022 operating income",
-                    "chunk_ids": ["ADBE-p54-c2", "ADBE-p12-c0"],
-                }
-            ],
-            "answer": "34.6%",
-            "finish_reason": "answer",
-            "reward": {"total": reward, "correctness": 1.0, "golden_recall": 1.0, "format": 1.0},
-            "golden_chunk_ids": ["ADBE-p54-c2"],
-            "ground_truth": "34.6%",
-            "text": "<search>Adobe 2022 operating income</search>",
-        },
-    )
-    Run.objects.filter(pk=run.pk).update(current_step=step)
-    RunEvent.objects.create(run=run, message=f"Step {step} done: reward {reward:.2f}.")
 
 
 def test_a_customer_previews_the_reward_and_starts_a_run(

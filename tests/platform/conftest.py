@@ -3,6 +3,9 @@
 import pytest
 from django.core.cache import cache
 
+from tests.helpers.judges import LoggingServer
+from tests.helpers.judges_platform import OPERATOR_KEY, PLATFORM_KEY, QUESTION
+
 
 @pytest.fixture(autouse=True)
 def _fresh_rate_limits():
@@ -97,3 +100,65 @@ def training_run(alice):
         config=preset_config("quick-cpu").to_dict(),
         status=Run.Status.TRAINING,
     )
+
+
+# The judge tests' fixtures (tests/platform/test_judge_platform.py, test_judge_budget.py): judges
+# are real local HTTP servers that log every request (tests/helpers/judges.py).
+
+
+@pytest.fixture
+def servers():
+    started = []
+
+    def start() -> LoggingServer:
+        started.append(LoggingServer())
+        return started[-1]
+
+    yield start
+    for server in started:
+        server.close()
+
+
+@pytest.fixture
+def operator_judge(servers, settings, monkeypatch):
+    """The platform's keys are in the environment (as in production) and the operator
+    offers one judge, "house", whose key is in HOUSE_JUDGE_KEY."""
+    server = servers()
+    monkeypatch.setenv("SLEUTH_JUDGE_API_KEY", PLATFORM_KEY)
+    monkeypatch.setenv("HOUSE_JUDGE_KEY", OPERATOR_KEY)
+    settings.SLEUTH_JUDGES = {
+        "house": {
+            "base_url": server.base_url,
+            "model": "house-model",
+            "api_key_env": "HOUSE_JUDGE_KEY",
+        }
+    }
+    return server
+
+
+@pytest.fixture
+def local_urls(settings):
+    settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS = True
+
+
+@pytest.fixture
+def preview(preview_here):
+    """preview(client, project, judge): the preview's result page, scored as the preview
+    task scores it on a worker."""
+
+    def score(client, project, judge="own"):
+        return preview_here(
+            client,
+            project,
+            {
+                "preset": "quick-cpu",
+                "judge": judge,
+                "question_text": QUESTION,
+                "ground_truth": "$1577.00",
+                "sample_answers": "$1,577 million",
+                "searched": "on",
+                "found_golden": "on",
+            },
+        )
+
+    return score

@@ -2,180 +2,24 @@
 pointed at the live server with a personal API token, lists a published agent and gets
 answers from it. A tiny model is trained and published once, by a real run on a real
 Celery worker (a scripted-teacher cold start teaches it to search the toy corpus); a real
-inference worker (the "inference" queue, as `make run` starts it) keeps it loaded.
+inference worker (the "inference" queue, as `make run` starts it) keeps it loaded (both
+tests/conftest.py's module fixtures, `trained_agent` and `inference_worker`).
 
 The database is emptied after every test, the objects on S3 are not: each test publishes
 the module's trained agent again for its own alice (new rows over the same S3 folders)."""
 
 import json
-import os
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
-from contextlib import contextmanager
-from pathlib import Path
-from unittest import mock
 
 import openai
 import pytest
-from django.contrib.auth import get_user_model
-from django.test import override_settings
-from django.utils import timezone
 from openai import OpenAI
 
-from corpora.services import project_create
-from runs.models import Checkpoint, Run
-from runs.services import run_create
 from serving.services import api_token_create, api_token_revoke
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_runs_pipeline import TINY_OPTIONS, finished, upload_corpus, upload_questions  # noqa: E402
-from test_training_rl import tiny_model_folder  # noqa: E402
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.serving import QUESTION, publish_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-# A cold start long enough for the tiny model to learn to search (test_training_rl), then
-# one RL step: the run takes about a minute.
-TRAINED_TO_SEARCH = {
-    **TINY_OPTIONS,
-    "steps": 1,
-    "sft_epochs": 150,
-    "sft_lr": 3e-3,
-    "lr": 1e-4,
-    "scope_drills": 0,
-}
-
-
-@contextmanager
-def worker(name: str, queues: str, pool: str, log_path: Path, **env_extra: str):
-    """A real Celery worker process on the real broker, using the test database."""
-    from django.db import connection
-
-    from config.celery import app
-
-    env = {
-        **os.environ,
-        "DATABASE_URL": os.environ["DATABASE_URL"].rsplit("/", 1)[0]
-        + "/"
-        + connection.settings_dict["NAME"],
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "PYTHONUNBUFFERED": "1",
-        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "platform"), str(REPO_ROOT)]),
-        **env_extra,
-    }
-    node = f"{name}-{os.getpid()}@localhost"
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", "-Q", queues]
-            + ["--pool", pool, "--concurrency", "2", "-n", node, "-l", "INFO"],
-            env=env,
-            cwd=REPO_ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        process.log_path = log_path  # for a failing test to show what the worker did
-        try:
-            deadline = time.monotonic() + 60
-            while not app.control.ping(destination=[node], timeout=0.5):
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"{name} worker did not start:\n{log_path.read_text()}")
-            yield process
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-
-
-# The run's stages go to queues of their own, served by a worker whose operator allowlist
-# holds the tiny model (workers check it again before loading one).
-RUN_QUEUES = {
-    "SLEUTH_INGEST_QUEUE": "serving-test-ingest",
-    "SLEUTH_TRAIN_QUEUE": "serving-test-train",
-}
-
-
-@pytest.fixture(scope="module")
-def trained_agent(django_db_setup, django_db_blocker, tmp_path_factory):
-    """What a real run published: its published folder and index on S3, and its name."""
-    folder = tmp_path_factory.mktemp("training")
-    model = tiny_model_folder(folder)
-    allowed = ["default", model]
-    with (
-        django_db_blocker.unblock(),
-        override_settings(SLEUTH_ALLOWED_MODELS=allowed, **RUN_QUEUES),
-        mock.patch.dict(os.environ, RUN_QUEUES),
-        worker(
-            "test-training",
-            ",".join(["ingest", *RUN_QUEUES.values()]),
-            "solo",
-            folder / "worker.log",
-            SLEUTH_ALLOWED_MODELS=",".join(allowed),
-        ),
-    ):
-        trainer = get_user_model().objects.create_user(email="trainer@example.com", password="x")
-        project = project_create(owner=trainer, name="Toy filings")
-        upload_corpus(project)
-        run = run_create(
-            project=project,
-            user=trainer,
-            name="tiny",
-            question_set=upload_questions(project),
-            preset="quick-cpu",
-            options={**TRAINED_TO_SEARCH, "model": model},
-        )
-        run = finished(run)
-        assert run.status == Run.Status.SUCCEEDED, run.status_reason
-        final = run.checkpoints.get(is_final=True)
-        return {
-            "published_prefix": final.published_prefix,
-            "index_prefix": run.index_prefix,
-            "name": final.published_prefix.rsplit("/", 1)[-1],
-        }
-
-
-@pytest.fixture(scope="module")
-def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real Celery worker on the "inference" queue, threads sharing one agent cache."""
-    folder = tmp_path_factory.mktemp("inference")
-    with (
-        django_db_blocker.unblock(),
-        worker(
-            "test-inference",
-            "inference",
-            "threads",
-            folder / "worker.log",
-            SLEUTH_WORK_DIR=str(folder / "work"),
-        ) as process,
-    ):
-        yield process
-
-
-def publish_for(owner, trained: dict) -> str:
-    """`owner` gets the trained agent as their own published run; returns its name."""
-    project = project_create(owner=owner, name="Toy filings")
-    run = Run.objects.create(
-        project=project,
-        created_by=owner,
-        name="tiny",
-        status=Run.Status.SUCCEEDED,
-        index_prefix=trained["index_prefix"],
-        finished_at=timezone.now(),
-    )
-    Checkpoint.objects.create(
-        run=run,
-        step=1,
-        s3_prefix=f"{trained['published_prefix']}/unused",
-        is_final=True,
-        published_prefix=trained["published_prefix"],
-    )
-    return trained["name"]
 
 
 @pytest.fixture
@@ -190,9 +34,6 @@ def client_for(live_server):
         return OpenAI(base_url=live_server.url + "/v1", api_key=token, max_retries=0)
 
     return make
-
-
-QUESTION = "what was acme revenue in 2021 ?"
 
 
 def ask(client: OpenAI, model: str, **options):

@@ -11,10 +11,8 @@ holds it where the converted SmolLM2 would be, so "default" loads it), and the j
 one RL step with groups of two. The run's stages go to queues of this test's own."""
 
 import json
-import sys
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 from openai import OpenAI
@@ -23,11 +21,9 @@ from corpora.services import project_create
 from runs import artifacts
 from runs.models import Run
 from serving.services import api_token_create
+from tests.helpers.serving import worker
+from tests.helpers.toy import FACTS, FILLER, tiny_model_folder
 from workers.agent.models import DEFAULT_MODEL
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_api_chat import inference_worker, worker  # noqa: E402, F401 - a fixture
-from test_training_rl import FACTS, FILLER, tiny_model_folder  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

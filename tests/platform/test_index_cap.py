@@ -2,17 +2,12 @@
 that would take it past fails with the reason, and the project's other documents are still
 indexed and searchable. On the real services (Postgres, S3, Redis)."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from corpora import indexing
 from corpora.models import Document
 from corpora.services import project_create
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_project_search import parsed  # noqa: E402
+from tests.helpers.documents import parsed
 
 pytestmark = pytest.mark.django_db
 

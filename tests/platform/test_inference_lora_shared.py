@@ -8,7 +8,6 @@ own answers, and the cache counts the shared base once. A LoRA run's final folde
 its adapter and names its base model (workers.training.rl), and publishing carries both.
 """
 
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
@@ -18,15 +17,13 @@ from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM
 
 from serving import inference
+from tests.helpers.toy import LIMITS, chunks, config, questions, run_training
 from workers.agent.hf_engine import HFRolloutEngine
 from workers.agent.models import load_model
 from workers.agent.settings import adapter_folder, read_agent_settings, write_agent_settings
 from workers.agent.trajectory import SamplingParams
 from workers.publishing import PublishInfo, publish_folder
 from workers.search.index import SearchIndex
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_training_rl import LIMITS, chunks, config, questions, run_training  # noqa: E402
 
 QUESTIONS = [q.question for q in questions()]
 

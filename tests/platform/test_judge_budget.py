@@ -8,8 +8,6 @@ is used and what is left.
 Judges are real local HTTP servers (tests/engine/test_judge_security.py's LoggingServer).
 """
 
-# ruff: noqa: F811 (the fixtures imported from test_judge_platform are parameters here)
-import sys
 import threading
 from pathlib import Path
 
@@ -18,19 +16,9 @@ import pytest
 from runs import judge_budget, pipeline
 from runs.models import Run
 from runs.services import RunRejected, judge_build, run_create
+from tests.helpers.judges_platform import QUESTION, set_judge, start_run
 from workers.rewards.reward import RewardConfig, RewardInput, compute_rewards
 from workers.training.config import TrainConfig
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_judge_platform import (  # noqa: E402, F401 (fixtures)
-    QUESTION,
-    local_urls,
-    operator_judge,
-    preview,
-    servers,
-    set_judge,
-    start_run,
-)
 
 pytestmark = pytest.mark.django_db
 

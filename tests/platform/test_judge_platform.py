@@ -8,8 +8,6 @@ URL point at them where the test is not about addresses, and DNS is faked where 
 """
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from django.db import connection
@@ -18,90 +16,13 @@ from corpora.models import Project
 from runs import pipeline, stage
 from runs.models import Run
 from runs.services import JUDGE_FAILED
+from tests.helpers.judges_platform import OPERATOR_KEY, PLATFORM_KEY, QUESTION, set_judge, start_run
 from workers import net
 from workers.training.config import TrainConfig
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_judge_security import LoggingServer  # noqa: E402
-
 pytestmark = pytest.mark.django_db
 
-PLATFORM_KEY = "platform-key-marker-51c0"
-OPERATOR_KEY = "operator-key-marker-9d2e"
 CUSTOMER_KEY = "customer-key-marker-3b7a"
-QUESTION = "What was 3M's FY2018 capital expenditure?"
-
-
-@pytest.fixture
-def servers():
-    started = []
-
-    def start() -> LoggingServer:
-        started.append(LoggingServer())
-        return started[-1]
-
-    yield start
-    for server in started:
-        server.close()
-
-
-@pytest.fixture
-def operator_judge(servers, settings, monkeypatch):
-    """The platform's keys are in the environment (as in production) and the operator
-    offers one judge, "house", whose key is in HOUSE_JUDGE_KEY."""
-    server = servers()
-    monkeypatch.setenv("SLEUTH_JUDGE_API_KEY", PLATFORM_KEY)
-    monkeypatch.setenv("HOUSE_JUDGE_KEY", OPERATOR_KEY)
-    settings.SLEUTH_JUDGES = {
-        "house": {
-            "base_url": server.base_url,
-            "model": "house-model",
-            "api_key_env": "HOUSE_JUDGE_KEY",
-        }
-    }
-    return server
-
-
-@pytest.fixture
-def local_urls(settings):
-    settings.SLEUTH_JUDGE_ALLOW_PRIVATE_URLS = True
-
-
-def set_judge(client, project, base_url, api_key=""):
-    data = {"base_url": base_url, "model": "their-model", "api_key": api_key}
-    return client.post(f"/projects/{project.pk}/judge/", data)
-
-
-@pytest.fixture
-def preview(preview_here):
-    """preview(client, project, judge): the preview's result page, scored as the preview
-    task scores it on a worker."""
-
-    def score(client, project, judge="own"):
-        return preview_here(
-            client,
-            project,
-            {
-                "preset": "quick-cpu",
-                "judge": judge,
-                "question_text": QUESTION,
-                "ground_truth": "$1577.00",
-                "sample_answers": "$1,577 million",
-                "searched": "on",
-                "found_golden": "on",
-            },
-        )
-
-    return score
-
-
-def start_run(client, project, judge="own") -> Run:
-    response = client.post(
-        f"/projects/{project.pk}/runs/new/",
-        {"name": "Judged", "preset": "quick-cpu", "judge": judge},
-    )
-    assert response.status_code == 302, response.content.decode()[:2000]
-    return Run.objects.get(name="Judged")
 
 
 def judge_as_the_worker_does(run: Run) -> None:

@@ -11,12 +11,12 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.utils import timezone
-from test_run_pages import make_run, page  # noqa: E402
 
 from corpora.models import Document, Question, QuestionSet
 from corpora.services import project_create
 from runs.models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
 from runs.retention import runs_history_expire
+from tests.helpers.pages import make_run, page
 
 pytestmark = pytest.mark.django_db
 

@@ -5,59 +5,34 @@ model the run started from, or another of their agents; a thumbs-up or a correct
 lands in the project's "From the playground" question set. Another customer gets 404
 everywhere.
 
-The agent is the tiny model test_api_chat.py trains and publishes (its module fixtures); its
-base model is the same untrained tiny model (same seed), on the operator's allowlist of this
-module's inference worker."""
+The agent is the tiny model a real run trains and publishes (tests/conftest.py's
+`trained_agent`, as for test_api_chat.py); its base model is the same untrained tiny model
+(same seed), on the operator's allowlist of this module's inference worker."""
 
-import sys
 import time
-from pathlib import Path
 
 import pytest
-import test_api_chat
 from django.http import Http404
 from django.urls import reverse
 from django.utils import timezone
-from test_api_chat import QUESTION, publish_for
 
 from corpora.models import QuestionSet
 from corpora.services import project_create
 from runs.models import Checkpoint, Run
 from serving import inference
 from serving import playground as play
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_training_rl import tiny_model_folder  # noqa: E402
+from tests.helpers.serving import QUESTION, inference_worker_running, publish_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
-
-# test_api_chat's module fixture, here too: the trained agent.
-trained_agent = test_api_chat.trained_agent
-
-
-@pytest.fixture(scope="module")
-def base_model(tmp_path_factory) -> str:
-    """The untrained tiny model the trained agent started from (the same seed, so the same
-    weights), as a model folder."""
-    return tiny_model_folder(tmp_path_factory.mktemp("base"))
 
 
 @pytest.fixture(scope="module")
 def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory, base_model):
-    """test_api_chat's inference worker, with the base model on its operator allowlist
-    (it checks a base model against it again before loading it)."""
-    folder = tmp_path_factory.mktemp("inference")
-    with (
-        django_db_blocker.unblock(),
-        test_api_chat.worker(
-            "test-inference",
-            "inference",
-            "threads",
-            folder / "worker.log",
-            SLEUTH_WORK_DIR=str(folder / "work"),
-            SLEUTH_ALLOWED_MODELS=f"default,{base_model}",
-        ) as process,
-    ):
+    """The suite's inference worker (tests/conftest.py), with the base model on its operator
+    allowlist (it checks a base model against it again before loading it)."""
+    with inference_worker_running(
+        django_db_blocker, tmp_path_factory, SLEUTH_ALLOWED_MODELS=f"default,{base_model}"
+    ) as process:
         yield process
 
 

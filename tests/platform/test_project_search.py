@@ -27,6 +27,7 @@ from runs.models import Run
 from runs.pipeline import StageFailed
 from runs.pipeline import project_index_build as run_index_build
 from runs.presets import preset_config
+from tests.helpers.documents import pages_file, parsed
 from workers.search import index as search_index
 
 ZANZIBAR = [
@@ -38,19 +39,6 @@ QUOKKA = [
     "Quokka Industries annual report for fiscal 2023.",
     "Quokka revenue was 12 million dollars; purchases of property were 3 million dollars.",
 ]
-
-
-def pages_file(doc: str, entity: str, pages: list[str]) -> SimpleUploadedFile:
-    lines = [
-        json.dumps({"doc": doc, "page": number, "text": text, "entity": entity})
-        for number, text in enumerate(pages, start=1)
-    ]
-    return SimpleUploadedFile(f"{doc}.jsonl", ("\n".join(lines) + "\n").encode())
-
-
-def parsed(project: Project, doc: str, entity: str, pages: list[str]) -> Document:
-    document = document_upload(project=project, file=pages_file(doc, entity, pages))
-    return document_parse(document_id=document.pk)
 
 
 def builds(project: Project) -> set[str]:

@@ -6,7 +6,6 @@ import json
 
 import pytest
 from django.conf import settings
-from django.core.files.uploadedfile import SimpleUploadedFile
 
 from core.s3 import s3_client
 from corpora import indexing
@@ -14,30 +13,8 @@ from corpora.models import QuestionGeneration, QuestionSet
 from corpora.services import document_parse, document_upload, project_create
 from runs.forms import RunForm
 from runs.services import RunRejected, run_create
+from tests.helpers.documents import STATEMENTS, filing_file
 from workers.tasks import question_set_draft
-
-STATEMENTS = {
-    "Acme": """Acme Corp, Form 10-K for the fiscal year 2018
-Consolidated Statement of Cash Flows
-(Millions) 2018 2017
-Net income $5,363 $4,869
-Purchases of property, plant and equipment (1,577) (1,373)
-Dividends paid (3,193) (2,803)
-""",
-    "Globex": """Globex Inc, Form 10-K for the fiscal year 2019
-Consolidated Statement of Operations
-(Millions) 2019 2018
-Total revenue $12,410 $11,902
-Operating income 2,114 1,980
-Research and development expense 845 790
-""",
-}
-
-
-def filing_file(entity: str, text: str) -> SimpleUploadedFile:
-    """`entity`'s filing as a pages JSONL upload: one page holding `text`."""
-    line = json.dumps({"doc": f"{entity.upper()}_10K", "page": 60, "text": text, "entity": entity})
-    return SimpleUploadedFile(f"{entity.upper()}_10K.jsonl", (line + "\n").encode())
 
 
 def filing(project, entity: str, text: str):

@@ -12,19 +12,13 @@ import time
 from pathlib import Path
 
 import pytest
-from test_runs_pipeline import (
-    TINY_OPTIONS,
-    finished,
-    tiny_model_folder,
-    upload_corpus,
-    upload_questions,
-)
-from test_runs_resume import wait_for
 
 from corpora.services import project_create
 from runs.models import Run
 from runs.presets import PRESETS
 from runs.services import run_create
+from tests.helpers.runs import TINY_OPTIONS, finished, upload_corpus, upload_questions, wait_for
+from tests.helpers.toy import tiny_model_folder
 from workers.devices import Needs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
-from test_runs_pipeline import TINY_OPTIONS, tiny_model_folder, upload_corpus, upload_questions
 
 from corpora.services import project_create
 from runs.models import Run, RunMetric
 from runs.services import run_cancel, run_create
+from tests.helpers.runs import TINY_OPTIONS, upload_corpus, upload_questions
+from tests.helpers.toy import tiny_model_folder
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 QUEUES = {"SLEUTH_INGEST_QUEUE": "ingest-cancel", "SLEUTH_TRAIN_QUEUE": "train-cancel"}

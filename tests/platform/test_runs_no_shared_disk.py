@@ -7,18 +7,20 @@ import signal
 import subprocess
 
 import pytest
-from test_runs_pipeline import (
-    TINY_OPTIONS,
-    finished,
-    tiny_model_folder,
-    upload_corpus,
-    upload_questions,
-)
-from test_runs_resume import QUEUES, start_worker, wait_for
 
 from corpora.services import project_create
 from runs.models import Checkpoint, RunMetric
 from runs.services import run_create
+from tests.helpers.runs import (
+    QUEUES,
+    TINY_OPTIONS,
+    finished,
+    start_worker,
+    upload_corpus,
+    upload_questions,
+    wait_for,
+)
+from tests.helpers.toy import tiny_model_folder
 
 INGEST, TRAIN = QUEUES["SLEUTH_INGEST_QUEUE"], QUEUES["SLEUTH_TRAIN_QUEUE"]
 

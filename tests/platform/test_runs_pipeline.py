@@ -6,84 +6,17 @@ import json
 import subprocess
 import sys
 import tarfile
-import time
 import urllib.request
-from pathlib import Path
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from transformers import AutoModelForCausalLM
 
-from corpora.models import Document
 from corpora.services import (
-    document_set_entity,
-    document_upload,
     project_create,
-    question_set_import,
 )
-from runs.models import Run
 from runs.selectors import checkpoint_download_url, run_metric_series
 from runs.services import run_create
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "engine"))
-from test_training_rl import FACTS, FILLER, tiny_model_folder  # noqa: E402, F401 (re-exported)
-
-TINY_OPTIONS = {
-    "steps": 2,
-    "questions_per_step": 2,
-    "group_size": 2,
-    "sft_epochs": 0,
-    "lr": 1e-3,
-    "save_every": 1,
-    "eval_every": 0,
-    "max_batch_tokens": 2048,
-    "samples_logged": 1,
-    "limits": {
-        "max_turns": 2,
-        "max_new_tokens": 24,
-        "max_result_tokens": 120,
-        "results_per_search": 1,
-    },
-}
-
-
-def upload_corpus(project) -> None:
-    for entity, (year, metric, value) in FACTS.items():
-        text = f"{entity} {year} {metric} was {value} .\n\n{FILLER}\n"
-        document = document_upload(
-            project=project, file=SimpleUploadedFile(f"{entity}.txt", text.encode())
-        )
-        document_set_entity(document=document, entity=entity)
-    deadline = time.monotonic() + 120
-    while project.documents.filter(status=Document.Status.UPLOADED).exists():
-        assert time.monotonic() < deadline, "documents were not parsed"
-        time.sleep(0.25)
-
-
-def upload_questions(project):
-    lines = [
-        json.dumps(
-            {
-                "question": f"what was {entity} {metric} in {year} ?",
-                "answer": value,
-                "entity": entity,
-                "evidence": [{"text": f"{metric} was {value}", "doc": f"{entity}.txt"}],
-            }
-        )
-        for entity, (year, metric, value) in FACTS.items()
-    ]
-    body = ("\n".join(lines) + "\n").encode()
-    return question_set_import(project=project, file=SimpleUploadedFile("qa.jsonl", body))
-
-
-def finished(run: Run, timeout: float = 600) -> Run:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run.refresh_from_db()
-        if run.status in Run.FINISHED:
-            return run
-        time.sleep(0.5)
-    raise AssertionError(f"run still {run.status} after {timeout}s")
+from tests.helpers.runs import TINY_OPTIONS, finished, upload_corpus, upload_questions
 
 
 @pytest.mark.django_db(transaction=True)

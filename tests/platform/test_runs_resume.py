@@ -4,62 +4,25 @@ lease expires and resumes it from the last checkpoint on S3, with every metric s
 import os
 import signal
 import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-from test_runs_pipeline import (
-    TINY_OPTIONS,
-    finished,
-    tiny_model_folder,
-    upload_corpus,
-    upload_questions,
-)
 
 from corpora.services import project_create
 from runs.models import Checkpoint, RunMetric
 from runs.services import run_create
+from tests.helpers.runs import (
+    QUEUES,
+    TINY_OPTIONS,
+    finished,
+    start_worker,
+    upload_corpus,
+    upload_questions,
+    wait_for,
+)
+from tests.helpers.toy import tiny_model_folder
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# Queues of their own, so only this test's workers take this run.
-QUEUES = {"SLEUTH_INGEST_QUEUE": "ingest-resume", "SLEUTH_TRAIN_QUEUE": "train-resume"}
-LEASE = {"SLEUTH_RUN_LEASE_SECONDS": "6", "SLEUTH_RUN_SWEEP_SECONDS": "2"}
-
-
-def start_worker(
-    name: str, log: Path, queues: list[str] | None = None, work_dir: Path | None = None
-) -> subprocess.Popen:
-    """A Celery worker process on this test's queues (or `queues` of them), with its own
-    scratch folder when `work_dir` is given (a machine of its own, sharing no disk)."""
-    from django.db import connection
-
-    database = os.environ["DATABASE_URL"].rsplit("/", 1)[0] + "/" + connection.settings_dict["NAME"]
-    env = {
-        **os.environ,
-        **QUEUES,
-        **LEASE,
-        **({"SLEUTH_WORK_DIR": str(work_dir)} if work_dir else {}),
-        "DATABASE_URL": database,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT / "platform"), str(REPO_ROOT)]),
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo"]
-        + ["-Q", ",".join(queues or QUEUES.values()), "-n", f"{name}@%h", "-l", "INFO"],
-        env=env,
-        cwd=REPO_ROOT,
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-
-
-def wait_for(condition, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
 
 
 @pytest.mark.django_db(transaction=True)

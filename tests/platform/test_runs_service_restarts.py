@@ -27,17 +27,12 @@ from pathlib import Path
 
 import pytest
 from service_faults import ServiceFaults
-from test_runs_pipeline import (
-    TINY_OPTIONS,
-    finished,
-    tiny_model_folder,
-    upload_corpus,
-    upload_questions,
-)
 
 from corpora.services import project_create
 from runs.models import Checkpoint, Run, RunMetric
 from runs.services import run_create
+from tests.helpers.runs import TINY_OPTIONS, finished, upload_corpus, upload_questions
+from tests.helpers.toy import tiny_model_folder
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
