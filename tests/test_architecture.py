@@ -62,3 +62,23 @@ def test_the_code_is_ruff_clean_and_formatted():
             [sys.executable, "-m", "ruff", *command], cwd=REPO, capture_output=True, text=True
         )
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in tests/helpers/ (imported as tests.helpers.…) and in
+    conftest.py files: a test module imported by another runs its fixtures and module state
+    twice, and ties each file to the other's layout and sys.path."""
+    tests = REPO / "tests"
+    test_modules = {p.stem for p in tests.rglob("test_*.py")}
+    offending = {
+        str(path.relative_to(REPO)): sorted(imported)
+        for path in sorted(tests.rglob("*.py"))
+        if (
+            imported := {
+                m
+                for m in imported_modules(path)
+                if any(part in test_modules or part.startswith("test_") for part in m.split("."))
+            }
+        )
+    }
+    assert not offending, offending
