@@ -1,5 +1,5 @@
 """Data-parallel training on torch.distributed (gloo on this machine's CPUs): two ranks of one
-thread each against one process, on the toy corpus and the tiny model of test_training_rl."""
+thread each against one process, on the toy corpus and the tiny model of tests/helpers/toy.py."""
 
 import json
 import os

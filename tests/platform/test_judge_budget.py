@@ -5,7 +5,7 @@ that spends the budget mid-training fails with the reason, a preview is refused 
 message; a customer's own judge with their own key is not counted; the customer sees what
 is used and what is left.
 
-Judges are real local HTTP servers (tests/engine/test_judge_security.py's LoggingServer).
+Judges are real local HTTP servers (tests/helpers/judges.py's LoggingServer).
 """
 
 import threading

@@ -3,7 +3,7 @@ stored encrypted and never shown back, and a customer's judge URL cannot reach t
 platform's private network (SSRF), from the web process (reward preview) or a run's judge.
 
 Judges are real local HTTP servers that log every request's headers (see
-tests/engine/test_judge_security.py); `SLEUTH_JUDGE_ALLOW_PRIVATE_URLS` lets a customer's
+tests/helpers/judges.py); `SLEUTH_JUDGE_ALLOW_PRIVATE_URLS` lets a customer's
 URL point at them where the test is not about addresses, and DNS is faked where it is.
 """
 
