@@ -269,9 +269,10 @@ def test_a_run_whose_judge_always_fails_still_finishes_and_says_so(tmp_path, col
     )
 
     assert result["steps"] == 1
-    assert metrics[0]["judge_errors"] >= 1
-    assert metrics[0]["reward/correctness"] == 0.0
-    assert "val/answer_score" in metrics[0]
+    cold_start, step = metrics  # step 0: the validation before any RL step
+    assert step["judge_errors"] >= 1
+    assert step["reward/correctness"] == 0.0
+    assert "val/answer_score" in step and "val/answer_score" in cold_start
 
 
 def test_with_unchanged_weights_the_trainer_recomputes_the_rollout_log_probs_at_its_temperature():
