@@ -28,10 +28,10 @@ import argparse
 import statistics
 from collections.abc import Callable
 
-from workers.agent.greedy_rules import asks_yes_no, offered_options
-from workers.documents.questions import Question, load_questions, split_by_entity
-from workers.rewards import quantities, text
-from workers.rewards.judge import OfflineJudge
+from engine.agent.greedy_rules import asks_yes_no, offered_options
+from engine.documents.questions import Question, load_questions, split_by_entity
+from engine.rewards import quantities, text
+from engine.rewards.judge import OfflineJudge
 
 DEFAULT_QUESTIONS = "../shared/datasets/financebench-dev/questions.jsonl"
 GOAL = 0.10

@@ -23,20 +23,20 @@ from itertools import pairwise
 
 import torch
 
-from workers.agent.engines import build_rollout_engine
-from workers.agent.models import load_trainable
-from workers.documents.evidence import map_evidence
-from workers.documents.questions import load_questions, split_by_entity
-from workers.search.index import SearchIndex
-from workers.training.batching import (
+from engine.agent.engines import build_rollout_engine
+from engine.agent.models import load_trainable
+from engine.documents.evidence import map_evidence
+from engine.documents.questions import load_questions, split_by_entity
+from engine.search.index import SearchIndex
+from engine.training.batching import (
     collate_packed,
     length_grouped_micro_batches,
     packed_micro_batches,
 )
-from workers.training.cold_start import cold_start_set, teacher_data
-from workers.training.logprobs import batch_logprobs
-from workers.training.presets import preset_config
-from workers.training.rl import freeze_below
+from engine.training.cold_start import cold_start_set, teacher_data
+from engine.training.logprobs import batch_logprobs
+from engine.training.presets import preset_config
+from engine.training.rl import freeze_below
 
 QUESTIONS = "../shared/datasets/financebench-dev/questions.jsonl"
 

@@ -24,13 +24,13 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workers.agent.models import load_trainable  # noqa: E402
-from workers.documents.evidence import map_evidence  # noqa: E402
-from workers.documents.questions import load_questions  # noqa: E402
-from workers.search.index import SearchIndex  # noqa: E402
-from workers.training.distributed import RankJob, train_on_ranks  # noqa: E402
-from workers.training.presets import preset_config  # noqa: E402
-from workers.training.rl import train  # noqa: E402
+from engine.agent.models import load_trainable  # noqa: E402
+from engine.documents.evidence import map_evidence  # noqa: E402
+from engine.documents.questions import load_questions  # noqa: E402
+from engine.search.index import SearchIndex  # noqa: E402
+from engine.training.distributed import RankJob, train_on_ranks  # noqa: E402
+from engine.training.presets import preset_config  # noqa: E402
+from engine.training.rl import train  # noqa: E402
 
 QUESTIONS = "datasets/python-reference/questions.jsonl"
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workers.evaluation.baselines import BaselineComparison, times  # noqa: E402
+from engine.evaluation.baselines import BaselineComparison, times  # noqa: E402
 
 RECALL_FLOOR = 0.50
 ANSWER_FLOOR = 0.10

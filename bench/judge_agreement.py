@@ -21,7 +21,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from workers.rewards.judge import CLI_KEY_ENV, JudgeError, OfflineJudge, OpenAIJudge
+from engine.rewards.judge import CLI_KEY_ENV, JudgeError, OfflineJudge, OpenAIJudge
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SET = REPO / "tests/data/judge_set.jsonl"

@@ -24,19 +24,19 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workers.agent.greedy_rules import unruled  # noqa: E402
-from workers.documents.evidence import map_evidence  # noqa: E402
-from workers.documents.questions import load_questions  # noqa: E402
-from workers.evaluation.compare import rules_off_scores, run_limits  # noqa: E402
-from workers.evaluation.pooled import (  # noqa: E402
+from engine.agent.greedy_rules import unruled  # noqa: E402
+from engine.documents.evidence import map_evidence  # noqa: E402
+from engine.documents.questions import load_questions  # noqa: E402
+from engine.evaluation.compare import rules_off_scores, run_limits  # noqa: E402
+from engine.evaluation.pooled import (  # noqa: E402
     check_one_setting,
     held_out,
     read_run,
     score_attempts,
 )
-from workers.evaluation.stats import bootstrap_mean, paired_difference  # noqa: E402
-from workers.rewards.judge import OfflineJudge  # noqa: E402
-from workers.search.index import SearchIndex  # noqa: E402
+from engine.evaluation.stats import bootstrap_mean, paired_difference  # noqa: E402
+from engine.rewards.judge import OfflineJudge  # noqa: E402
+from engine.search.index import SearchIndex  # noqa: E402
 
 
 def pooled(folders, questions, judge, *, index=None, rules_off=False):

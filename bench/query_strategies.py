@@ -43,7 +43,7 @@ And the section search with the question's phrase copied in part, as students wr
 (`| cash flow` for "… shown in the cash flow statement"): every shorter run of the phrase that
 still names a kind of page, beside the whole phrase, 3 hits each. A part keeps more pages than
 the whole (the prose that opens on cash flows beside the statement); the pages a heading line
-titles come first (`workers/search/index.py`).
+titles come first (`engine/search/index.py`).
 
 Usage: python bench/query_strategies.py [--index var/fb-index] [--k 1,2,3] [--split-seed N]
 """
@@ -56,11 +56,11 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from workers.documents.evidence import map_evidence
-from workers.documents.questions import Question, load_questions, split_by_entity
-from workers.documents.synthesis import offline_questions
-from workers.search.index import SearchIndex, tokenize
-from workers.training.teacher import ScriptedTeacher
+from engine.documents.evidence import map_evidence
+from engine.documents.questions import Question, load_questions, split_by_entity
+from engine.documents.synthesis import offline_questions
+from engine.search.index import SearchIndex, tokenize
+from engine.training.teacher import ScriptedTeacher
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTIONS = REPO.parent / "shared/datasets/financebench-dev/questions.jsonl"

@@ -24,8 +24,8 @@ import re
 from datetime import date
 from pathlib import Path
 
-from workers.documents.questions import load_questions
-from workers.rewards.judge import OfflineJudge
+from engine.documents.questions import load_questions
+from engine.rewards.judge import OfflineJudge
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_QUESTIONS = REPO.parent / "shared/datasets/financebench-dev/questions.jsonl"

@@ -21,11 +21,11 @@ from pathlib import Path
 
 from transformers import AutoTokenizer
 
-from workers.agent.settings import read_agent_settings
-from workers.agent.tool import fit_hits, new_hits
-from workers.documents.evidence import map_evidence
-from workers.documents.questions import load_questions
-from workers.search.index import SearchIndex
+from engine.agent.settings import read_agent_settings
+from engine.agent.tool import fit_hits, new_hits
+from engine.documents.evidence import map_evidence
+from engine.documents.questions import load_questions
+from engine.search.index import SearchIndex
 
 REPO = Path(__file__).resolve().parents[1]
 QUESTIONS = REPO.parent / "shared/datasets/financebench-dev/questions.jsonl"

@@ -32,9 +32,9 @@ import torch
 from rollout_throughput import DATASET, REPO, ForcedTurns, SyntheticIndex
 from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.models import load_model
-from workers.agent.trajectory import Limits, SamplingParams
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.models import load_model
+from engine.agent.trajectory import Limits, SamplingParams
 
 
 class BeforeEngine(HFRolloutEngine):
@@ -66,7 +66,7 @@ def main() -> None:
     device = "cuda" if torch.cuda.is_available() else "cpu"
 
     if Path(args.index, "index.json").exists():
-        from workers.search.index import SearchIndex
+        from engine.search.index import SearchIndex
 
         tool = SearchIndex.load(args.index)
     else:

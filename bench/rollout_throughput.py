@@ -45,10 +45,10 @@ from pathlib import Path
 import torch
 from transformers.cache_utils import DynamicCache
 
-from workers.agent.hf_engine import _STOP_TAIL_TOKENS, HFRolloutEngine, _sample
-from workers.agent.models import load_model
-from workers.agent.protocol import parse_segment, segment_stopped
-from workers.agent.trajectory import MODEL, Limits, SamplingParams
+from engine.agent.hf_engine import _STOP_TAIL_TOKENS, HFRolloutEngine, _sample
+from engine.agent.models import load_model
+from engine.agent.protocol import parse_segment, segment_stopped
+from engine.agent.trajectory import MODEL, Limits, SamplingParams
 
 REPO = Path(__file__).resolve().parents[1]
 DATASET = REPO.parent / "shared/datasets/financebench-dev"
@@ -167,7 +167,7 @@ class SyntheticIndex:
     """Used when no index exists: fixed chunks, so only the engine is measured."""
 
     def search(self, query: str, k: int = 5, question: str = ""):
-        from workers.search.index import SearchHit
+        from engine.search.index import SearchHit
 
         text = "Purchases of property, plant and equipment were $1,577 million in 2018. " * 40
         return [SearchHit(f"c{i}", 1.0, "doc", i, "acme", text) for i in range(k)]
@@ -208,7 +208,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
 
     if Path(args.index, "index.json").exists():
-        from workers.search.index import SearchIndex
+        from engine.search.index import SearchIndex
 
         tool, index_name = TimedTool(SearchIndex.load(args.index)), args.index
     else:

@@ -21,13 +21,13 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from workers.documents.evidence import map_evidence  # noqa: E402
-from workers.documents.questions import load_questions  # noqa: E402
-from workers.evaluation.compare import _attempts, run_limits  # noqa: E402
-from workers.evaluation.pooled import held_out, read_run, score_attempts  # noqa: E402
-from workers.evaluation.stats import bootstrap_mean, paired_difference  # noqa: E402
-from workers.rewards.judge import OfflineJudge  # noqa: E402
-from workers.search.index import SearchIndex, split_scope  # noqa: E402
+from engine.documents.evidence import map_evidence  # noqa: E402
+from engine.documents.questions import load_questions  # noqa: E402
+from engine.evaluation.compare import _attempts, run_limits  # noqa: E402
+from engine.evaluation.pooled import held_out, read_run, score_attempts  # noqa: E402
+from engine.evaluation.stats import bootstrap_mean, paired_difference  # noqa: E402
+from engine.rewards.judge import OfflineJudge  # noqa: E402
+from engine.search.index import SearchIndex, split_scope  # noqa: E402
 
 
 class SoftScope:

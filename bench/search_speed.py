@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 from rank_bm25 import BM25Okapi
 
-from workers.documents.corpus import build_corpus
-from workers.documents.questions import load_questions
-from workers.search.index import SearchIndex, indexed_text, page_headings, page_of, tokenize
-from workers.search.tool import format_hits_for_model
+from engine.documents.corpus import build_corpus
+from engine.documents.questions import load_questions
+from engine.search.index import SearchIndex, indexed_text, page_headings, page_of, tokenize
+from engine.search.tool import format_hits_for_model
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "financebench-dev"
 

@@ -27,11 +27,11 @@ import time
 import torch
 from transformers import LlamaConfig, LlamaForCausalLM
 
-from workers.agent.trajectory import MODEL, PROMPT, Trajectory
-from workers.training.batching import collate, collate_packed, pack
-from workers.training.config import LossConfig
-from workers.training.logprobs import batch_logprobs, full_logits_logprobs
-from workers.training.losses import policy_loss
+from engine.agent.trajectory import MODEL, PROMPT, Trajectory
+from engine.training.batching import collate, collate_packed, pack
+from engine.training.config import LossConfig
+from engine.training.logprobs import batch_logprobs, full_logits_logprobs
+from engine.training.losses import policy_loss
 
 SMOLLM2_135M = dict(
     vocab_size=49152,

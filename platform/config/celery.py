@@ -1,4 +1,4 @@
-"""The Celery app. Tasks live in `workers.tasks` (and the mail in `accounts.tasks`); the web
+"""The Celery app. Tasks live in `config.tasks` (and the mail in `accounts.tasks`); the web
 side enqueues them by name.
 
 Every process that loads it (web, worker, manage.py) runs with the Hugging Face hub offline
@@ -16,7 +16,7 @@ import os
 from celery import Celery
 from celery.signals import worker_init
 
-from workers.process_env import apply_defaults
+from engine.process_env import apply_defaults
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 if os.environ.get("SLEUTH_ALLOW_HUB_DOWNLOADS", "").strip().lower() not in {
@@ -30,12 +30,12 @@ apply_defaults()  # before torch loads: the worker's threads and GPU memory, as 
 
 app = Celery("sleuth")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["workers", "accounts"])
+app.autodiscover_tasks(["config", "accounts"])
 
 # Tasks whose results are a customer's content (a chat's answer, its searches and document
 # snippets): the worker's "Task … succeeded" line keeps its name, id and time, not the result,
 # so worker logs (shipped, kept, read by operators) hold no tenant's documents.
-CONTENT_RESULT_TASKS = frozenset({"workers.tasks.agent_chat"})
+CONTENT_RESULT_TASKS = frozenset({"config.tasks.agent_chat"})
 RESULT_NOT_LOGGED = "<result not logged: customer content>"
 
 

@@ -18,29 +18,29 @@ from celery.result import AsyncResult
 from django.conf import settings
 
 from config.celery import app
-from workers.devices import Needs
+from engine.devices import Needs
 
 # The settings that name each task's queue, read when the task is sent; the first one set
 # wins (previews go to the ingest queue unless the operator gives them their own). Tasks not
 # listed go to CELERY_TASK_DEFAULT_QUEUE, as the corpora's tasks do explicitly.
 TASK_QUEUES: dict[str, tuple[str, ...]] = {
-    "workers.tasks.run_prepare": ("SLEUTH_INGEST_QUEUE",),
-    "workers.tasks.run_train": ("SLEUTH_TRAIN_QUEUE",),
-    "workers.tasks.run_evaluate": ("SLEUTH_TRAIN_QUEUE",),
-    "workers.tasks.run_publish": ("SLEUTH_INGEST_QUEUE",),
-    "workers.tasks.run_end_mail": ("SLEUTH_MAIL_QUEUE",),
-    "workers.tasks.reward_preview": ("SLEUTH_PREVIEW_QUEUE", "SLEUTH_INGEST_QUEUE"),
-    "workers.tasks.agent_chat": ("SLEUTH_INFERENCE_QUEUE",),
+    "config.tasks.run_prepare": ("SLEUTH_INGEST_QUEUE",),
+    "config.tasks.run_train": ("SLEUTH_TRAIN_QUEUE",),
+    "config.tasks.run_evaluate": ("SLEUTH_TRAIN_QUEUE",),
+    "config.tasks.run_publish": ("SLEUTH_INGEST_QUEUE",),
+    "config.tasks.run_end_mail": ("SLEUTH_MAIL_QUEUE",),
+    "config.tasks.reward_preview": ("SLEUTH_PREVIEW_QUEUE", "SLEUTH_INGEST_QUEUE"),
+    "config.tasks.agent_chat": ("SLEUTH_INFERENCE_QUEUE",),
     "accounts.tasks.password_reset_mail": ("SLEUTH_MAIL_QUEUE",),
-    "workers.tasks.document_parse": ("CELERY_TASK_DEFAULT_QUEUE",),
-    "workers.tasks.project_index": ("CELERY_TASK_DEFAULT_QUEUE",),
-    "workers.tasks.echo_recall": ("CELERY_TASK_DEFAULT_QUEUE",),
-    "workers.tasks.question_set_draft": ("CELERY_TASK_DEFAULT_QUEUE",),
+    "config.tasks.document_parse": ("CELERY_TASK_DEFAULT_QUEUE",),
+    "config.tasks.project_index": ("CELERY_TASK_DEFAULT_QUEUE",),
+    "config.tasks.echo_recall": ("CELERY_TASK_DEFAULT_QUEUE",),
+    "config.tasks.question_set_draft": ("CELERY_TASK_DEFAULT_QUEUE",),
 }
 
 
 # The tasks whose queue also depends on what the run needs from its worker.
-NEEDS_ROUTED = frozenset({"workers.tasks.run_train", "workers.tasks.run_evaluate"})
+NEEDS_ROUTED = frozenset({"config.tasks.run_train", "config.tasks.run_evaluate"})
 
 
 def task_queue(task: str, needs: Needs | None = None) -> str:

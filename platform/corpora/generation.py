@@ -62,7 +62,7 @@ def question_generation_start(*, project: Project) -> QuestionGeneration:
 
 def _enqueue(generation_id: int) -> None:
     try:
-        enqueue("workers.tasks.question_set_draft", args=[generation_id])
+        enqueue("config.tasks.question_set_draft", args=[generation_id])
     except Exception:
         logger.exception("could not queue question generation %s", generation_id)
         QuestionGeneration.objects.filter(pk=generation_id).update(

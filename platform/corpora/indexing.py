@@ -70,7 +70,7 @@ def readable_documents(project: Project):
 def index_prefix_of(project: Project, documents) -> str:
     """Where the build of exactly these documents lives (or would), in the index format of
     this release: a build of an older format is not reused, it is built again."""
-    from workers.search.index import FORMAT_VERSION
+    from engine.search.index import FORMAT_VERSION
 
     keys = [f"format {FORMAT_VERSION}", *(f"{d.pk}:{d.sha256}:{d.entity}" for d in documents)]
     fingerprint = hashlib.sha256("\n".join(keys).encode()).hexdigest()[:16]
@@ -88,9 +88,9 @@ def project_index_build(*, project_id: int) -> str:
     current index unless its documents changed meanwhile. IndexFailed when there is
     nothing to index; DocumentsChanged when a document was deleted during the build."""
     from core.s3 import s3_client
-    from workers.documents.chunking import Section, chunk_sections
-    from workers.search.index import SearchIndex
-    from workers.search.store import MANIFEST, upload_index
+    from engine.documents.chunking import Section, chunk_sections
+    from engine.search.index import SearchIndex
+    from engine.search.store import MANIFEST, upload_index
 
     from .services import delete_s3_prefix
 
@@ -188,7 +188,7 @@ def project_index_enqueue(project_id: int) -> bool:
     if not cache.add(_queued_key(project_id), 1, timeout=QUEUED_SECONDS):
         return False
     try:
-        enqueue("workers.tasks.project_index", args=[project_id])
+        enqueue("config.tasks.project_index", args=[project_id])
     except Exception:
         cache.delete(_queued_key(project_id))
         logger.warning("could not queue the index of project %s", project_id, exc_info=True)
@@ -218,7 +218,7 @@ def project_index_refresh(*, project_id: int) -> str | None:
 
 def echo_recall_enqueue(project_id: int, question_set_id: int | None = None) -> bool:
     try:
-        enqueue("workers.tasks.echo_recall", args=[project_id, question_set_id])
+        enqueue("config.tasks.echo_recall", args=[project_id, question_set_id])
     except Exception:
         logger.warning("could not queue the echo recall of project %s", project_id)
         return False
@@ -231,8 +231,8 @@ def index_builds_prune(*, project: Project) -> list[str]:
     without this, a project's index storage would grow with the square of its documents).
     Nothing goes while a run of the project is active. Returns the deleted prefixes."""
     from core.s3 import s3_client
+    from engine.search.store import MANIFEST
     from runs.models import Run
-    from workers.search.store import MANIFEST
 
     from .services import delete_s3_prefix
 
@@ -268,7 +268,7 @@ _index_cache_lock = threading.Lock()
 def _cache():
     global _index_cache
     from core.s3 import s3_client
-    from workers.search.store import IndexCache
+    from engine.search.store import IndexCache
 
     with _index_cache_lock:
         if _index_cache is None:
@@ -298,8 +298,8 @@ def index_folder(prefix: str) -> Path:
 
 def engine_questions(question_set: QuestionSet):
     """The set's questions with answers, as the engine reads them."""
-    from workers.documents.questions import Evidence, question_id
-    from workers.documents.questions import Question as EngineQuestion
+    from engine.documents.questions import Evidence, question_id
+    from engine.documents.questions import Question as EngineQuestion
 
     return [
         EngineQuestion(
@@ -332,8 +332,8 @@ def question_sets_echo_recall(*, project_id: int, question_set_id: int | None = 
     them) on its current index: the share of golden chunks that searching with the question
     itself finds in the top k, over the questions with evidence. Stored on each set; sets
     already measured on this index are skipped. Returns {set id: figure}."""
-    from workers.documents.evidence import map_evidence
-    from workers.search.recall import echo_recall
+    from engine.documents.evidence import map_evidence
+    from engine.search.recall import echo_recall
 
     project = Project.objects.filter(pk=project_id).first()
     if project is None or not project.index_prefix:

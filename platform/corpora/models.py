@@ -100,7 +100,7 @@ class Document(models.Model):
     parse_requeues = models.PositiveSmallIntegerField(default=0)
     # The parsed sections (JSONL, one per page or heading) in the artifacts bucket.
     sections_key = models.CharField(max_length=500, blank=True)
-    # The domain pack (workers.packs) whose kind of document this one looks like, read from its
+    # The domain pack (engine.packs) whose kind of document this one looks like, read from its
     # first pages when it is parsed: what the new-run form offers, never a choice made for you.
     looks_like = models.CharField(max_length=40, blank=True)
     created_at = models.DateTimeField(default=timezone.now)

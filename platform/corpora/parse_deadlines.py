@@ -15,7 +15,7 @@ from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F,
 from django.db.models.functions import Now
 
 from core.queues import enqueue
-from workers.documents.parsing import ParseLimits
+from engine.documents.parsing import ParseLimits
 
 from .models import Document
 
@@ -42,7 +42,7 @@ def parse_running_deadline() -> ExpressionWrapper:
 def parse_enqueue(document_id: int) -> bool:
     """Queue a document's parse; with the broker down, leave it to the sweep (False)."""
     try:
-        enqueue("workers.tasks.document_parse", args=[document_id])
+        enqueue("config.tasks.document_parse", args=[document_id])
     except Exception:
         logger.warning("could not queue the parse of document %s; the sweep will", document_id)
         return False

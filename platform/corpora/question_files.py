@@ -2,13 +2,13 @@
 
 The file is validated as a whole: every bad line is reported with its line number and
 nothing is returned unless every line is good. The web side and the CLI share the one
-loader, `workers.documents.questions.load_questions`, so they accept the same files.
+loader, `engine.documents.questions.load_questions`, so they accept the same files.
 """
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workers.documents.questions import QuestionFileError, load_questions
+from engine.documents.questions import QuestionFileError, load_questions
 
 __all__ = ["ParsedQuestion", "QuestionFileError", "validate_question_file"]
 

@@ -19,9 +19,9 @@ from django.utils import timezone
 from django.utils.text import get_valid_filename
 
 from core.s3 import s3_client
-from workers.documents.corpus import infer_entity, read_pages_jsonl
-from workers.documents.sandbox import parse_files
-from workers.packs import suggested_pack
+from engine.documents.corpus import infer_entity, read_pages_jsonl
+from engine.documents.sandbox import parse_files
+from engine.packs import suggested_pack
 
 from .indexing import echo_recall_enqueue, project_index_enqueue
 from .models import Document, Project, Question, QuestionSet
@@ -278,7 +278,7 @@ def _index_builds_holding(document: Document) -> list[str]:
     """The project's index builds ("projects/P/index/F/") holding chunks of `document`. A
     build that cannot be read counts as holding it: when unsure, delete (a build is a cache
     the next run rebuilds)."""
-    from workers.search.store import file_key, read_manifest
+    from engine.search.store import file_key, read_manifest
 
     client, bucket = s3_client(), settings.S3_ARTIFACTS_BUCKET
     listing = client.get_paginator("list_objects_v2").paginate(

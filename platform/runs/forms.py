@@ -5,16 +5,16 @@ from django import forms
 
 from corpora.models import Question, QuestionSet
 from corpora.selectors import project_suggested_pack
-from runs.presets import DEFAULT_PRESET, PRESETS
-from runs.services import allowed_models, judge_choices, judge_config_for
-from workers.packs import PACKS
-from workers.rewards.reward import (
+from engine.packs import PACKS
+from engine.rewards.reward import (
     COMPONENTS,
     DEFAULT_WEIGHTS,
     MAX_ANSWER_CHARS,
     MAX_TRUTH_CHARS,
     RewardConfig,
 )
+from runs.presets import DEFAULT_PRESET, PRESETS
+from runs.services import allowed_models, judge_choices, judge_config_for
 
 LOSS_CHOICES = [
     ("", "Preset's choice"),
@@ -105,7 +105,7 @@ class RunForm(RewardOptionsForm):
         required=False,
         help_text="The models this platform offers; the preset's own when left alone.",
     )
-    # What is true of one kind of document only (workers.packs), opted into per run; the
+    # What is true of one kind of document only (engine.packs), opted into per run; the
     # documents' own kind is offered (pre-selected and said), never chosen behind the back.
     pack = forms.ChoiceField(
         label="Domain pack",

@@ -159,7 +159,7 @@ def judge_call_take(account_id: int) -> None:
 
 
 def judge_meter(account_id: int):
-    """The meter an operator's judge calls before each verdict (workers.rewards.judge)."""
+    """The meter an operator's judge calls before each verdict (engine.rewards.judge)."""
     return lambda: judge_call_take(account_id)
 
 

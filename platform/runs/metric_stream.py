@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from workers.documents.chunking import clean_text
+from engine.documents.chunking import clean_text
 
 from . import artifacts
 from .lease import fenced

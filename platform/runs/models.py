@@ -44,10 +44,10 @@ class Run(models.Model):
         blank=True,
         related_name="runs",
     )
-    # The engine's TrainConfig as JSON (workers.training.config.TrainConfig.to_dict()).
+    # The engine's TrainConfig as JSON (engine.training.config.TrainConfig.to_dict()).
     config = models.JSONField(default=dict)
     # What training and evaluation need from a worker, from the preset when the run was
-    # created (workers.devices.Needs.to_dict(); empty: a CPU, as for runs recorded before
+    # created (engine.devices.Needs.to_dict(); empty: a CPU, as for runs recorded before
     # routing by worker kind). They are routed to a queue these name (runs.routing).
     needs = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)

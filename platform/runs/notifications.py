@@ -27,7 +27,7 @@ from .models import Run
 
 logger = logging.getLogger(__name__)
 
-TASK = "workers.tasks.run_end_mail"
+TASK = "config.tasks.run_end_mail"
 
 
 def site_url() -> str:

@@ -21,8 +21,8 @@ from corpora.indexing import index_folder, load_index
 from corpora.indexing import readable_documents as _readable_documents
 from corpora.models import Project, Question, QuestionSet
 from corpora.selectors import project_suggested_pack
-from workers.packs import synthesis_kinds
-from workers.training.config import TrainConfig
+from engine.packs import synthesis_kinds
+from engine.training.config import TrainConfig
 
 from . import artifacts
 from .judge_budget import JudgeBudgetSpent
@@ -65,8 +65,8 @@ def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
     questions"."""
 
     from core.s3 import s3_client
-    from workers.documents.questions import save_questions
-    from workers.documents.synthesis import offline_questions
+    from engine.documents.questions import save_questions
+    from engine.documents.synthesis import offline_questions
 
     project = Project.objects.get(pk=project_id)
     index = load_index(project_index_build(project_id=project_id))
@@ -114,8 +114,8 @@ def run_prepare(*, run_id: int) -> Run | None:
     split them by entity and store the split with the run."""
 
     def work(run: Run, heartbeat: Heartbeat) -> None:
-        from workers.documents.evidence import map_evidence
-        from workers.documents.questions import save_questions
+        from engine.documents.evidence import map_evidence
+        from engine.documents.questions import save_questions
 
         config = TrainConfig.from_dict(run.config)
         index_prefix = project_index_build(project_id=run.project_id)
@@ -163,7 +163,7 @@ def run_prepare(*, run_id: int) -> Run | None:
 
 
 def _load_questions(run: Run, folder: Path):
-    from workers.documents.questions import load_questions
+    from engine.documents.questions import load_questions
 
     artifacts.download_folder(run.questions_key, folder)
     return load_questions(folder / "train.jsonl"), load_questions(folder / "val.jsonl")
@@ -202,14 +202,14 @@ def run_train(*, run_id: int) -> Run | None:
     checkpoint on S3."""
 
     def work(run: Run, heartbeat: Heartbeat) -> None:
-        from workers.agent.models import ModelNotFoundError, load_trainable
-        from workers.training.distributed import (
+        from engine.agent.models import ModelNotFoundError, load_trainable
+        from engine.training.distributed import (
             RankFailed,
             RankJob,
             threads_per_rank,
             train_on_ranks,
         )
-        from workers.training.rl import StopRequested, train
+        from engine.training.rl import StopRequested, train
 
         config = TrainConfig.from_dict(run.config)
         allowed_model(run, config)  # before any download or load
@@ -372,14 +372,14 @@ def run_judge(run: Run, config: TrainConfig):
 def evaluate(final_dir: Path, config: TrainConfig, index, val_questions, judge) -> dict:
     """The trained agent against the base model and one-shot BM25 (echo) on the validation
     questions, on this worker's GPU if it has one (the trainer's `evaluate_run`)."""
-    from workers.training.evaluate import evaluate_run
+    from engine.training.evaluate import evaluate_run
 
     return evaluate_run(final_dir.parent, config, index, val_questions, judge=judge)
 
 
 def run_evaluate(*, run_id: int) -> Run | None:
     def work(run: Run, heartbeat: Heartbeat) -> None:
-        from workers.documents.evidence import map_evidence
+        from engine.documents.evidence import map_evidence
 
         config = TrainConfig.from_dict(run.config)
         allowed_model(run, config)  # the base model is loaded as a baseline
@@ -414,7 +414,7 @@ def run_publish(*, run_id: int) -> Run | None:
         from django.utils.text import slugify
 
         from core.s3 import s3_client
-        from workers.publishing import PublishInfo, make_archive, publish_folder
+        from engine.publishing import PublishInfo, make_archive, publish_folder
 
         config = TrainConfig.from_dict(run.config)
         checkpoint = run.checkpoints.filter(is_final=True).first()

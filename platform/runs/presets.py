@@ -1,7 +1,7 @@
-"""Run presets live in the engine (`workers.training.presets`), one source for the web form
+"""Run presets live in the engine (`engine.training.presets`), one source for the web form
 and `sleuth train --preset`; the web side reads them from here."""
 
-from workers.training.presets import (
+from engine.training.presets import (
     DEFAULT_PRESET,
     PRESETS,
     UnknownPreset,

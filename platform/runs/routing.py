@@ -2,7 +2,7 @@
 what for, and a worker never works on a run it cannot hold.
 
 - A run records what its preset needs (`Run.needs`: a CPU, or N GPUs, and memory;
-  workers.devices.Needs). Its training and evaluation are queued where those needs say
+  engine.devices.Needs). Its training and evaluation are queued where those needs say
   (core.queues: "train" for a CPU run, "train-gpuN" for N GPUs).
 - A worker started on the train queue is a training worker: at start it adds the GPU queues
   its devices hold (`training_queues`; a 2-GPU worker takes 1- and 2-GPU runs) and keeps the
@@ -22,15 +22,15 @@ from __future__ import annotations
 from django.conf import settings
 
 from core.queues import needs_queue, task_queue
-from workers.devices import Devices, Needs, worker_devices
+from engine.devices import Devices, Needs, worker_devices
 
 from .models import Run
 
-TRAIN_TASK = "workers.tasks.run_train"
+TRAIN_TASK = "config.tasks.run_train"
 # The stages routed by the run's needs, and their tasks.
 ROUTED = {
-    Run.Status.TRAINING: "workers.tasks.run_train",
-    Run.Status.EVALUATING: "workers.tasks.run_evaluate",
+    Run.Status.TRAINING: "config.tasks.run_train",
+    Run.Status.EVALUATING: "config.tasks.run_evaluate",
 }
 
 

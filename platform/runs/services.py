@@ -1,6 +1,6 @@
 """Writes for runs: create, cancel, and every status change with its RunEvent.
 
-Web requests call `run_create` and `run_cancel`; the Celery tasks (workers/tasks.py) call
+Web requests call `run_create` and `run_cancel`; the Celery tasks (platform/config/tasks.py) call
 the stage services in `runs.pipeline`. Work is queued with `transaction.on_commit`, so a
 worker never looks for a run that is not committed yet.
 """
@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from core.queues import enqueue
 from corpora.models import Document, Project, QuestionSet
-from workers.net import UnsafeURL, check_url, public_http_client
-from workers.rewards.judge import Judge, OfflineJudge, build_judge
-from workers.rewards.reward import RewardConfig, RewardInput, compute_rewards
+from engine.net import UnsafeURL, check_url, public_http_client
+from engine.rewards.judge import Judge, OfflineJudge, build_judge
+from engine.rewards.reward import RewardConfig, RewardInput, compute_rewards
 
 from . import artifacts, judge_budget
 from .lease import pickup_deadline
@@ -40,7 +40,7 @@ class RunRejected(ValueError):
     """A run that cannot start; the message says what is missing and what to do."""
 
 
-# The names of the default model (SmolLM2-135M from its wheel): workers.agent.models.
+# The names of the default model (SmolLM2-135M from its wheel): engine.agent.models.
 _DEFAULT_MODEL_NAMES = frozenset({"", "default", "base", "smollm2-135m-instruct"})
 
 
@@ -242,7 +242,7 @@ def run_create(
             status=Run.Status.QUEUED,
             message=f"Queued ({PRESETS[preset]['label']}, {config.steps} steps).",
         )
-    transaction.on_commit(lambda: enqueue_or_leave_to_sweep("workers.tasks.run_prepare", run.pk))
+    transaction.on_commit(lambda: enqueue_or_leave_to_sweep("config.tasks.run_prepare", run.pk))
     return run
 
 
@@ -469,7 +469,7 @@ def reward_preview_queue(
     try:
         # On the preview queue: short jobs on the CPU workers unless the operator says.
         enqueue(
-            "workers.tasks.reward_preview",
+            "config.tasks.reward_preview",
             args=[preview_id],
             expires=PREVIEW_PICKUP_SECONDS,  # a worker that gets it later drops it
         )

@@ -72,11 +72,11 @@ class TransientError(Exception):
 # core.queues': preparing and publishing on the ingest queue, training and evaluating on the
 # train queue its needs name (runs.routing.stage_queue).
 STAGES = {
-    Run.Status.QUEUED: "workers.tasks.run_prepare",
-    Run.Status.PREPARING: "workers.tasks.run_prepare",
-    Run.Status.TRAINING: "workers.tasks.run_train",
-    Run.Status.EVALUATING: "workers.tasks.run_evaluate",
-    Run.Status.PUBLISHING: "workers.tasks.run_publish",
+    Run.Status.QUEUED: "config.tasks.run_prepare",
+    Run.Status.PREPARING: "config.tasks.run_prepare",
+    Run.Status.TRAINING: "config.tasks.run_train",
+    Run.Status.EVALUATING: "config.tasks.run_evaluate",
+    Run.Status.PUBLISHING: "config.tasks.run_publish",
 }
 
 

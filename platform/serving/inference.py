@@ -1,14 +1,14 @@
 """The inference worker's side of /v1: published agents loaded once, kept in a bounded LRU
 cache, and asked one question each.
 
-Runs in the process that serves the "inference" Celery queue (`workers.tasks.agent_chat`),
+Runs in the process that serves the "inference" Celery queue (`config.tasks.agent_chat`),
 never in the web process: a loaded agent is a model in memory, and the web workers stay
 small. The cache is per process; the worker runs its tasks in threads so that they share
 it (`--pool threads`). One agent answers one question at a time (its engine keeps state
 while it generates); different agents answer in parallel.
 
 An agent is its published folder (model files and `agent.json`, downloaded from S3 once
-per machine) plus the project index its run searched (workers.search.store.IndexCache).
+per machine) plus the project index its run searched (engine.search.store.IndexCache).
 The cache key holds the checkpoint id and the folder's prefix, both immutable.
 
 An agent trained with LoRA whose published folder keeps its adapter (`adapter/`) and whose
@@ -38,15 +38,15 @@ from pathlib import Path
 
 from django.conf import settings
 
+from engine.search.store import evict_copies
 from runs import artifacts
-from workers.search.store import evict_copies
 
 
 @dataclass
 class LoadedAgent:
-    engine: object  # workers.agent.hf_engine.HFRolloutEngine
-    index: object  # workers.search.index.SearchIndex
-    limits: object  # workers.agent.trajectory.Limits, as trained
+    engine: object  # engine.agent.hf_engine.HFRolloutEngine
+    index: object  # engine.search.index.SearchIndex
+    limits: object  # engine.agent.trajectory.Limits, as trained
     lock: threading.Lock  # a shared base's lock for an agent on one
     load_seconds: float
     shared: SharedBase | None = None  # the base model its adapter is attached to
@@ -254,8 +254,8 @@ def _base_model(agent: dict) -> str | None:
 def _shared_base(folder: Path, agent_settings) -> str | None:
     """The base model a published LoRA agent can share: its adapter is in the folder and the
     base it was trained from is on the operator's allowlist; else None (it loads whole)."""
+    from engine.agent.settings import adapter_folder
     from runs.services import model_allowed
-    from workers.agent.settings import adapter_folder
 
     if agent_settings is None or not agent_settings.base_model or adapter_folder(folder) is None:
         return None
@@ -275,11 +275,11 @@ def load_agent(agent: dict) -> LoadedAgent:
     import torch
 
     from corpora.indexing import load_index
-    from workers.agent.greedy_rules import masks_tokens
-    from workers.agent.hf_engine import HFRolloutEngine
-    from workers.agent.models import load_model
-    from workers.agent.settings import adapter_folder, read_agent_settings
-    from workers.agent.trajectory import Limits
+    from engine.agent.greedy_rules import masks_tokens
+    from engine.agent.hf_engine import HFRolloutEngine
+    from engine.agent.models import load_model
+    from engine.agent.settings import adapter_folder, read_agent_settings
+    from engine.agent.trajectory import Limits
 
     started = time.perf_counter()
     base_model = _base_model(agent)  # refused before anything downloads or loads
@@ -378,7 +378,7 @@ def agent_answer(
     `agent` is serving.selectors.PublishedAgent's fields (checkpoint_id, published_prefix,
     index_prefix, name). `max_tokens` can only lower the limit the agent was trained with.
     """
-    from workers.agent.trajectory import SamplingParams
+    from engine.agent.trajectory import SamplingParams
 
     started = time.perf_counter()
     for _ in range(3):  # an agent on a shared base evicted while this waited: get it again

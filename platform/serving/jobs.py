@@ -34,13 +34,13 @@ from corpora.services import (
     document_upload,
     question_set_import,
 )
+from engine.rewards.reward import COMPONENTS
 from runs.forms import RunForm
 from runs.models import Checkpoint, Run, RunEvent, RunMetric
 from runs.presets import DEFAULT_PRESET, PRESETS
 from runs.routing import run_waiting_for
 from runs.selectors import run_get_for_user
 from runs.services import RunRejected, run_cancel, run_create
-from workers.rewards.reward import COMPONENTS
 
 from .selectors import published_agents
 

@@ -118,7 +118,7 @@ def agent_chat_enqueue(
     agent, question: str, sampling: dict | None = None, *, base_model: str | None = None
 ):
     """Queue one question for a published agent (serving.selectors.PublishedAgent) on the
-    inference queue: `workers.tasks.agent_chat` runs its search loop in the inference
+    inference queue: `config.tasks.agent_chat` runs its search loop in the inference
     worker, which keeps agents loaded, and reports each search as progress. Returns the
     Celery AsyncResult; a question nobody picks up in SLEUTH_INFERENCE_TIMEOUT is dropped.
 
@@ -131,7 +131,7 @@ def agent_chat_enqueue(
 
     sampling = {"temperature": 0.0, "seed": 0, "max_tokens": None, **(sampling or {})}
     return enqueue(
-        "workers.tasks.agent_chat",
+        "config.tasks.agent_chat",
         kwargs={
             "agent": {
                 "name": agent.name,

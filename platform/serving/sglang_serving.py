@@ -1,6 +1,6 @@
 """The inference worker on sglang (`SLEUTH_SERVING_ENGINE = "sglang"`, GPU workers with
 sglang installed). UNVERIFIED: written against sglang's offline Engine API
-(`sglang.Engine`, see workers.agent.sglang_engine) and never run here (no GPU); the CPU
+(`sglang.Engine`, see engine.agent.sglang_engine) and never run here (no GPU); the CPU
 tests (tests/platform/test_inference_engine_choice.py) check the loader and the engine
 against stand-ins for the builder and for sglang, which they never import.
 
@@ -27,8 +27,8 @@ def load_sglang_agent(agent: dict, model_path: str, agent_settings, limits, star
     """`agent` (serving.inference.load_agent's argument) on an sglang engine over
     `model_path` (its published folder, or the allowed base model asked for instead)."""
     from corpora.indexing import load_index
+    from engine.agent.engines import build_rollout_engine
     from serving.inference import LoadedAgent
-    from workers.agent.engines import build_rollout_engine
 
     index = load_index(agent["index_prefix"])
     with _lock:

@@ -13,11 +13,9 @@ import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
-from tests.helpers.decoding import Hit
-from tests.helpers.models import tiny_llama
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.protocol import SEARCH_CLOSE
-from workers.agent.trajectory import (
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.protocol import SEARCH_CLOSE
+from engine.agent.trajectory import (
     MODEL,
     PROMPT,
     TOOL,
@@ -26,6 +24,8 @@ from workers.agent.trajectory import (
     SearchCall,
     Trajectory,
 )
+from tests.helpers.decoding import Hit
+from tests.helpers.models import tiny_llama
 
 # question -> model segments, in order ([EOS] ends a segment at end-of-sequence)
 SCRIPTS = {

@@ -9,11 +9,11 @@ import pytest
 import torch
 from peft import LoraConfig, get_peft_model
 
+from engine.agent.engines import build_rollout_engine, sync_weights
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.trajectory import Limits, SamplingParams
+from engine.search.index import SearchIndex
 from tests.helpers.toy import chunks, questions, tiny_model, tiny_tokenizer
-from workers.agent.engines import build_rollout_engine, sync_weights
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.trajectory import Limits, SamplingParams
-from workers.search.index import SearchIndex
 
 LIMITS = Limits(max_new_tokens=16)
 
@@ -83,7 +83,7 @@ def test_a_bfloat16_engine_samples_from_its_own_copy_and_follows_every_update():
 
 
 def test_auto_precision_is_bfloat16_only_where_the_cpu_runs_it_fast(monkeypatch):
-    from workers.agent import precision
+    from engine.agent import precision
 
     monkeypatch.setattr(precision, "cpu_has_fast_bf16", lambda: False)
     assert precision.resolve_precision("auto") == "float32"

@@ -8,6 +8,10 @@ tests/engine/test_agent_gpu.py`."""
 import pytest
 import torch
 
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.trajectory import Limits, SamplingParams
+from engine.training.batching import collate_packed
+from engine.training.logprobs import batch_logprobs
 from tests.helpers.decoding import (
     QUESTION,
     FiguresIndex,
@@ -19,10 +23,6 @@ from tests.helpers.decoding import (
 )
 from tests.helpers.models import ONE_LAYER, char_tokenizer, tiny_llama
 from tests.helpers.packing import SYSTEM, tiny_model, trajectory
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.trajectory import Limits, SamplingParams
-from workers.training.batching import collate_packed
-from workers.training.logprobs import batch_logprobs
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 

@@ -18,6 +18,29 @@ import dataclasses
 import pytest
 import torch
 
+from engine.agent.greedy_rules import (
+    FIGURE_RULES,
+    RULES,
+    answer_not_yes_no,
+    answer_off_form,
+    answer_tag_off,
+    asks_what,
+    asks_yes_no,
+    broken,
+    companies_named,
+    ends_in_loop,
+    masks_tokens,
+    offered_options,
+    rules_on,
+    scope_uncopied,
+    scope_year_not_latest,
+    statement_left,
+    statement_words,
+    terms_uncopied,
+    unruled,
+)
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.trajectory import Limits, SamplingParams
 from tests.helpers.decoding import (
     ANSWER_FORMS,
     ANSWER_TAGS,
@@ -48,29 +71,6 @@ from tests.helpers.decoding import (
     segments,
 )
 from tests.helpers.models import ONE_LAYER, char_tokenizer, tiny_llama
-from workers.agent.greedy_rules import (
-    FIGURE_RULES,
-    RULES,
-    answer_not_yes_no,
-    answer_off_form,
-    answer_tag_off,
-    asks_what,
-    asks_yes_no,
-    broken,
-    companies_named,
-    ends_in_loop,
-    masks_tokens,
-    offered_options,
-    rules_on,
-    scope_uncopied,
-    scope_year_not_latest,
-    statement_left,
-    statement_words,
-    terms_uncopied,
-    unruled,
-)
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.trajectory import Limits, SamplingParams
 
 
 @pytest.mark.parametrize("text", LOOPS)
@@ -119,7 +119,7 @@ def test_greedy_decoding_searches_for_the_questions_words_once_each():
 def test_a_step_goes_down_the_whole_vocabulary_past_its_likeliest_candidates(monkeypatch):
     # proof104's student ranked the "t" finishing "percen" 15,290th: past the candidates a
     # step tries first, the rest of the vocabulary is tried in rank order
-    from workers.agent import greedy_rules
+    from engine.agent import greedy_rules
 
     tokenizer = char_tokenizer()
     model = tiny_llama(tokenizer, **ONE_LAYER)

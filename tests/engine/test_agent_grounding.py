@@ -10,6 +10,9 @@ import string
 import pytest
 import torch
 
+from engine.agent.grounding import FigureGrounding, ResultRows, ShownFigures, figures_in
+from engine.agent.hf_engine import Grounding, HFRolloutEngine
+from engine.agent.trajectory import Limits, SamplingParams
 from tests.helpers.decoding import (
     RESULTS,
     ROW_ANSWERS,
@@ -19,9 +22,6 @@ from tests.helpers.decoding import (
     make_random_model,
 )
 from tests.helpers.models import char_tokenizer
-from workers.agent.grounding import FigureGrounding, ResultRows, ShownFigures, figures_in
-from workers.agent.hf_engine import Grounding, HFRolloutEngine
-from workers.agent.trajectory import Limits, SamplingParams
 
 VOCAB = list("0123456789,. $m") + ["12", ".5", "</answer>", "[EOS]"]
 SHOWN = ShownFigures.of("Total assets 59,268 and 3.5 (in millions)")

@@ -4,7 +4,7 @@ import importlib.util
 
 import pytest
 
-from workers.agent.models import load_model, model_cache_dir
+from engine.agent.models import load_model, model_cache_dir
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,6 @@
 """The agent protocol parser: what one model segment asks for."""
 
-from tests.helpers.protocol import CUT_TURNS, QUESTION, SEARCHES
-from workers.agent.protocol import (
+from engine.agent.protocol import (
     ANSWER_STOP_STRINGS,
     closing_tag,
     normalize_query,
@@ -10,6 +9,7 @@ from workers.agent.protocol import (
     segment_stopped,
     written_query,
 )
+from tests.helpers.protocol import CUT_TURNS, QUESTION, SEARCHES
 
 
 def test_a_closed_search_tag_is_a_search_with_its_query():
@@ -100,7 +100,7 @@ def test_the_teacher_writes_the_scoped_question_as_its_scope_alone():
 
 
 def test_empty_brackets_search_the_question_itself_everywhere():
-    from workers.agent.protocol import searched_query
+    from engine.agent.protocol import searched_query
 
     question = "What exception does a failing assert statement raise?"
     assert searched_query("[]", question) == question

@@ -6,7 +6,7 @@ from typing import get_args
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from workers.agent.protocol import (
+from engine.agent.protocol import (
     ANSWER_CLOSE,
     ANSWER_OPEN,
     SEARCH_CLOSE,

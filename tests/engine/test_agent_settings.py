@@ -5,11 +5,11 @@ import argparse
 import json
 from dataclasses import asdict
 
+from engine.agent.settings import PROTOCOL_VERSION, read_agent_settings, write_agent_settings
+from engine.agent.trajectory import Limits
+from engine.evaluation.cli import LIMIT_DEFAULTS, policy_limits
+from engine.training.checkpoint import latest_checkpoint
 from tests.helpers.toy import LIMITS, config, run_training
-from workers.agent.settings import PROTOCOL_VERSION, read_agent_settings, write_agent_settings
-from workers.agent.trajectory import Limits
-from workers.evaluation.cli import LIMIT_DEFAULTS, policy_limits
-from workers.training.checkpoint import latest_checkpoint
 
 TRAINED = Limits(max_turns=2, max_new_tokens=96, max_result_tokens=200, results_per_search=2)
 
@@ -74,7 +74,7 @@ def test_eval_switches_a_checkpoints_decoding_rules_on_or_off(tmp_path):
 def test_every_limit_is_an_eval_flag_that_wins_over_a_checkpoints_own(tmp_path):
     from dataclasses import fields
 
-    from workers.cli import build_parser
+    from engine.cli import build_parser
 
     write_agent_settings(tmp_path / "ckpt", Limits(loop_guard=True, grounded_scope=True))
     argv = ["eval", "--index", "i", "--questions", "q", "--policy", str(tmp_path / "ckpt")]
@@ -130,7 +130,7 @@ def test_an_agent_saved_before_packs_with_rules_of_any_documents_only_has_no_pac
 
 
 def test_an_agent_carries_its_pack_and_the_rules_it_turns_on(tmp_path):
-    from workers.packs import PACKS
+    from engine.packs import PACKS
 
     rules = dict.fromkeys(PACKS["filings"].limits(), True)
     write_agent_settings(tmp_path / "filings", Limits(grounded_scope=True, **rules))
@@ -146,7 +146,7 @@ def test_an_agent_carries_its_pack_and_the_rules_it_turns_on(tmp_path):
 def _stored_before_packs(**settings) -> dict:
     """A run's settings as a version before packs stored them: no pack, nor the teacher's
     two switches that were always on then."""
-    from workers.training.config import TrainConfig
+    from engine.training.config import TrainConfig
 
     stored = TrainConfig().to_dict()
     for name in ("pack", "scope_years", "statement_names"):
@@ -155,7 +155,7 @@ def _stored_before_packs(**settings) -> dict:
 
 
 def test_a_run_stored_before_packs_resumes_as_it_ran_in_the_filings_pack():
-    from workers.training.config import TrainConfig
+    from engine.training.config import TrainConfig
 
     ruled = TrainConfig.from_dict(
         _stored_before_packs(limits=BEFORE_PACKS["limits"], quoted_answers=True)

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from workers.documents.corpus import build_corpus
-from workers.documents.evidence import map_evidence
-from workers.documents.questions import load_questions, split_by_entity
+from engine.documents.corpus import build_corpus
+from engine.documents.evidence import map_evidence
+from engine.documents.questions import load_questions, split_by_entity
 
 FOLDER = Path(__file__).resolve().parents[2] / "datasets" / "python-reference"
 PAGES = FOLDER / "pages.jsonl.gz"

@@ -4,9 +4,9 @@ needs."""
 
 import pytest
 
-from workers import devices as devices_module
-from workers.devices import Devices, Needs, parse_devices, worker_devices
-from workers.training.presets import PRESETS, UnknownPreset, preset_needs
+from engine import devices as devices_module
+from engine.devices import Devices, Needs, parse_devices, worker_devices
+from engine.training.presets import PRESETS, UnknownPreset, preset_needs
 
 CPU = Devices(memory_gib=32)
 ONE_GPU = Devices(gpus=1, gpu_memory_gib=24, memory_gib=64)

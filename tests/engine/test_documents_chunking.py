@@ -1,7 +1,7 @@
 """Chunking: page-aware, token-bounded, overlapping, readable tables, stable ids."""
 
-from workers.documents.chunking import Section, chunk_sections, count_tokens, tidy_text
-from workers.documents.corpus import infer_entity
+from engine.documents.chunking import Section, chunk_sections, count_tokens, tidy_text
+from engine.documents.corpus import infer_entity
 
 PROSE = "\n".join(f"Line {i} says something about revenue and margins." for i in range(60))
 

@@ -1,8 +1,8 @@
 """Evidence mapping: golden passages to the chunks that contain them."""
 
-from workers.documents.chunking import Section, chunk_sections
-from workers.documents.evidence import map_evidence
-from workers.documents.questions import Evidence, Question
+from engine.documents.chunking import Section, chunk_sections
+from engine.documents.evidence import map_evidence
+from engine.documents.questions import Evidence, Question
 
 PAGE_1 = "\n".join(
     f"Paragraph {i}: the company sold {i * 7} widgets in region {i}." for i in range(40)

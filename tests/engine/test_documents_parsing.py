@@ -7,11 +7,11 @@ import docx
 import pypdfium2 as pdfium
 import pytest
 
-from workers.documents.corpus import build_corpus
-from workers.documents.evidence import map_evidence
-from workers.documents.parsing import ParseLimits, parse_bytes
-from workers.documents.questions import load_questions
-from workers.documents.sandbox import parse_files
+from engine.documents.corpus import build_corpus
+from engine.documents.evidence import map_evidence
+from engine.documents.parsing import ParseLimits, parse_bytes
+from engine.documents.questions import load_questions
+from engine.documents.sandbox import parse_files
 
 DATA = Path(__file__).parents[2].parent / "shared" / "datasets" / "financebench-dev"
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from workers.documents.questions import (
+from engine.documents.questions import (
     QuestionFileError,
     load_questions,
     save_questions,

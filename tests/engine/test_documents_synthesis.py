@@ -8,10 +8,10 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import openai
 import pytest
 
-from workers.cli import main
-from workers.documents.chunking import Section, chunk_sections
-from workers.documents.questions import load_questions
-from workers.documents.synthesis import (
+from engine.cli import main
+from engine.documents.chunking import Section, chunk_sections
+from engine.documents.questions import load_questions
+from engine.documents.synthesis import (
     FILINGS_KINDS,
     GENERIC_KINDS,
     asks_cause,
@@ -22,7 +22,7 @@ from workers.documents.synthesis import (
     table_facts,
     teacher_questions,
 )
-from workers.search.index import SearchIndex
+from engine.search.index import SearchIndex
 
 STATEMENT = """Acme Corp
 Consolidated Statement of Cash Flows

@@ -3,9 +3,9 @@ partial-credit answer_score."""
 
 from dataclasses import dataclass, field
 
-from workers.agent.trajectory import Trajectory
-from workers.evaluation.metrics import summarize
-from workers.rewards.judge import JudgeError, OfflineJudge, Verdict
+from engine.agent.trajectory import Trajectory
+from engine.evaluation.metrics import summarize
+from engine.rewards.judge import JudgeError, OfflineJudge, Verdict
 
 QUESTION = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from workers.cli import main
+from engine.cli import main
 
 PAGES = [
     {

@@ -5,9 +5,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from workers.documents.questions import Question
-from workers.evaluation.folds import entity_folds, fold_split, train_val_split
-from workers.evaluation.stats import bootstrap_mean, paired_difference, pool_seeds
+from engine.documents.questions import Question
+from engine.evaluation.folds import entity_folds, fold_split, train_val_split
+from engine.evaluation.stats import bootstrap_mean, paired_difference, pool_seeds
 
 
 def questions_of(sizes: dict[str | None, int]) -> list[Question]:
@@ -82,7 +82,7 @@ def test_fold_split_holds_out_one_fold_and_trains_on_the_rest():
 
 
 def test_without_folds_the_run_split_is_the_usual_entity_split():
-    from workers.documents.questions import split_by_entity
+    from engine.documents.questions import split_by_entity
 
     questions = questions_of(SIZES)
     assert train_val_split(questions, val_fraction=0.25, seed=3) == split_by_entity(

@@ -12,11 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from openai import OpenAI
 
-from workers.agent.openai_agent import OpenAIAgent
-from workers.agent.trajectory import Limits, SamplingParams, SearchCall, Trajectory
-from workers.evaluation.harness import evaluate, format_table
-from workers.evaluation.metrics import METRIC_KEYS, summarize
-from workers.rewards.judge import OfflineJudge
+from engine.agent.openai_agent import OpenAIAgent
+from engine.agent.trajectory import Limits, SamplingParams, SearchCall, Trajectory
+from engine.evaluation.harness import evaluate, format_table
+from engine.evaluation.metrics import METRIC_KEYS, summarize
+from engine.rewards.judge import OfflineJudge
 
 QUESTION = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 
@@ -235,9 +235,9 @@ def test_a_checkpoint_folder_is_a_policy_that_runs_through_the_tool_loop(tmp_pat
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
+    from engine.agent.models import load_model
+    from engine.evaluation.policies import HFPolicy, build_policy
     from tests.helpers.models import tiny_llama
-    from workers.agent.models import load_model
-    from workers.evaluation.policies import HFPolicy, build_policy
 
     vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[EOS]", "<search>", "capex"])}
     backend = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
@@ -258,14 +258,14 @@ def test_a_checkpoint_folder_is_a_policy_that_runs_through_the_tool_loop(tmp_pat
 
 
 def test_an_unknown_policy_is_a_clear_error():
-    from workers.evaluation.policies import PolicySpecError, build_policy
+    from engine.evaluation.policies import PolicySpecError, build_policy
 
     with pytest.raises(PolicySpecError, match="unknown policy"):
         build_policy("no-such-folder", tool=FakeIndex(), limits=Limits(), load_model=None)
 
 
 def test_sleuth_eval_with_a_missing_index_says_so_and_exits_2(tmp_path, capsys):
-    from workers.cli import main
+    from engine.cli import main
 
     code = main(["eval", "--index", str(tmp_path / "none"), "--questions", str(tmp_path / "q")])
     assert code == 2

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from bench.goals import RunFolderError, RunResult, goals_table, main, mean_run
-from workers.evaluation.baselines import BaselineComparison
+from engine.evaluation.baselines import BaselineComparison
 
 
 def write_run(

@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # worker's own at the moment it started the child too: an upper bound.
 WORKER = """
 import json, resource, sys
-from workers.documents.parsing import ParseLimits
-from workers.documents.sandbox import parse_files
+from engine.documents.parsing import ParseLimits
+from engine.documents.sandbox import parse_files
 
 limits = ParseLimits(timeout_s=60, memory_mb=int(sys.argv[1]))
 hostile, good = parse_files(sys.argv[2:], limits)

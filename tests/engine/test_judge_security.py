@@ -2,15 +2,15 @@
 hosts: checked when the URL is given and again at every connect, redirects not followed.
 
 The servers here are real local HTTP servers that log what they receive; only DNS is faked
-(workers.net.resolve), to play a name that resolves to a private address.
+(engine.net.resolve), to play a name that resolves to a private address.
 """
 
 import httpx2
 import pytest
 
+from engine import net
+from engine.rewards.judge import JudgeConfig, JudgeError, OpenAIJudge, build_judge
 from tests.helpers.judges import LoggingServer
-from workers import net
-from workers.rewards.judge import JudgeConfig, JudgeError, OpenAIJudge, build_judge
 
 QUESTION = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 PLATFORM_KEY = "platform-secret-marker-7f3a"
@@ -32,7 +32,7 @@ def other_server():
 
 @pytest.fixture
 def fake_dns(monkeypatch):
-    """Names → addresses for workers.net; a list of answers is served one per lookup."""
+    """Names → addresses for engine.net; a list of answers is served one per lookup."""
     table: dict[str, list] = {}
 
     def resolve(host, port):

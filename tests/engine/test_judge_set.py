@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.rewards.judge import OfflineJudge
+from engine.rewards.judge import OfflineJudge
 
 JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 AGREEMENT_NEEDED = 0.97

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from workers.agent.trajectory import Limits
-from workers.packs import PACKS, UnknownPack, pack_named, pack_of_limits
-from workers.training.config import TrainConfig
-from workers.training.presets import preset_config
+from engine.agent.trajectory import Limits
+from engine.packs import PACKS, UnknownPack, pack_named, pack_of_limits
+from engine.training.config import TrainConfig
+from engine.training.presets import preset_config
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "packs.md"
 
@@ -81,8 +81,8 @@ def test_the_pack_an_agents_rules_belong_to():
 
 
 def test_a_run_synthesizes_the_generic_kinds_and_its_packs():
-    from workers.documents.synthesis import FILINGS_KINDS, GENERIC_KINDS
-    from workers.packs import synthesis_kinds
+    from engine.documents.synthesis import FILINGS_KINDS, GENERIC_KINDS
+    from engine.packs import synthesis_kinds
 
     assert synthesis_kinds("") == GENERIC_KINDS
     assert set(synthesis_kinds("filings")) == set(GENERIC_KINDS) | set(FILINGS_KINDS)
@@ -99,7 +99,7 @@ MANUAL = (
 
 
 def test_the_filings_pack_is_offered_for_documents_that_look_like_filings_only():
-    from workers.packs import suggested_pack
+    from engine.packs import suggested_pack
 
     assert suggested_pack([FILING, FILING, MANUAL]) == "filings"
     assert suggested_pack([MANUAL, MANUAL, FILING]) == ""

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-from workers.process_env import DEFAULTS, apply_defaults
+from engine.process_env import DEFAULTS, apply_defaults
 
 
 def test_defaults_fill_only_what_the_operator_left_unset():
@@ -21,7 +21,7 @@ def test_the_cli_sets_them_when_it_loads():
         [
             sys.executable,
             "-c",
-            "import os, workers.cli; "
+            "import os, engine.cli; "
             "print(os.environ['OMP_WAIT_POLICY'], os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])",
         ],
         env=environ,

@@ -9,13 +9,13 @@ import tarfile
 import pytest
 from transformers import AutoModelForCausalLM
 
+from engine.agent.protocol import closing_tag, searched_query
+from engine.documents.chunking import Chunk
+from engine.publishing import PublishInfo, make_archive, publish_folder
+from engine.publishing.bundle import BUNDLED_MODULES
+from engine.search.index import STATEMENT_NAMES, SearchHit, SearchIndex
+from engine.training.config import TrainConfig
 from tests.helpers.toy import chunks, questions, tiny_model, tiny_tokenizer
-from workers.agent.protocol import closing_tag, searched_query
-from workers.documents.chunking import Chunk
-from workers.publishing import PublishInfo, make_archive, publish_folder
-from workers.publishing.bundle import BUNDLED_MODULES
-from workers.search.index import STATEMENT_NAMES, SearchHit, SearchIndex
-from workers.training.config import TrainConfig
 
 REPORT = {
     "policies": {
@@ -163,7 +163,7 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
 
 
 def test_the_bundled_script_shows_results_as_the_engine_does(published):
-    from workers.agent.tool import fit_hits
+    from engine.agent.tool import fit_hits
 
     run_agent = bundled_script(published)
     bundled = run_agent.search_index.SearchIndex.load(published / "agent" / "index")
@@ -190,7 +190,7 @@ def test_the_bundled_script_shows_results_as_the_engine_does(published):
 
 
 def test_the_bundled_script_shows_only_new_hits_as_the_engine_does(published):
-    from workers.agent.tool import new_hits
+    from engine.agent.tool import new_hits
 
     run_agent = bundled_script(published)
     bundled = run_agent.search_index.SearchIndex.load(published / "agent" / "index")
@@ -246,7 +246,7 @@ def test_the_bundled_script_searches_a_scope_alone_as_the_engine_does(published)
 def test_the_bundled_script_shows_as_many_hits_a_search_as_the_engine(published):
     from dataclasses import asdict
 
-    from workers.agent.trajectory import Limits
+    from engine.agent.trajectory import Limits
 
     run_agent = bundled_script(published)
     for limits in (
@@ -300,7 +300,7 @@ def test_the_published_rules_are_the_engines_own_and_stand_alone(published, modu
         for node in ast.parse(bundled).body
         if isinstance(node, ast.Import | ast.ImportFrom)
     ]
-    assert not [name for name in imported if name and name.split(".")[0] == "workers"]
+    assert not [name for name in imported if name and name.split(".")[0] == "engine"]
 
 
 def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(published):
@@ -324,8 +324,8 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
 
 
 def test_the_bundled_script_quotes_a_rows_first_figure_as_the_engine_does(published):
+    from engine.agent.grounding import ResultRows
     from tests.helpers.decoding import RESULTS, ROW_ANSWERS
-    from workers.agent.grounding import ResultRows
 
     run_agent = bundled_script(published)
     engine, bundle = ResultRows.of(RESULTS), run_agent.grounding.ResultRows.of(RESULTS)
@@ -359,6 +359,17 @@ def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(pub
 
 
 def test_the_bundled_rules_decide_as_the_engines(published):
+    from engine.agent.greedy_rules import (
+        answer_not_yes_no,
+        answer_off_form,
+        answer_tag_off,
+        asks_yes_no,
+        ends_in_loop,
+        scope_uncopied,
+        scope_year_not_latest,
+        statement_left,
+        terms_uncopied,
+    )
     from tests.helpers.decoding import (
         ANSWER_FORMS,
         ANSWER_TAGS,
@@ -381,17 +392,6 @@ def test_the_bundled_rules_decide_as_the_engines(published):
         UNCOPIED,
         UNNAMED,
         YES_NO_QUESTIONS,
-    )
-    from workers.agent.greedy_rules import (
-        answer_not_yes_no,
-        answer_off_form,
-        answer_tag_off,
-        asks_yes_no,
-        ends_in_loop,
-        scope_uncopied,
-        scope_year_not_latest,
-        statement_left,
-        terms_uncopied,
     )
 
     rules = bundled_script(published).greedy_rules
@@ -425,7 +425,7 @@ def test_the_bundled_rules_decide_as_the_engines(published):
 
 
 def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_does(published):
-    from workers.agent.greedy_rules import companies_named
+    from engine.agent.greedy_rules import companies_named
 
     run_agent = bundled_script(published)
     bundled = run_agent.search_index.SearchIndex.load(published / "agent" / "index")

@@ -6,7 +6,7 @@ import json
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from workers.documents.questions import Question, QuestionFileError, load_questions
+from engine.documents.questions import Question, QuestionFileError, load_questions
 
 # Modest, so the suite stays fast; no example database written into the checkout.
 PROPERTY = settings(

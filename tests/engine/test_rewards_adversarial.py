@@ -2,8 +2,8 @@
 
 import pytest
 
-from workers.rewards.judge import OfflineJudge
-from workers.rewards.reward import RewardConfig, RewardInput, compute_reward
+from engine.rewards.judge import OfflineJudge
+from engine.rewards.reward import RewardConfig, RewardInput, compute_reward
 
 QUESTION = (
     "What is the FY2018 capital expenditure amount (in USD millions) for 3M? Give a response "

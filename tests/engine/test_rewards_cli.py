@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.cli import main
+from engine.cli import main
 
 DATASETS = Path(__file__).parents[2].parent / "shared" / "datasets"
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from workers.rewards.judge import JudgeConfig, JudgeError, OfflineJudge, Verdict
-from workers.rewards.reward import (
+from engine.rewards.judge import JudgeConfig, JudgeError, OfflineJudge, Verdict
+from engine.rewards.reward import (
     RewardConfig,
     RewardInput,
     compute_reward,

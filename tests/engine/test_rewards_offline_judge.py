@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from workers.rewards.judge import OfflineJudge
+from engine.rewards.judge import OfflineJudge
 
 CAPEX_Q = (
     "What is the FY2018 capital expenditure amount (in USD millions) for 3M? Give a response "
@@ -88,7 +88,7 @@ def test_the_right_option_with_the_wrong_figures_is_incorrect(judge):
 
 
 def test_a_choice_in_brackets_or_of_small_words_is_no_choice():
-    from workers.rewards.text import choice
+    from engine.rewards.text import choice
 
     assert choice("Which activity brought in the most (or lost the least) cash?") is None
     assert choice("Is the dividend paid in cash or in stock?") is None  # "cash or in"

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from workers.rewards.judge import (
+from engine.rewards.judge import (
     JudgeCache,
     JudgeConfig,
     JudgeError,
@@ -20,8 +20,8 @@ from workers.rewards.judge import (
     OpenAIJudge,
     build_judge,
 )
-from workers.rewards.prompts import JUDGE_PROMPTS
-from workers.rewards.reward import RewardConfig, RewardInput, compute_rewards
+from engine.rewards.prompts import JUDGE_PROMPTS
+from engine.rewards.reward import RewardConfig, RewardInput, compute_rewards
 
 QUESTION = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from workers.rewards.quantities import extract_quantities, same_quantity, scale_hint
+from engine.rewards.quantities import extract_quantities, same_quantity, scale_hint
 
 MILLIONS_QUESTION = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 

@@ -2,7 +2,7 @@
 
 import json
 
-from workers.cli import main
+from engine.cli import main
 
 PAGES = [
     {

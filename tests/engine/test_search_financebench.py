@@ -5,11 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from workers.documents.corpus import build_corpus
-from workers.documents.evidence import map_evidence
-from workers.documents.questions import load_questions
-from workers.search.index import SearchIndex
-from workers.search.recall import echo_recall
+from engine.documents.corpus import build_corpus
+from engine.documents.evidence import map_evidence
+from engine.documents.questions import load_questions
+from engine.search.index import SearchIndex
+from engine.search.recall import echo_recall
 
 DATA = Path(__file__).parents[2].parent / "shared" / "datasets" / "financebench-dev"
 pytestmark = [

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
+from engine.search.index import SearchIndex, mend_split_letters, tokenize
+from engine.search.tool import format_hits_for_model
 from tests.helpers.search import AMERICANS, chunk
-from workers.search.index import SearchIndex, mend_split_letters, tokenize
-from workers.search.tool import format_hits_for_model
 
 CHUNKS = [
     chunk("d1:p1:c0", "Revenue grew because of strong widget sales."),

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from workers.documents.chunking import Chunk
-from workers.search.index import SearchIndex
-from workers.search.store import IndexCache, upload_index
+from engine.documents.chunking import Chunk
+from engine.search.index import SearchIndex
+from engine.search.store import IndexCache, upload_index
 
 
 class FakeS3:

@@ -3,8 +3,8 @@ long for its share, its lines that hold the query's words."""
 
 from dataclasses import dataclass
 
-from workers.agent.tool import fit_hits
-from workers.search.tool import excerpt
+from engine.agent.tool import fit_hits
+from engine.search.tool import excerpt
 
 STATEMENT = "\n".join(
     [

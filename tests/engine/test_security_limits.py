@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from workers.documents import sandbox
-from workers.documents.parsing import ParseLimits
-from workers.rewards.judge import OfflineJudge
-from workers.rewards.quantities import extract_quantities
-from workers.rewards.reward import (
+from engine.documents import sandbox
+from engine.documents.parsing import ParseLimits
+from engine.rewards.judge import OfflineJudge
+from engine.rewards.quantities import extract_quantities
+from engine.rewards.reward import (
     MAX_ANSWER_CHARS,
     MAX_TRUTH_CHARS,
     RewardConfig,
@@ -80,7 +80,7 @@ def test_an_over_long_answer_and_ground_truth_are_cut_before_the_judge_reads_the
 
 
 def test_a_model_loads_without_the_hub_and_without_its_own_code(monkeypatch):
-    from workers.agent import models
+    from engine.agent import models
 
     calls = []
 

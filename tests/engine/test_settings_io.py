@@ -2,10 +2,10 @@
 
 import pytest
 
-from workers.rewards.judge import JudgeConfig
-from workers.rewards.reward import RewardConfig
-from workers.training.config import LossConfig, TrainConfig
-from workers.training.presets import preset_config
+from engine.rewards.judge import JudgeConfig
+from engine.rewards.reward import RewardConfig
+from engine.training.config import LossConfig, TrainConfig
+from engine.training.presets import preset_config
 
 
 def test_a_runs_settings_survive_json_with_every_nested_part():
@@ -54,7 +54,7 @@ def test_option_fields_become_command_line_options_with_their_own_types():
     from dataclasses import dataclass, field
     from typing import Literal
 
-    from workers.settings import CommandLineOption, command_line_options, option
+    from engine.settings import CommandLineOption, command_line_options, option
 
     @dataclass
     class Inner:

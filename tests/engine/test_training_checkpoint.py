@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from workers.training.checkpoint import (
+from engine.training.checkpoint import (
     latest_checkpoint,
     load_trainer_state,
     restore_rng_states,

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from engine.cli import main
 from tests.helpers.toy import FACTS, chunks, questions, tiny_model, tiny_tokenizer
-from workers.cli import main
 
 
 def write_inputs(tmp_path):
@@ -131,7 +131,7 @@ def test_sleuth_train_explains_a_bad_question_file(tmp_path, capsys):
 
 
 def test_the_time_budget_keeps_room_for_the_final_evaluation():
-    from workers.training.config import TrainConfig
+    from engine.training.config import TrainConfig
 
     assert TrainConfig(max_minutes=45).training_seconds() == 35 * 60  # ten minutes kept
     assert TrainConfig(max_minutes=45).training_seconds(25) == 35 * 60  # the README's runs
@@ -143,7 +143,7 @@ def test_the_time_budget_keeps_room_for_the_final_evaluation():
 
 
 def test_a_slower_machine_keeps_more_time_for_the_final_evaluation():
-    from workers.training.config import (
+    from engine.training.config import (
         EVAL_SECONDS_PER_QUESTION,
         TrainConfig,
         eval_seconds_per_question,
@@ -163,21 +163,21 @@ def test_a_slower_machine_keeps_more_time_for_the_final_evaluation():
 
 
 def _parsed(*argv: str):
-    from workers.cli import build_parser
-    from workers.training.cli import config_from_args
+    from engine.cli import build_parser
+    from engine.training.cli import config_from_args
 
     base = ["train", "--index", "idx", "--questions", "q.jsonl", "--out", "run"]
     return config_from_args(build_parser().parse_args([*base, *argv]))
 
 
 def test_a_preset_runs_from_the_command_line_as_the_platform_runs_it():
-    from workers.training.presets import preset_config
+    from engine.training.presets import preset_config
 
     assert _parsed("--preset", "cpu-45min") == preset_config("cpu-45min")
 
 
 def test_flags_given_override_the_preset_field_by_field_and_the_rest_stay():
-    from workers.training.presets import preset_config
+    from engine.training.presets import preset_config
 
     config = _parsed("--preset", "cpu-45min", "--steps", "3", "--max-turns", "2", "--dr-grpo")
     preset = preset_config("cpu-45min")
@@ -187,7 +187,7 @@ def test_flags_given_override_the_preset_field_by_field_and_the_rest_stay():
 
 
 def test_without_a_preset_the_defaults_apply_and_the_split_seed_is_its_own():
-    from workers.training.config import TrainConfig
+    from engine.training.config import TrainConfig
 
     assert _parsed() == TrainConfig()
     config = _parsed("--seed", "4", "--split-seed", "1")
@@ -212,9 +212,9 @@ def _field(config, path: str):
 
 
 def test_every_run_option_is_a_flag_that_sets_its_own_field():
-    from workers.packs import pack_limits, pack_teacher
-    from workers.training.cli import OPTIONS
-    from workers.training.config import TrainConfig
+    from engine.packs import pack_limits, pack_teacher
+    from engine.training.cli import OPTIONS
+    from engine.training.config import TrainConfig
 
     paths = {option.path for option in OPTIONS}
     assert {"steps", "limits.max_turns", "limits.grounded_scope", "loss.kind"} <= paths
@@ -243,7 +243,7 @@ def test_the_older_spellings_of_switches_still_set_them():
 
 
 def test_a_pack_turns_its_settings_on_and_a_flag_given_wins_over_it():
-    from workers.packs import PACKS
+    from engine.packs import PACKS
 
     filings = PACKS["filings"]
     config = _parsed("--preset", "cpu-45min", "--pack", "filings", "--no-yes-no-answers")
@@ -254,8 +254,8 @@ def test_a_pack_turns_its_settings_on_and_a_flag_given_wins_over_it():
 
 
 def test_no_preset_turns_on_a_packs_setting():
-    from workers.packs import pack_limits, pack_teacher
-    from workers.training.presets import PRESETS, preset_config
+    from engine.packs import pack_limits, pack_teacher
+    from engine.training.presets import PRESETS, preset_config
 
     for name in PRESETS:
         config = preset_config(name)
@@ -265,7 +265,7 @@ def test_no_preset_turns_on_a_packs_setting():
 
 
 def test_a_packs_setting_without_its_pack_is_refused_with_the_pack_to_choose(capsys):
-    from workers.cli import main
+    from engine.cli import main
 
     base = ["train", "--index", "idx", "--questions", "q.jsonl", "--out", "run"]
     assert main([*base, "--statement-filter"]) == 2
@@ -275,7 +275,7 @@ def test_a_packs_setting_without_its_pack_is_refused_with_the_pack_to_choose(cap
 
 
 def _help(flag: str, capsys) -> str:
-    from workers.cli import build_parser
+    from engine.cli import build_parser
 
     with pytest.raises(SystemExit):
         build_parser().parse_args(["train", flag])
@@ -283,7 +283,7 @@ def _help(flag: str, capsys) -> str:
 
 
 def test_help_lists_the_settings_a_customer_tunes_and_help_all_every_one(capsys):
-    from workers.training.cli import ALIASES, OPTIONS
+    from engine.training.cli import ALIASES, OPTIONS
 
     short, every = _help("--help", capsys), _help("--help-all", capsys)
     listed = [option.flag for option in OPTIONS if f"  {option.flag} " in short.replace("\n", " ")]

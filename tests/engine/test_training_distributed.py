@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from engine.agent.models import load_trainable
+from engine.search.index import SearchIndex
+from engine.training.distributed import SINGLE, RankFailed, RankJob, Ranks, train_on_ranks
+from engine.training.rl import train
 from tests.helpers.toy import chunks, config, questions, tiny_model_folder
-from workers.agent.models import load_trainable
-from workers.search.index import SearchIndex
-from workers.training.distributed import SINGLE, RankFailed, RankJob, Ranks, train_on_ranks
-from workers.training.rl import train
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +145,7 @@ def test_a_rank_killed_mid_run_fails_the_run_with_its_reason_and_leaves_whole_ch
 
 
 def test_a_child_rank_gets_torchruns_variables_and_none_of_the_workers_credentials(monkeypatch):
-    from workers.training import distributed
+    from engine.training import distributed
 
     for name in ("DATABASE_URL", "AWS_SECRET_ACCESS_KEY", "SECRET_KEY", "SLEUTH_JUDGE_API_KEY"):
         monkeypatch.setenv(name, "secret")

@@ -4,12 +4,12 @@ clock goes to training, the report states the sample's intervals and what was le
 import json
 import shutil
 
+from engine.evaluation.folds import sample_questions
+from engine.search.index import SearchIndex
+from engine.training.config import TrainConfig
+from engine.training.evaluate import EVAL_TRAJECTORIES, evaluate_run
 from tests.helpers.toy import LIMITS, questions, tiny_model_folder
 from tests.helpers.toy import chunks as toy_chunks
-from workers.evaluation.folds import sample_questions
-from workers.search.index import SearchIndex
-from workers.training.config import TrainConfig
-from workers.training.evaluate import EVAL_TRAJECTORIES, evaluate_run
 
 
 def test_a_sample_is_fixed_by_its_seed_keeps_the_order_and_zero_takes_all():

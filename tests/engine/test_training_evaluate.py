@@ -1,7 +1,7 @@
 """A run's evaluation stage (`evaluate_run`): the trained agent against base and echo, with
 its models on the worker's device (its GPU if it has one), as `sleuth eval --device auto`."""
 
-import workers.training.evaluate as evaluate
+import engine.training.evaluate as evaluate
 from tests.helpers.toy import evaluate_toy_run, record_loads
 
 

@@ -9,6 +9,7 @@ tests/engine/test_training_gpu.py`."""
 import pytest
 import torch
 
+from engine.agent.models import load_trainable
 from tests.helpers.toy import (
     bfloat16_rollout_recomputed,
     config,
@@ -19,7 +20,6 @@ from tests.helpers.toy import (
     tiny_model_folder,
     tiny_tokenizer,
 )
-from workers.agent.models import load_trainable
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
@@ -76,14 +76,14 @@ def test_every_rollout_engine_samples_what_the_trainer_computes_right_after_a_we
     # Written against sglang's documented Engine API; unverified until a GPU run shows it.
     import importlib.util
 
+    from engine.agent.engines import build_rollout_engine, sync_weights
+    from engine.agent.trajectory import Limits, SamplingParams
+    from engine.search.index import SearchIndex
+    from engine.training.batching import collate_packed
+    from engine.training.config import LossConfig
+    from engine.training.logprobs import batch_logprobs
+    from engine.training.losses import policy_loss
     from tests.helpers.toy import chunks, questions
-    from workers.agent.engines import build_rollout_engine, sync_weights
-    from workers.agent.trajectory import Limits, SamplingParams
-    from workers.search.index import SearchIndex
-    from workers.training.batching import collate_packed
-    from workers.training.config import LossConfig
-    from workers.training.logprobs import batch_logprobs
-    from workers.training.losses import policy_loss
 
     if kind == "sglang" and importlib.util.find_spec("sglang") is None:
         pytest.skip("sglang is not installed (the GPU worker image has it)")

@@ -7,8 +7,8 @@ import sys
 import pytest
 import torch
 
-from workers.training.config import LossConfig
-from workers.training.losses import (
+from engine.training.config import LossConfig
+from engine.training.losses import (
     bernoulli_kl,
     group_advantages,
     policy_loss,
@@ -44,7 +44,7 @@ def test_ppo_is_not_offered_since_one_update_per_batch_leaves_its_ratio_at_1():
 def test_run_settings_load_without_torch():
     # The web process reads and writes run settings and presets; it must not import torch.
     code = (
-        "import sys, workers.training.config, workers.training.presets; "
+        "import sys, engine.training.config, engine.training.presets; "
         "sys.exit('torch' in sys.modules)"
     )
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

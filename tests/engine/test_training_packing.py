@@ -3,15 +3,15 @@ must train exactly as one trajectory a row."""
 
 import torch
 
-from tests.helpers.packing import SYSTEM, tiny_model, trajectory
-from workers.training.batching import (
+from engine.training.batching import (
     collate,
     collate_packed,
     length_grouped_micro_batches,
     pack,
     packed_micro_batches,
 )
-from workers.training.logprobs import batch_logprobs, shared_prefix_length, token_logprobs
+from engine.training.logprobs import batch_logprobs, shared_prefix_length, token_logprobs
+from tests.helpers.packing import SYSTEM, tiny_model, trajectory
 
 
 def test_pack_fills_rows_up_to_the_width_and_keeps_every_item_once():

@@ -1,7 +1,7 @@
 """Dynamic sampling: groups whose rewards all tie are replaced by fresh questions' groups."""
 
+from engine.training import rl
 from tests.helpers.toy import config, run_training
-from workers.training import rl
 
 
 def rewards_that_tie_on_acme(monkeypatch):

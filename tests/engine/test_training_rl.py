@@ -8,6 +8,16 @@ from transformers import (
     AutoModelForCausalLM,
 )
 
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.trajectory import Limits, SamplingParams
+from engine.rewards.judge import JudgeConfig
+from engine.rewards.reward import RewardConfig
+from engine.search.index import SearchIndex
+from engine.training import cold_start as cold_start_module
+from engine.training.checkpoint import rng_states
+from engine.training.config import LossConfig, TrainConfig
+from engine.training.logprobs import full_logits_logprobs, token_logprobs
+from engine.training.rl import LoopState, train
 from tests.helpers.toy import (
     FACTS,
     bfloat16_rollout_recomputed,
@@ -19,21 +29,11 @@ from tests.helpers.toy import (
     tiny_model,
     tiny_tokenizer,
 )
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.trajectory import Limits, SamplingParams
-from workers.rewards.judge import JudgeConfig
-from workers.rewards.reward import RewardConfig
-from workers.search.index import SearchIndex
-from workers.training import cold_start as cold_start_module
-from workers.training.checkpoint import rng_states
-from workers.training.config import LossConfig, TrainConfig
-from workers.training.logprobs import full_logits_logprobs, token_logprobs
-from workers.training.rl import LoopState, train
 
 
 def train_tiny(settings: TrainConfig, out_dir, **kwargs) -> dict:
     """`rl.train` on the tiny model, index and questions, quietly (`kwargs` passed on)."""
-    from workers.training import rl
+    from engine.training import rl
 
     tokenizer = tiny_tokenizer()
     return rl.train(
@@ -71,7 +71,7 @@ def test_the_cold_start_takes_at_most_its_share_of_a_timed_run(tmp_path, monkeyp
 
 
 def test_a_slow_cold_start_ends_rl_early_enough_for_the_final_evaluation(tmp_path, monkeypatch):
-    from workers.training import rl
+    from engine.training import rl
 
     clock = {"skipped": 0.0}  # seconds the fake cold start "took"
     real_monotonic = time.monotonic
@@ -276,9 +276,9 @@ def test_a_run_whose_judge_always_fails_still_finishes_and_says_so(tmp_path, col
 
 
 def test_with_unchanged_weights_the_trainer_recomputes_the_rollout_log_probs_at_its_temperature():
-    from workers.training.batching import collate_packed
-    from workers.training.logprobs import batch_logprobs
-    from workers.training.losses import policy_loss
+    from engine.training.batching import collate_packed
+    from engine.training.logprobs import batch_logprobs
+    from engine.training.losses import policy_loss
 
     tokenizer = tiny_tokenizer()
     model = tiny_model(tokenizer).eval()

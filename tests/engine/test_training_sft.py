@@ -5,13 +5,13 @@ import pytest
 import torch
 from transformers import LlamaForCausalLM
 
+from engine.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
+from engine.training import sft as sft_module
+from engine.training.batching import collate_packed
+from engine.training.config import TrainConfig
+from engine.training.logprobs import batch_logprobs
+from engine.training.sft import sft, warmdown_factor
 from tests.helpers.models import tiny_llama
-from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
-from workers.training import sft as sft_module
-from workers.training.batching import collate_packed
-from workers.training.config import TrainConfig
-from workers.training.logprobs import batch_logprobs
-from workers.training.sft import sft, warmdown_factor
 
 
 def test_the_factor_is_flat_then_falls_linearly_to_zero():

@@ -4,21 +4,22 @@ names and the synthetic curriculum, on the toy corpus (tests/helpers/toy.py)."""
 import dataclasses
 import re
 
-from tests.helpers.toy import FACTS, LIMITS, chunks, config, questions, tiny_model, tiny_tokenizer
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.documents.chunking import Chunk
-from workers.documents.questions import Evidence, Question
-from workers.search.index import SearchIndex
-from workers.training.cold_start import synthetic_curriculum
-from workers.training.teacher import (
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.documents.chunking import Chunk
+from engine.documents.questions import Evidence, Question
+from engine.search.index import SearchIndex
+from engine.training.cold_start import synthetic_curriculum
+from engine.training.teacher import (
     ScriptedTeacher,
     answer_readable,
     forced_trajectory,
     name_sections,
     scope_drills,
+    search_segment,
     section_phrases,
     teacher_trajectories,
 )
+from tests.helpers.toy import FACTS, LIMITS, chunks, config, questions, tiny_model, tiny_tokenizer
 
 
 def test_the_scripted_teacher_searches_the_entitys_documents_with_the_question_then_answers():
@@ -695,3 +696,33 @@ def test_a_teacher_without_a_scoped_first_search_writes_the_question_as_empty_br
     assert first == question.question and second.startswith("[acme] ")
     assert scoped.drilled_searches(question)[0] == f"[acme] {question.question}"
     assert bare.segments(question)[0] == "<search>[]</search>"
+
+
+def test_a_teacher_without_key_terms_searches_the_question_again_written_as_its_scope_alone():
+    index = SearchIndex.build(chunks())
+    terms = ScriptedTeacher(
+        index, heading_search=False, refine_always=True, scoped_first_search=False
+    )
+    again = dataclasses.replace(terms, refine_terms=False)
+    named = questions()[0]  # names acme
+    unnamed = dataclasses.replace(named, question="What were the dividends?", entity="acme")
+
+    assert again.drilled_searches(named) == [named.question, f"[acme] {named.question}"]
+    assert again.segments(named)[:2] == ["<search>[]</search>", "<search>[acme]</search>"]
+    assert terms.segments(named)[1] != "<search>[acme]</search>"  # the key terms written out
+    # A question naming no documents searches itself again, everywhere: its next hits.
+    assert again.drilled_searches(unnamed) == [unnamed.question] * 2
+    assert search_segment(unnamed.question, unnamed.question, True) == "<search>[]</search>"
+
+
+def test_a_second_search_of_the_question_shows_its_next_hits_not_the_first_ones_again():
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    question = questions()[0].question
+
+    twice = forced_trajectory(engine, question, ["<search>[]</search>", "<search>[]</search>"], k=1)
+
+    first, second = (s.chunk_ids for s in twice.searches)
+    assert first and second and not set(first) & set(second)
+    assert [h.chunk_id for h in index.search(question, 2)] == [*first, *second]

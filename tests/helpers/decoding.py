@@ -9,12 +9,12 @@ from dataclasses import dataclass
 import torch
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
+from engine.agent.greedy_rules import ends_in_loop
+from engine.agent.grounding import figures_in
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.protocol import ANSWER_OPEN
+from engine.agent.trajectory import MODEL, Limits, SamplingParams
 from tests.helpers.models import ONE_LAYER, char_tokenizer, tiny_llama, word_tokenizer
-from workers.agent.greedy_rules import ends_in_loop
-from workers.agent.grounding import figures_in
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.protocol import ANSWER_OPEN
-from workers.agent.trajectory import MODEL, Limits, SamplingParams
 
 
 @dataclass

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 import torch
 from transformers import LlamaForCausalLM
 
+from engine.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from tests.helpers.models import tiny_llama
-from workers.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 
 
 def trajectory(

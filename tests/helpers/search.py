@@ -1,7 +1,7 @@
 """Search-index cases that the engine and the published bundle must search alike
 (tests/engine/test_search_index.py, test_publishing_folder.py)."""
 
-from workers.documents.chunking import Chunk
+from engine.documents.chunking import Chunk
 
 
 def chunk(cid, text, doc="d1", page=1, entity="Acme"):

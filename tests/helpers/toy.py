@@ -10,17 +10,17 @@ import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 from transformers import LlamaForCausalLM, PreTrainedTokenizerFast
 
-import workers.training.evaluate as evaluate
+import engine.training.evaluate as evaluate
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.models import load_model
+from engine.agent.protocol import SYSTEM_PROMPT
+from engine.agent.trajectory import Limits, SamplingParams
+from engine.documents.chunking import Chunk
+from engine.documents.questions import Evidence, Question
+from engine.search.index import SearchIndex
+from engine.training.config import LossConfig, TrainConfig
+from engine.training.rl import train
 from tests.helpers.models import tiny_llama
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.models import load_model
-from workers.agent.protocol import SYSTEM_PROMPT
-from workers.agent.trajectory import Limits, SamplingParams
-from workers.documents.chunking import Chunk
-from workers.documents.questions import Evidence, Question
-from workers.search.index import SearchIndex
-from workers.training.config import LossConfig, TrainConfig
-from workers.training.rl import train
 
 FACTS = {  # entity: (year, metric, value)
     "acme": ("2021", "revenue", "seven"),
@@ -177,10 +177,10 @@ def greedy_recall(model, tokenizer, index) -> float:
 def bfloat16_rollout_recomputed(device: str = "cpu"):
     """The tiny model's bfloat16 rollout on `device`, and the trainer's recomputation of it:
     (batch, log-probs under bfloat16 autocast, exact float32 log-probs, the loss metrics)."""
-    from workers.agent.engines import build_rollout_engine
-    from workers.training.batching import collate_packed
-    from workers.training.logprobs import batch_logprobs
-    from workers.training.losses import policy_loss
+    from engine.agent.engines import build_rollout_engine
+    from engine.training.batching import collate_packed
+    from engine.training.logprobs import batch_logprobs
+    from engine.training.losses import policy_loss
 
     tokenizer = tiny_tokenizer()
     model = tiny_model(tokenizer).to(device).eval()

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from workers.agent import hf_engine
+from engine.agent import hf_engine
 
 SLOW_TOKEN_SECONDS = 1.0
 _sample = hf_engine._sample

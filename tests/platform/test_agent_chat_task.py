@@ -30,8 +30,8 @@ def published_checkpoint(owner) -> Checkpoint:
 
 
 def test_a_chat_message_naming_other_prefixes_loads_the_checkpoints_own(alice, monkeypatch):
+    from config.tasks import agent_chat
     from serving import inference
-    from workers.tasks import agent_chat
 
     checkpoint = published_checkpoint(alice)
     asked = {}
@@ -50,8 +50,8 @@ def test_a_chat_message_naming_other_prefixes_loads_the_checkpoints_own(alice, m
 
 
 def test_a_chat_message_naming_no_published_checkpoint_loads_nothing(alice, monkeypatch):
+    from config.tasks import agent_chat
     from serving import inference
-    from workers.tasks import agent_chat
 
     checkpoint = published_checkpoint(alice)
     Run.objects.filter(pk=checkpoint.run_id).update(status=Run.Status.FAILED)

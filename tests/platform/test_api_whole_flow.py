@@ -18,12 +18,12 @@ import pytest
 from openai import OpenAI
 
 from corpora.services import project_create
+from engine.agent.models import DEFAULT_MODEL
 from runs import artifacts
 from runs.models import Run
 from serving.services import api_token_create
 from tests.helpers.serving import worker
 from tests.helpers.toy import FACTS, FILLER, tiny_model_folder
-from workers.agent.models import DEFAULT_MODEL
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 

@@ -23,13 +23,13 @@ from corpora.services import (
     project_create,
     project_delete,
 )
+from engine.publishing import PublishInfo, make_archive, publish_folder
 from runs import artifacts
 from runs.models import Checkpoint, Run, TrajectorySample
 from runs.pipeline import project_index_build
 from runs.presets import preset_config
 from runs.services import RunRejected, run_delete
 from waitlist.models import WaitlistEntry
-from workers.publishing import PublishInfo, make_archive, publish_folder
 
 pytestmark = pytest.mark.django_db
 

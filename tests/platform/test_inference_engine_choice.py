@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.agent.engines import ENGINES
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.protocol import SYSTEM_PROMPT
+from engine.agent.settings import write_agent_settings
+from engine.agent.trajectory import Limits, SamplingParams
 from serving import inference, sglang_serving
-from workers.agent.engines import ENGINES
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.protocol import SYSTEM_PROMPT
-from workers.agent.settings import write_agent_settings
-from workers.agent.trajectory import Limits, SamplingParams
 
 LIMITS = Limits(max_turns=3, max_new_tokens=40, max_result_tokens=90, results_per_search=2)
 INDEX = object()  # the project index: only passed along
@@ -112,8 +112,8 @@ def sglang_loader(settings, monkeypatch, tmp_path):
 
     monkeypatch.setattr(inference, "_published_folder", published_folder)
     monkeypatch.setattr("corpora.indexing.load_index", lambda prefix: INDEX)
-    monkeypatch.setattr("workers.agent.engines.build_rollout_engine", builder)
-    monkeypatch.setattr("workers.agent.models.load_model", no_transformers)
+    monkeypatch.setattr("engine.agent.engines.build_rollout_engine", builder)
+    monkeypatch.setattr("engine.agent.models.load_model", no_transformers)
     monkeypatch.setattr(sglang_serving, "_live", [])
     return folders, calls, events
 
@@ -209,8 +209,8 @@ def test_hf_loads_with_transformers_and_never_asks_for_sglang(settings, monkeypa
 def test_the_sglang_engine_over_a_folder_answers_from_what_generate_returns(
     monkeypatch, tiny_model
 ):
-    from workers.agent.engines import build_rollout_engine
-    from workers.agent.sglang_engine import SGLangRolloutEngine
+    from engine.agent.engines import build_rollout_engine
+    from engine.agent.sglang_engine import SGLangRolloutEngine
 
     requests = []
 

@@ -5,7 +5,7 @@ init, no training) beside its merged weights, load through the inference worker'
 (serving.inference, no Celery worker): the base's weights load once, each agent answers
 as its merged model does (the same greedy tokens), switching between them gives each its
 own answers, and the cache counts the shared base once. A LoRA run's final folder keeps
-its adapter and names its base model (workers.training.rl), and publishing carries both.
+its adapter and names its base model (engine.training.rl), and publishing carries both.
 """
 
 from dataclasses import asdict
@@ -16,14 +16,14 @@ import torch
 from peft import LoraConfig, get_peft_model
 from transformers import AutoModelForCausalLM
 
+from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.models import load_model
+from engine.agent.settings import adapter_folder, read_agent_settings, write_agent_settings
+from engine.agent.trajectory import SamplingParams
+from engine.publishing import PublishInfo, publish_folder
+from engine.search.index import SearchIndex
 from serving import inference
 from tests.helpers.toy import LIMITS, chunks, config, questions, run_training
-from workers.agent.hf_engine import HFRolloutEngine
-from workers.agent.models import load_model
-from workers.agent.settings import adapter_folder, read_agent_settings, write_agent_settings
-from workers.agent.trajectory import SamplingParams
-from workers.publishing import PublishInfo, publish_folder
-from workers.search.index import SearchIndex
 
 QUESTIONS = [q.question for q in questions()]
 
@@ -99,7 +99,7 @@ def serving(tiny_model, tmp_path, monkeypatch, settings):
 
     monkeypatch.setattr(inference, "_published_folder", lambda prefix: folders[prefix])
     monkeypatch.setattr("corpora.indexing.load_index", lambda prefix: index)
-    monkeypatch.setattr("workers.agent.models.load_model", counted_load_model)
+    monkeypatch.setattr("engine.agent.models.load_model", counted_load_model)
     monkeypatch.setattr(inference, "shared_bases", inference.SharedBases())
     settings.SLEUTH_ALLOWED_MODELS = ["default", tiny_model]
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from engine.rewards.reward import RewardConfig, RewardInput, compute_rewards
+from engine.training.config import TrainConfig
 from runs import judge_budget, pipeline
 from runs.models import Run
 from runs.services import RunRejected, judge_build, run_create
 from tests.helpers.judges_platform import QUESTION, set_judge, start_run
-from workers.rewards.reward import RewardConfig, RewardInput, compute_rewards
-from workers.training.config import TrainConfig
 
 pytestmark = pytest.mark.django_db
 
@@ -187,9 +187,9 @@ def test_a_run_that_spends_the_budget_mid_training_fails_with_the_reason(
 ):
     """The trainer is replaced by one that scores rollouts through the reward with the judge
     the platform built for the run, as the RL loop does each step."""
-    import workers.agent.models
-    import workers.training.rl
-    from workers.documents.questions import Question
+    import engine.agent.models
+    import engine.training.rl
+    from engine.documents.questions import Question
 
     knob("SLEUTH_JUDGE_CALLS_PER_MONTH", 5)
     run = training_run
@@ -200,7 +200,7 @@ def test_a_run_that_spends_the_budget_mid_training_fails_with_the_reason(
     monkeypatch.setattr(pipeline, "_load_questions", lambda *a: ([question], [question]))
     monkeypatch.setattr(pipeline, "load_index", lambda prefix: None)
     monkeypatch.setattr(pipeline, "index_folder", lambda prefix: Path("/nonexistent"))
-    monkeypatch.setattr(workers.agent.models, "load_trainable", lambda model: (None, None))
+    monkeypatch.setattr(engine.agent.models, "load_trainable", lambda model: (None, None))
     steps = []
 
     def train(config, *, judge, **kwargs):
@@ -213,7 +213,7 @@ def test_a_run_that_spends_the_budget_mid_training_fails_with_the_reason(
             steps.append(step)
         raise AssertionError("the budget should have stopped the run")
 
-    monkeypatch.setattr(workers.training.rl, "train", train)
+    monkeypatch.setattr(engine.training.rl, "train", train)
 
     finished = pipeline.run_train(run_id=run.pk)
 

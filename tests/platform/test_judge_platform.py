@@ -13,12 +13,12 @@ import pytest
 from django.db import connection
 
 from corpora.models import Project
+from engine import net
+from engine.training.config import TrainConfig
 from runs import pipeline, stage
 from runs.models import Run
 from runs.services import JUDGE_FAILED
 from tests.helpers.judges_platform import OPERATOR_KEY, PLATFORM_KEY, QUESTION, set_judge, start_run
-from workers import net
-from workers.training.config import TrainConfig
 
 pytestmark = pytest.mark.django_db
 

@@ -208,7 +208,7 @@ def test_feedback_counts_against_the_storage_quota(alice, settings):
 
 
 def test_each_search_shows_while_the_agent_is_still_working(alice, client):
-    """The inference worker reports each search as task progress (workers.tasks.agent_chat);
+    """The inference worker reports each search as task progress (config.tasks.agent_chat);
     a poll shows those made so far, before any answer."""
     from config.celery import app
 

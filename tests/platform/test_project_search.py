@@ -23,12 +23,12 @@ from corpora.services import (
     project_create,
     question_set_import,
 )
+from engine.search import index as search_index
 from runs.models import Run
 from runs.pipeline import StageFailed
 from runs.pipeline import project_index_build as run_index_build
 from runs.presets import preset_config
 from tests.helpers.documents import pages_file, parsed
-from workers.search import index as search_index
 
 ZANZIBAR = [
     "Zanzibar Shipping cover page. Annual report for fiscal 2023.",
@@ -120,14 +120,14 @@ def test_a_parse_queues_one_index_build_while_one_waits(
         document_parse(document_id=first.pk)
         document_parse(document_id=second.pk)
 
-    assert sent == [("workers.tasks.project_index", [project.pk])]
+    assert sent == [("config.tasks.project_index", [project.pk])]
     indexing.project_index_refresh(project_id=project.pk)  # the task, as a worker runs it
     project.refresh_from_db()
     assert project.index_prefix == indexing.current_index_prefix(project)
     assert set(project.documents.values_list("status", flat=True)) == {"indexed"}
     with django_capture_on_commit_callbacks(execute=True):  # the build began: a change queues
         document_set_entity(document=Document.objects.get(pk=first.pk), entity="Alpha")
-    assert sent[-1] == ("workers.tasks.project_index", [project.pk])
+    assert sent[-1] == ("config.tasks.project_index", [project.pk])
 
 
 @pytest.mark.django_db
@@ -155,7 +155,7 @@ def test_a_document_deleted_during_its_build_takes_the_build_with_it(alice, monk
     project = project_create(owner=alice, name="Race")
     parsed(project, "A_2023", "A", ["alpha text"])
     gone = parsed(project, "B_2023", "B", ["secret beta text"])
-    from workers.search import store
+    from engine.search import store
 
     upload = store.upload_index
 
@@ -184,7 +184,7 @@ def test_deleting_a_document_drops_the_current_index_and_queues_a_new_one(
 
     filings.refresh_from_db()
     assert (filings.index_prefix, old in builds(filings)) == ("", False)
-    assert sent == [("workers.tasks.project_index", [filings.pk])]
+    assert sent == [("config.tasks.project_index", [filings.pk])]
     indexing.project_index_refresh(project_id=filings.pk)
     filings.refresh_from_db()
     index = indexing.load_index(filings.index_prefix)
@@ -297,7 +297,7 @@ def test_empty_states_say_what_to_do(alice, client_alice, sent, django_capture_o
     with django_capture_on_commit_callbacks(execute=True):
         html = search(client_alice, project, "alpha").content.decode()
     assert "Indexing 1 document… refresh in a moment" in html
-    assert sent == [("workers.tasks.project_index", [project.pk])]
+    assert sent == [("config.tasks.project_index", [project.pk])]
 
     indexing.project_index_refresh(project_id=project.pk)
     html = search(client_alice, project, "alpha").content.decode()
@@ -340,7 +340,7 @@ def test_echo_recall_is_measured_stored_and_shown(
     ]
     with django_capture_on_commit_callbacks(execute=True):
         question_set = question_set_import(project=filings, file=question_file(rows))
-    assert sent == [("workers.tasks.echo_recall", [filings.pk, question_set.pk])]
+    assert sent == [("config.tasks.echo_recall", [filings.pk, question_set.pk])]
     html = search(client_alice, filings, "").content.decode()
     assert "echo recall being measured" in html
 
@@ -376,7 +376,7 @@ def test_a_new_index_measures_the_echo_recall_again(filings, sent):
     parsed(filings, "WOMBAT_2023_10K", "Wombat", ["Wombat revenue was 12 million dollars too."])
     prefix = indexing.project_index_refresh(project_id=filings.pk)
 
-    assert sent == [("workers.tasks.echo_recall", [filings.pk, None])]
+    assert sent == [("config.tasks.echo_recall", [filings.pk, None])]
     indexing.question_sets_echo_recall(project_id=filings.pk)
     again = QuestionSet.objects.get(pk=question_set.pk).echo_recall
     assert (first["index_prefix"], again["index_prefix"]) == (filings.index_prefix, prefix)

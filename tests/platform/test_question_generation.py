@@ -7,6 +7,7 @@ import json
 import pytest
 from django.conf import settings
 
+from config.tasks import question_set_draft
 from core.s3 import s3_client
 from corpora import indexing
 from corpora.models import QuestionGeneration, QuestionSet
@@ -14,7 +15,6 @@ from corpora.services import document_parse, document_upload, project_create
 from runs.forms import RunForm
 from runs.services import RunRejected, run_create
 from tests.helpers.documents import STATEMENTS, filing_file
-from workers.tasks import question_set_draft
 
 
 def filing(project, entity: str, text: str):
@@ -87,7 +87,7 @@ def test_the_button_queues_the_offline_generator_whose_set_is_a_draft(
     with django_capture_on_commit_callbacks(execute=True):
         client_alice.post(f"/projects/{tables.pk}/question-sets/generate/")
     generation = QuestionGeneration.objects.get(project=tables)
-    assert ("workers.tasks.question_set_draft", [generation.pk]) in sent
+    assert ("config.tasks.question_set_draft", [generation.pk]) in sent
     page = client_alice.get(f"/projects/{tables.pk}/").content.decode()
     assert "Generating questions…" in page
     assert "Generate questions from my documents</button>" not in page

@@ -22,7 +22,8 @@ from core.queues import TASK_QUEUES, enqueue, task_queue
 REPO = Path(__file__).resolve().parents[2]
 PLATFORM = REPO / "platform"
 QUEUES_MODULE = PLATFORM / "core" / "queues.py"
-TASK_NAME = re.compile(r"(workers|accounts)\.tasks\.\w+")
+TASK_MODULE = PLATFORM / "config" / "tasks.py"
+TASK_NAME = re.compile(r"(config|accounts)\.tasks\.\w+")
 
 OPERATOR_QUEUES = {
     "SLEUTH_INGEST_QUEUE": "op-ingest",
@@ -33,19 +34,19 @@ OPERATOR_QUEUES = {
 }
 # Where each task the platform sends lands when the operator names every queue.
 EXPECTED = {
-    "workers.tasks.run_prepare": "op-ingest",
-    "workers.tasks.run_publish": "op-ingest",
-    "workers.tasks.run_train": "op-train",
-    "workers.tasks.run_evaluate": "op-train",
-    "workers.tasks.reward_preview": "op-preview",
-    "workers.tasks.agent_chat": "op-inference",
-    "workers.tasks.run_end_mail": "op-mail",
+    "config.tasks.run_prepare": "op-ingest",
+    "config.tasks.run_publish": "op-ingest",
+    "config.tasks.run_train": "op-train",
+    "config.tasks.run_evaluate": "op-train",
+    "config.tasks.reward_preview": "op-preview",
+    "config.tasks.agent_chat": "op-inference",
+    "config.tasks.run_end_mail": "op-mail",
     "accounts.tasks.password_reset_mail": "op-mail",
     # No setting of their own: Celery's default queue, whatever SLEUTH_INGEST_QUEUE says.
-    "workers.tasks.document_parse": "ingest",
-    "workers.tasks.project_index": "ingest",
-    "workers.tasks.echo_recall": "ingest",
-    "workers.tasks.question_set_draft": "ingest",
+    "config.tasks.document_parse": "ingest",
+    "config.tasks.project_index": "ingest",
+    "config.tasks.echo_recall": "ingest",
+    "config.tasks.question_set_draft": "ingest",
 }
 
 
@@ -67,7 +68,7 @@ def operator_queues(settings):
 def test_every_task_the_platform_names_has_its_queue_decided_in_core_queues():
     named = set()
     for path in platform_sources():
-        if path == QUEUES_MODULE:
+        if path in (QUEUES_MODULE, TASK_MODULE):  # where they are routed and defined
             continue
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -88,21 +89,21 @@ def test_with_the_default_settings_runs_train_on_train_and_the_rest_goes_to_inge
     settings.SLEUTH_INGEST_QUEUE, settings.SLEUTH_TRAIN_QUEUE = "ingest", "train"
     settings.SLEUTH_PREVIEW_QUEUE, settings.SLEUTH_INFERENCE_QUEUE = "", "inference"
 
-    assert routed_queue("workers.tasks.run_train") == "train"
-    assert routed_queue("workers.tasks.run_evaluate") == "train"
-    assert routed_queue("workers.tasks.agent_chat") == "inference"
+    assert routed_queue("config.tasks.run_train") == "train"
+    assert routed_queue("config.tasks.run_evaluate") == "train"
+    assert routed_queue("config.tasks.agent_chat") == "inference"
     for task in ("run_prepare", "run_publish", "reward_preview", "document_parse"):
-        assert routed_queue(f"workers.tasks.{task}") == "ingest"
+        assert routed_queue(f"config.tasks.{task}") == "ingest"
 
 
 def test_previews_go_to_the_ingest_queue_unless_the_operator_names_one(settings):
     settings.SLEUTH_INGEST_QUEUE, settings.SLEUTH_PREVIEW_QUEUE = "op-ingest", ""
 
-    assert routed_queue("workers.tasks.reward_preview") == "op-ingest"
+    assert routed_queue("config.tasks.reward_preview") == "op-ingest"
 
 
 def test_a_task_the_platform_never_sends_keeps_celerys_default_queue(operator_queues):
-    assert routed_queue("workers.tasks.ping") == "ingest"
+    assert routed_queue("config.tasks.ping") == "ingest"
 
 
 def test_an_operators_environment_variable_routes_the_task():
@@ -116,7 +117,7 @@ def test_an_operators_environment_variable_routes_the_task():
     }
     script = (
         "from config.celery import app\n"
-        "for task in ('workers.tasks.run_train', 'accounts.tasks.password_reset_mail'):\n"
+        "for task in ('config.tasks.run_train', 'accounts.tasks.password_reset_mail'):\n"
         "    print(app.amqp.router.route({}, task)['queue'].name)\n"
     )
     result = subprocess.run(
@@ -132,19 +133,19 @@ def test_an_enqueued_task_lands_on_its_routed_queue_with_its_arguments(knob):
     knob("SLEUTH_TRAIN_QUEUE", queue)
     broker = redis.Redis.from_url(django_settings.CELERY_BROKER_URL)
     try:
-        enqueue("workers.tasks.run_train", args=[41])
+        enqueue("config.tasks.run_train", args=[41])
 
         (raw,) = broker.lrange(queue, 0, -1)
     finally:
         broker.delete(queue)
     message = json.loads(raw)
     args, kwargs, _embed = json.loads(base64.b64decode(message["body"]))
-    assert (message["headers"]["task"], args, kwargs) == ("workers.tasks.run_train", [41], {})
+    assert (message["headers"]["task"], args, kwargs) == ("config.tasks.run_train", [41], {})
 
 
 def test_a_caller_cannot_choose_a_tasks_queue():
     with pytest.raises(TypeError, match="core.queues.TASK_QUEUES"):
-        enqueue("workers.tasks.run_train", args=[1], queue="elsewhere")
+        enqueue("config.tasks.run_train", args=[1], queue="elsewhere")
 
 
 def test_nothing_in_the_platform_calls_send_task_but_core_queues():

@@ -16,14 +16,14 @@ from django.utils import timezone
 
 from core.queues import enqueue, task_queue
 from corpora.services import project_create
+from engine.devices import Devices, Needs
+from engine.training.config import TrainConfig
 from runs import pipeline, routing, sweep
 from runs.models import Run, RunEvent
 from runs.presets import PRESETS
 from runs.services import RunRejected, run_create
 from runs.stage import StageFailed, stage_enqueue
 from serving.services import api_token_create
-from workers.devices import Devices, Needs
-from workers.training.config import TrainConfig
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -67,16 +67,16 @@ def waiting_run(alice, needs: Needs = TWO_GPUS, status=Run.Status.TRAINING) -> R
 
 
 def test_a_runs_training_and_evaluation_go_to_the_queue_its_needs_name(queues):
-    enqueue("workers.tasks.run_train", args=[7], needs=TWO_GPUS)
-    enqueue("workers.tasks.run_evaluate", args=[7], needs=Needs("gpu", 1))
-    enqueue("workers.tasks.run_train", args=[8], needs=Needs("cpu", memory_gib=8))
-    enqueue("workers.tasks.run_prepare", args=[7], needs=TWO_GPUS)  # preparing runs anywhere
+    enqueue("config.tasks.run_train", args=[7], needs=TWO_GPUS)
+    enqueue("config.tasks.run_evaluate", args=[7], needs=Needs("gpu", 1))
+    enqueue("config.tasks.run_train", args=[8], needs=Needs("cpu", memory_gib=8))
+    enqueue("config.tasks.run_prepare", args=[7], needs=TWO_GPUS)  # preparing runs anywhere
 
-    assert queued(f"{queues}-gpu2") == [("workers.tasks.run_train", [7])]
-    assert queued(f"{queues}-gpu1") == [("workers.tasks.run_evaluate", [7])]
-    assert queued(queues) == [("workers.tasks.run_train", [8])]
-    assert queued(f"{queues}-ingest") == [("workers.tasks.run_prepare", [7])]
-    assert task_queue("workers.tasks.run_train", TWO_GPUS) == f"{queues}-gpu2"
+    assert queued(f"{queues}-gpu2") == [("config.tasks.run_train", [7])]
+    assert queued(f"{queues}-gpu1") == [("config.tasks.run_evaluate", [7])]
+    assert queued(queues) == [("config.tasks.run_train", [8])]
+    assert queued(f"{queues}-ingest") == [("config.tasks.run_prepare", [7])]
+    assert task_queue("config.tasks.run_train", TWO_GPUS) == f"{queues}-gpu2"
 
 
 def test_a_stage_is_queued_where_the_runs_recorded_needs_say(queues, alice):
@@ -88,10 +88,10 @@ def test_a_stage_is_queued_where_the_runs_recorded_needs_say(queues, alice):
     for run in (big, small, old):
         stage_enqueue(run)
 
-    assert queued(f"{queues}-gpu2") == [("workers.tasks.run_train", [big.pk])]
+    assert queued(f"{queues}-gpu2") == [("config.tasks.run_train", [big.pk])]
     assert sorted(queued(queues)) == [
-        ("workers.tasks.run_evaluate", [old.pk]),
-        ("workers.tasks.run_train", [small.pk]),
+        ("config.tasks.run_evaluate", [old.pk]),
+        ("config.tasks.run_train", [small.pk]),
     ]
 
 

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 
 from corpora.services import project_create
+from engine.devices import Needs
 from runs.models import Run
 from runs.presets import PRESETS
 from runs.services import run_create
 from tests.helpers.runs import TINY_OPTIONS, finished, upload_corpus, upload_questions, wait_for
 from tests.helpers.toy import tiny_model_folder
-from workers.devices import Needs
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INGEST, TRAIN = "ingest-kinds", "train-kinds"
@@ -101,7 +101,7 @@ def test_a_run_that_needs_two_gpus_waits_with_its_reason_until_a_two_gpu_worker_
         assert "No worker with 2 GPUs is connected; the run waits for one." in (
             run.events.values_list("message", flat=True)
         )
-        assert "workers.tasks.run_train[" not in logs["cpu"].read_text()  # never received
+        assert "config.tasks.run_train[" not in logs["cpu"].read_text()  # never received
 
         # A worker that advertises 2 GPUs connects, on the train queue only.
         gpu = start_worker("gpu", logs["gpu"], [TRAIN], devices="gpu:2")
@@ -113,7 +113,7 @@ def test_a_run_that_needs_two_gpus_waits_with_its_reason_until_a_two_gpu_worker_
         )
         assert on_worker(run, "Training") == on_worker(run, "Evaluating") == gpu.pid
         assert any(m.endswith("(2 GPUs).") for m in run.events.values_list("message", flat=True))
-        assert "workers.tasks.run_train[" not in logs["cpu"].read_text()  # never received
+        assert "config.tasks.run_train[" not in logs["cpu"].read_text()  # never received
         assert f"consumes {TRAIN}, {TRAIN}-gpu1, {TRAIN}-gpu2" in logs["gpu"].read_text()
         # One training process a GPU (gloo here): rank 1 trained to the end beside rank 0.
         assert run.config["ranks"] == 2

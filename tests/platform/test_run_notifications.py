@@ -52,11 +52,11 @@ def run_here(run: Run, work) -> Run | None:
 
 def deliver(mail_queue) -> int:
     """Run each queued run-end mail task here, as a worker would; how many there were."""
-    from workers import tasks
+    from config import tasks
 
     taken = mail_queue.messages()
     for name, kwargs in taken:
-        assert name == "workers.tasks.run_end_mail"
+        assert name == "config.tasks.run_end_mail"
         tasks.run_end_mail(**kwargs)
     return len(taken)
 
@@ -157,7 +157,7 @@ def test_a_run_that_ends_twice_mails_once(project, mail_queue, mailoutbox):
     assert len(queued) == 1
 
     # The same mail queued twice (or its task delivered twice) is sent once.
-    from workers import tasks
+    from config import tasks
 
     name, kwargs = queued[0]
     assert tasks.run_end_mail(**kwargs) is True
@@ -184,7 +184,7 @@ def test_a_mail_server_error_leaves_the_mail_to_the_task_retry(
     run = new_run(project, Run.Status.TRAINING)
     pipeline.run_fail(run_id=run.pk, reason="Gave up.")
     [(_name, kwargs)] = mail_queue.messages()
-    from workers import tasks
+    from config import tasks
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", 1, 2

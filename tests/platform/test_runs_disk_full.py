@@ -7,9 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from config import tasks
 from runs import pipeline, stage
 from runs.models import Run, RunEvent
-from workers import tasks
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -88,7 +88,7 @@ def test_a_step_that_hangs_is_stopped_and_the_run_queued_for_another_worker(alic
     assert run.status == Run.Status.TRAINING and run.lease_owner == ""
     warning = run.events.filter(kind=RunEvent.Kind.WARNING).last()
     assert "made no progress" in warning.message
-    assert ("workers.tasks.run_train", [run.pk]) in queued_tasks(train_queue)
+    assert ("config.tasks.run_train", [run.pk]) in queued_tasks(train_queue)
 
 
 def test_a_run_whose_step_hangs_on_its_last_attempt_fails_with_the_reason(alice, train_queue):

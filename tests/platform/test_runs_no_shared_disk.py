@@ -90,7 +90,7 @@ def test_a_run_prepared_on_one_machine_trained_on_another_resumes_on_the_first(
         took = took_up_by(run)
         assert took[0] == preparer.pid  # "Preparing on" machine A
         assert took[-1] == resumer.pid  # "Resumed training on" machine A, after B's death
-        assert "workers.tasks.run_train" in (tmp_path / "machine-b.log").read_text()
+        assert "config.tasks.run_train" in (tmp_path / "machine-b.log").read_text()
         assert any(
             e.message.startswith("Resuming from the checkpoint at step") for e in run.events.all()
         )

@@ -218,7 +218,7 @@ def suite_worker_answers(app) -> bool:
     """A task through this process's pooled broker connections (which outlived the old
     server), the suite's worker and the result backend."""
     try:
-        return app.send_task("workers.tasks.ping", queue="ingest").get(timeout=10) is not None
+        return app.send_task("config.tasks.ping", queue="ingest").get(timeout=10) is not None
     except Exception:
         return False
 

@@ -107,7 +107,7 @@ def test_the_sweep_queues_a_run_whose_task_never_reached_the_broker(
     assert sweep.runs_sweep() == [run.pk]
 
     # (A publish retried across the restart may queue it twice: the claim takes it once.)
-    assert ("workers.tasks.run_prepare", [run.pk]) in queued_tasks(private_queue)
+    assert ("config.tasks.run_prepare", [run.pk]) in queued_tasks(private_queue)
     run.refresh_from_db()
     assert run.status == Run.Status.QUEUED and run.lease_expires_at > timezone.now()
 

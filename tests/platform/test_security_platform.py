@@ -23,9 +23,9 @@ from core.startup import (
 )
 from corpora.models import Document
 from corpora.services import project_create
+from engine.rewards.reward import MAX_ANSWER_CHARS
 from runs.forms import MAX_PREVIEW_ANSWERS, RewardPreviewForm, RunForm
 from runs.services import RunRejected, allowed_models, run_create
-from workers.rewards.reward import MAX_ANSWER_CHARS
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLATFORM = REPO_ROOT / "platform"
@@ -147,15 +147,15 @@ def test_a_worker_refuses_a_model_off_the_allowlist_and_loads_nothing(
     """Defence in depth: a run whose stored settings name a model the operator does not offer
     (edited in the database, or sent some other way than the form and the API) fails on the
     worker before anything is downloaded or loaded."""
-    import workers.agent.models
+    import engine.agent.models
     from runs import artifacts, pipeline
     from runs.models import Run
 
     touched = []
     for owner, name in [
-        (workers.agent.models, "load_model"),
-        (workers.agent.models, "load_trainable"),
-        (workers.agent.models, "resolve_model_path"),
+        (engine.agent.models, "load_model"),
+        (engine.agent.models, "load_trainable"),
+        (engine.agent.models, "resolve_model_path"),
         (artifacts, "download_folder"),
         (pipeline, "restore_checkpoint"),
         (pipeline, "evaluate"),

@@ -248,7 +248,7 @@ SLEUTH_TRAIN_QUEUE = env("SLEUTH_TRAIN_QUEUE", default="train")
 # Routing by worker kind (runs.routing): a worker on the train queue also takes the GPU
 # queues its devices hold; these say whether a GPU worker takes CPU runs too (on a fleet with
 # CPU workers, false keeps its GPUs for GPU runs). What a worker holds is detected, or named
-# by SLEUTH_WORKER_DEVICES, which the engine reads itself (workers.devices, also for the CLI).
+# by SLEUTH_WORKER_DEVICES, which the engine reads itself (engine.devices, also for the CLI).
 SLEUTH_WORKER_TAKES_CPU_RUNS = env.bool("SLEUTH_WORKER_TAKES_CPU_RUNS", default=True)
 SLEUTH_WORK_DIR = env("SLEUTH_WORK_DIR", default=str(Path(tempfile.gettempdir()) / "sleuth-work"))
 SLEUTH_RUN_LEASE_SECONDS = env.int("SLEUTH_RUN_LEASE_SECONDS", default=120)
@@ -292,7 +292,7 @@ SLEUTH_CHATS_IN_FLIGHT = env.int("SLEUTH_CHATS_IN_FLIGHT", default=6)
 # The engine the inference worker answers with: "hf" (transformers, CPU or GPU) or "sglang"
 # (GPU workers with sglang installed; UNVERIFIED, see serving.sglang_serving): it then keeps
 # one agent loaded per worker process, whatever SLEUTH_SERVING_MAX_AGENTS says.
-SLEUTH_SERVING_ENGINES = ("hf", "sglang")  # workers.agent.engines.ENGINES
+SLEUTH_SERVING_ENGINES = ("hf", "sglang")  # engine.agent.engines.ENGINES
 SLEUTH_SERVING_ENGINE = env("SLEUTH_SERVING_ENGINE", default="hf").strip().lower()
 if SLEUTH_SERVING_ENGINE not in SLEUTH_SERVING_ENGINES:
     raise ImproperlyConfigured(

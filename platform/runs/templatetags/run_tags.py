@@ -36,7 +36,7 @@ def lookup(mapping, key):
 def baseline_comparison(report: dict | None):
     """The trained agent against one-shot BM25 at the same chunks and the untrained model,
     from an eval report; None for a report without them side by side."""
-    from workers.evaluation.baselines import BaselineComparison
+    from engine.evaluation.baselines import BaselineComparison
 
     return BaselineComparison.of(report)
 

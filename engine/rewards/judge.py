@@ -1,0 +1,897 @@
+"""Answer judges: is this answer the ground truth, said another way?
+
+Two implementations behind one protocol. `OpenAIJudge` asks any OpenAI-compatible endpoint
+(a hosted model, an sglang or vLLM server), sampling one of several equivalent prompts per
+call. `OfflineJudge` needs nothing: it credits an answer only when it commits to the truth
+(figures with sign, scale, unit and precision; the entity, option or yes/no; otherwise the
+truth's words, with no negation, hedge or opposite), held to its labelled set
+(tests/data/judge_set.jsonl). Both state the same standard. `build_judge` picks the API
+judge when an endpoint is configured and the offline one when not.
+
+The engine never looks up a key for an endpoint by itself: whoever chose the URL passes the
+key (`build_judge(config, api_key=...)`). The CLI reads it from $SLEUTH_JUDGE_API_KEY, its
+user being the operator who typed the URL; the platform resolves operator-defined judges by
+name and a customer's own endpoint with that customer's key, through a client that only
+reaches public addresses (engine.net).
+"""
+
+import dataclasses
+import functools
+import hashlib
+import json
+import random
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Protocol
+
+from engine.rewards import quantities, text
+from engine.rewards.prompts import JUDGE_PROMPTS, JudgePrompt
+from engine.settings import Settings
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's decision on one answer. `score` is in [0, 1]; `prompt_id` names the wording."""
+
+    correct: bool
+    score: float
+    reason: str
+    prompt_id: str
+
+
+# Where the command-line tools read the key for the endpoint their user (the operator)
+# names. Only the CLIs read it; the platform never sends it to a customer's URL.
+CLI_KEY_ENV = "SLEUTH_JUDGE_API_KEY"
+
+
+class JudgeError(RuntimeError):
+    """The judge could not reach a verdict (endpoint down, timeouts, unreadable replies)."""
+
+
+class Judge(Protocol):
+    def judge(self, question: str, ground_truth: str, answer: str) -> Verdict: ...
+
+
+@dataclass
+class JudgeConfig(Settings):
+    """Where the API judge lives. Stored per run as JSON, so never a key. `name` is a judge
+    the platform's operator defined (its URL, model and key are resolved by the platform,
+    not stored with the run); otherwise `base_url` and `model` say where to ask."""
+
+    name: str = ""
+    base_url: str = ""
+    model: str = ""
+    timeout: float = 30.0
+    retries: int = 2
+    concurrency: int = 8
+    cache_path: str | None = None
+
+    SETTINGS_LABEL: ClassVar[str] = "judge"
+    # Older run configs named an environment variable for the key; keys are now given by
+    # whoever builds the judge, so the name means nothing any more.
+    LEGACY_SETTINGS: ClassVar[frozenset[str]] = frozenset({"api_key_env"})
+
+
+# --- offline ---------------------------------------------------------------------------
+
+# Share of the ground truth's content words an answer must contain to count as correct.
+TEXT_RECALL_NEEDED = 0.6
+# Share of a "which" truth's naming words (the entity before its figure) an answer must say.
+ENTITY_RECALL_NEEDED = 0.5
+# The longest answer without a yes or no read as one: a short claim on the question's words.
+IMPLIED_YES_NO_WORDS = 8
+# A wrong answer's score, the reward's partial-credit shaping, never reaches this.
+WRONG_SCORE_CAP = 0.5
+
+
+# The words that say what a figure counts ("million", "USD", "percent"), not what it is.
+FIGURE_WORDS = text.content_terms(
+    " ".join([*quantities.SCALES, "millions thousands billions trillions"])
+    + " usd dollar dollars percent percentage per cent share shares"
+)
+_WHICH = re.compile(r"\b(?:which|who|whom|whose)\b|\bwhat\s+(?:is|was|are|were)\s+the\s+name", re.I)
+_JOINS = re.compile(r"\s(?:and|&|then)\s|\s*/\s*[a-z]", re.I)
+# A row quoted from a table: figures with nothing but separators between them.
+_ROW_GAP = re.compile(r"[\s,;|/$€£¥]*")
+# Two figures joined by "and" with no word of their own: "$8.7 billion and $8.9 billion".
+_PAIR_GAP = re.compile(r"[\s,]*(?:and|&)[\s$€£¥]*", re.I)
+
+
+class OfflineJudge:
+    """A deterministic, strict judge; no model, no network, no domain.
+
+    An answer is correct only when it commits to the truth (DESIGN.md, "Measuring
+    honestly"): the truth's figure with its sign or direction, scale and unit, within the
+    truth's precision; the truth's entity for a "which" question; its yes or no, its option;
+    its words otherwise. Hedges, alternatives, ranges, quoted rows of several figures,
+    negations and opposites of the truth are not answers. Tested against its own labelled
+    set, tests/data/judge_set.jsonl."""
+
+    prompt_id = "offline"
+
+    def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
+        answer = (answer or "").strip()
+        question, ground_truth = question or "", ground_truth or ""
+        if not answer:
+            return self._wrong("no answer")
+        if text.is_refusal(answer) and not text.is_refusal(ground_truth):
+            return self._wrong("declines to answer")
+        if text.is_loop(answer) and not text.is_loop(ground_truth):
+            return self._wrong("a degenerate loop, not an answer")
+        case = _Case(question, ground_truth, answer)
+        if (
+            text.echoes(answer, question)
+            and not text.echoes(ground_truth, question)
+            and not _states_claim(answer, question, ground_truth)
+        ):
+            # A row quoted with its figure says the question's words back and adds the
+            # figure asked for: the figure is judged. Said back alone, it answers nothing.
+            asked = case.question_numbers
+            adds_figure = any(not _any_agree([a], asked) for a in case.answer_numbers)
+            if not (case.truth_numbers and adds_figure):
+                return self._wrong("repeats the question")
+        if text.hedges(case.answer_text) and not text.hedges(case.truth_text):
+            return self._wrong("hedges or offers alternatives instead of one answer")
+        opposite = text.opposes(answer, ground_truth)
+        if opposite:
+            return self._wrong(f"says {opposite!r}, the opposite of the truth")
+        if case.quotes_row() and not _Case(question, ground_truth, ground_truth).quotes_row():
+            return self._wrong("quotes a row of figures without singling one out")
+        if case.truth_numbers and len(case.answer_numbers) > 2 * len(case.truth_numbers) + 1:
+            return self._wrong(
+                f"lists {len(case.answer_numbers)} numbers where {len(case.truth_numbers)} "
+                "are needed"
+            )
+
+        said = text.polarity(ground_truth)
+        if said:
+            return self._judge_polarity(case, said)
+        # An aside in brackets ("Canberra (not Sydney)") is not what the answer commits to.
+        committed = text.without_asides(answer) if not case.truth_numbers else answer
+        if case.negated(committed) != case.negated(ground_truth) and not (
+            _negation_words(committed) == _negation_words(ground_truth)
+        ):
+            # The same "none" on both sides is one answer, a value's name or not ("None" to
+            # "What does it return?", "It returns None").
+            return self._wrong("negates the truth" if case.negated(committed) else "misses its not")
+        contrary = text.opposes_question(committed, question, ground_truth)
+        if contrary:
+            return self._wrong(f"says {contrary!r}, the opposite of what the question asks")
+        for judged in (self._judge_choice, self._judge_date, self._judge_entity):
+            verdict = judged(case)
+            if verdict:
+                return verdict
+        if case.truth_numbers and case.answer_numbers:
+            return self._judge_numbers(case)
+        return self._judge_text(case)
+
+    def _judge_polarity(self, case: "_Case", truth_says: str) -> Verdict:
+        """A truth that opens with yes or no. An answer without one says yes unless it
+        negates, or says the truth's own reason."""
+        answer_says = _polarity(case.answer)
+        rest = _after_polarity(case.truth)
+        if {"yes", "no"} <= set(_BARE_YES_NO.findall(case.answer.lower())):
+            return self._wrong("says both yes and no")
+        turn = text.direction(case.answer)
+        short = len(text.words(case.answer)) <= IMPLIED_YES_NO_WORDS
+        if answer_says is None and short and turn and case.question_direction:
+            # "Decreased by 42%" to "Was there any drop…?" says yes; "It fell" to "Did it
+            # increase?" says no; "It did not fall" to the first says no.
+            same = (turn == case.question_direction) != case.negated(case.answer)
+            answer_says = "yes" if same else "no"
+        if answer_says is None:
+            reason_terms = text.content_terms(rest) - case.question_terms - FIGURE_WORDS
+            recall = _recall(reason_terms, text.content_terms(case.answer))
+            contrary = text.opposes_question(case.answer, case.question, "")
+            if reason_terms and recall >= TEXT_RECALL_NEEDED:
+                if case.negated(case.answer) != case.negated(rest):
+                    return self._wrong("negates the truth's reason")
+                answer_says = truth_says
+            elif short and contrary:
+                # "Everest is shorter than K2" to "Is Everest taller than K2?" says no.
+                answer_says = "yes" if case.negated(case.answer) else "no"
+            elif short and self._claims(case):
+                # "It decreased" to "Did it decrease?" says yes; "It did not" says no. A
+                # longer sentence (a quoted line of the document), or one with words of its
+                # own ("Python is statically typed" to "Is Python dynamically typed?"),
+                # answers some other question.
+                answer_says = "no" if case.negated(case.answer) else "yes"
+            else:
+                return self._wrong("says neither yes nor no")
+        if answer_says != truth_says:
+            return self._wrong(f"says {answer_says!r} where the truth says {truth_says!r}")
+        determiner = _NO_DETERMINER.match(case.answer)
+        # "No dividend was paid": the no belongs to the sentence that follows.
+        after = case.answer if determiner else _after_polarity(case.answer)
+        after_terms = text.content_terms(after) - _NEGATION_TERMS
+        if answer_says == "no" and after and not case.negated(after) and not determiner:
+            # "No, but it is waterproof": the question's claim made again after the no, in
+            # the question's words only ("No, Sydney is the largest city" makes another).
+            claim = text.lemmas(_without_figures(after)) - FIGURE_WORDS
+            if claim and claim <= text.lemmas(case.question):
+                return self._wrong("says no, then makes the question's claim")
+        if (
+            answer_says == "yes"
+            and _polarity(case.answer)
+            and after
+            and case.negated(after)
+            and not case.negated(rest)
+            and after_terms <= case.question_terms
+        ):
+            # "Yes, it is not": the question's claim denied after the yes.
+            return self._wrong("says yes, then denies the question's claim")
+        # Both give a reason: the answer's must not deny the truth's ("Yes, $250 million was
+        # outstanding" for "Yes, no amounts were outstanding") …
+        if _polarity(case.answer) and _reasons_clash(after, rest):
+            return self._wrong("its reason denies the truth's")
+        # … nor name another value or entity than the truth's ("No, it raises TypeError"
+        # for "No, it raises ValueError").
+        asked_years = text.years(case.question)
+        truth_named = (text.names(rest) - case.question_terms) | (text.years(rest) - asked_years)
+        answer_named = (
+            (text.names(after) - text.content_terms(case.truth) - case.question_terms)
+            | (text.years(after) - text.years(case.truth) - asked_years)
+            if _polarity(case.answer)
+            else set()
+        )
+        if truth_named and answer_named:
+            return self._wrong(
+                f"names {sorted(answer_named)} where the truth's reason names {sorted(truth_named)}"
+            )
+        return self._agreed(case, truth_says)
+
+    def _claims(self, case: "_Case") -> bool:
+        """Whether the answer is a claim in the question's own words (and the truth's): it
+        shares one of the question's words and adds none of its own."""
+        said = text.lemmas(case.answer)
+        known = text.lemmas(case.question) | text.lemmas(case.truth)
+        return bool(said & known) and said <= known
+
+    def _judge_choice(self, case: "_Case") -> Verdict | None:
+        """A question offering options ("increase or decrease", "operations, investing, and
+        financing") whose truth says one: the answer must say that one and no other."""
+        offered = text.options(case.question)
+        if not offered:
+            return None
+        truth_says = text.said_options(case.truth, offered)
+        if len(truth_says) != 1:
+            return None
+        (option,) = truth_says
+        answer_says = text.said_options(case.answer, offered)
+        if answer_says != truth_says:
+            if not answer_says:
+                return self._wrong(f"does not say which; the truth says {option!r}")
+            return self._wrong(f"says {sorted(answer_says)} where the truth says {option!r}")
+        return self._agreed(case, option)
+
+    def _judge_date(self, case: "_Case") -> Verdict | None:
+        """A truth that is a day or a year, with no figure: the answer must name that day
+        (in any order or form) or that year."""
+        if case.truth_numbers:
+            return None
+        truth_days = text.dates(case.truth) - text.dates(case.question)
+        if truth_days:
+            answer_days = text.dates(case.answer)
+            missing = [d for d in truth_days if not any(_same_day(a, d) for a in answer_days)]
+            if missing:
+                return self._wrong("does not name the truth's day")
+            return self._judge_rest(case, "the truth's day")
+        truth_years = text.years(case.truth) - text.years(case.question)
+        if truth_years:
+            answer_years = text.years(case.answer) - text.years(case.question)
+            if not truth_years <= answer_years:
+                return self._wrong("does not name the truth's year")
+            if answer_years - text.years(case.truth):
+                return self._wrong("names another year too")
+            truth_months = text.months(case.truth) - text.months(case.question)
+            if truth_months and text.months(case.answer) != truth_months:
+                return self._wrong("does not name the truth's month")
+            return self._judge_rest(case, "the truth's year")
+        return None
+
+    def _judge_rest(self, case: "_Case", matched: str) -> Verdict:
+        """After a matched day or year, the truth's words, if it has any beyond it."""
+        terms = text.content_terms(case.truth) - case.question_terms - _DATE_WORDS
+        if not terms:
+            return self._right(matched)
+        return self._judge_text(case)
+
+    def _judge_entity(self, case: "_Case") -> Verdict | None:
+        """A "which" question whose truth names an entity, then its figure ("Corporate. Its
+        net revenue was -$473 million."): the answer must name that entity; a right figure
+        beside another entity is wrong."""
+        if not _WHICH.search(case.question) or not case.truth_numbers:
+            return None
+        head = case.truth[: case.truth_numbers[0].start]
+        names = text.content_terms(head) - case.question_terms - FIGURE_WORDS - text.UP - text.DOWN
+        if not names:
+            return None
+        if _recall(names, text.content_terms(case.answer)) < ENTITY_RECALL_NEEDED:
+            return self._wrong(f"does not name the truth's {sorted(names)}")
+        if not case.answer_numbers:
+            return self._right("names the truth's entity")
+        return self._agreed(case, "entity")
+
+    def _agreed(self, case: "_Case", said: str) -> Verdict:
+        """An answer that says what the truth says (a yes or no, an option, an entity):
+        correct, unless it gives figures that are not the truth's."""
+        given = case.given_numbers()
+        if case.truth_numbers and given:
+            unmatched = [a.text for a in given if not case.matches_truth(a)]
+            if unmatched:
+                return self._verdict(False, 0.5, f"right {said!r}, wrong figures {unmatched}")
+        return self._right(f"same {said!r}")
+
+    def _judge_numbers(self, case: "_Case") -> Verdict:
+        given = case.given_numbers()
+        if not given:
+            return self._wrong("gives only the question's own figures")
+        headline = case.truth_numbers[0]
+        # The truth's first figure is its headline; the rest often explain it. The
+        # answer's first figure is what it commits to.
+        if not case.matches_truth(given[0]):
+            size = case.magnitude_matches(given[0])
+            reason = "the right size with the wrong sign" if size else "figures do not match"
+            return self._verdict(False, 0.25 if size else 0.0, f"{reason}: {given[0].text}")
+        if not any(case.agrees(a, headline) for a in given):
+            return self._verdict(False, 0.5, f"misses the truth's headline {headline.text}")
+        return self._right("figures match")
+
+    def _judge_text(self, case: "_Case") -> Verdict:
+        has_numbers = bool(case.truth_numbers)
+        # The unit of a truth's figure is no answer without the figure: "Net income million"
+        # does not say "7,679 million".
+        unit_words = FIGURE_WORDS if has_numbers else set()
+        full = text.content_terms(case.truth) - unit_words - _DATE_WORDS
+        truth_terms = full - case.question_terms
+        # A truth in words the question already says is still its answer ("Decreased" to
+        # "did it decrease?"); a figure's truth is not, with the figure missing.
+        if not truth_terms and not has_numbers:
+            truth_terms = full
+        if not truth_terms:
+            reason = "the truth is a figure and the answer has none" if has_numbers else "no text"
+            return self._wrong(reason)
+        if truth_terms <= text.NEGATIONS:
+            # "There are none": the answer's own negation (checked equal above) is the answer.
+            return self._right("says none, as the truth")
+        # What the answer commits to leaves its asides out: "Sydney (Canberra is often
+        # confused)" says Sydney.
+        committed = text.without_asides(case.answer)
+        answer_terms = text.content_terms(committed)
+        recall = _recall(truth_terms, answer_terms)
+        extra = answer_terms - full - case.question_terms
+        # A long answer covers many words by chance; it must not win by volume.
+        if len(answer_terms) > 4 * len(truth_terms) + 10:
+            return self._verdict(False, recall * 0.5, "too long to credit a word overlap")
+        # Half the truth's words and nothing of its own is a short form of a name when it
+        # keeps the name's last word ("Austen" for "Jane Austen"); "Jane", "dioxide" for
+        # "carbon dioxide", and half with words of its own ("carbon monoxide") are not.
+        if recall < TEXT_RECALL_NEEDED and not (
+            recall >= 0.5 and _short_name(case, truth_terms, committed, bool(extra))
+        ):
+            return self._verdict(False, recall * 0.5, f"{recall:.0%} of the truth's key words")
+        # Others named beside the truth ("Customer deposits and long-term debt", "Jane
+        # Austen, Charlotte Bronte", "Saturn is larger than Jupiter") are candidates, not
+        # an answer.
+        if extra and _JOINS.search(committed) and not _JOINS.search(case.truth):
+            return self._verdict(False, recall * 0.5, f"names {sorted(extra)} beside the truth")
+        known = full | case.question_terms | FIGURE_WORDS | _DATE_WORDS
+        others = [
+            name
+            for name, _ in text.named_heads(committed)
+            if not text.content_terms(name, keep_numbers=True) & known
+        ]
+        if others:
+            return self._verdict(False, recall * 0.5, f"names {others} beside the truth")
+        # A short answer that drops a word of the truth for one of its own names something
+        # else: "npm ci" is not "npm install".
+        if extra and len(answer_terms) <= 3 and _recall(full, answer_terms) < 1:
+            return self._verdict(False, recall * 0.5, f"says {sorted(extra)} for the truth's words")
+        return self._right(f"{recall:.0%} of the truth's key words")
+
+    def _right(self, reason: str) -> Verdict:
+        return Verdict(correct=True, score=1.0, reason=reason, prompt_id="offline")
+
+    def _wrong(self, reason: str) -> Verdict:
+        return self._verdict(False, 0.0, reason)
+
+    def _verdict(self, correct: bool, score: float, reason: str) -> Verdict:
+        if not correct:
+            score = min(score, WRONG_SCORE_CAP)
+        return Verdict(correct=correct, score=round(score, 4), reason=reason, prompt_id="offline")
+
+
+_NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
+_DATE_WORDS = text.content_terms(
+    "january february march april may june july august september october november december"
+    " jan feb mar apr jun jul aug sep sept oct nov dec"
+)
+
+
+class _Case:
+    """One question, truth and answer, with their figures read once."""
+
+    def __init__(self, question: str, truth: str, answer: str) -> None:
+        self.question, self.truth, self.answer = question, truth, answer
+        hint = quantities.scale_hint(question)
+        self.question_text = quantities.words_to_digits(question)
+        self.truth_text = quantities.words_to_digits(truth)
+        self.answer_text = quantities.words_to_digits(answer)
+        self.question_numbers = quantities.extract_quantities(self.question_text, hint)
+        self.truth_numbers = _restated(
+            quantities.extract_quantities(self.truth_text, hint), self.truth_text
+        )
+        self.answer_numbers = _restated(
+            quantities.extract_quantities(self.answer_text, hint), self.answer_text
+        )
+        self.question_terms = text.content_terms(question)
+        self.question_direction = text.direction(question)
+        asked = text.words(question)
+        self._question_negations = frozenset(asked) & text.NEGATIONS
+        # "as a percentage", "in seconds", "in kilograms": the question names the unit, so
+        # an answer (or a truth) may leave it out.
+        self.percent_named = bool(_PERCENT_NAMED.search(question)) or any(
+            q.kind == "percent" for q in self.question_numbers
+        )
+        self.units_named = {quantities.unit_named(w) for w in asked} - {None}
+        self.units_named |= {q.unit[0] for q in self.question_numbers if q.unit}
+        self.currency_named = bool(_CURRENCY_NAMED.search(question))
+
+    def negated(self, said: str) -> bool:
+        """Whether `said` negates, leaving out the question's own negation words."""
+        return text.negated(said, self._question_negations)
+
+    def given_numbers(self) -> list[quantities.Quantity]:
+        """The answer's figures, less those the question itself states (context, not an
+        answer) unless the truth states them too."""
+        return [
+            a
+            for a in self.answer_numbers
+            if self.matches_truth(a) or not _any_agree([a], self.question_numbers)
+        ]
+
+    def matches_truth(self, figure: quantities.Quantity) -> bool:
+        return any(self.agrees(figure, t) for t in self.truth_numbers)
+
+    def magnitude_matches(self, figure: quantities.Quantity) -> bool:
+        return any(quantities.agree(figure, t) for t in self.truth_numbers)
+
+    def agrees(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
+        """The same figure with the same sign: "-$75 million", "(75)", "a fall of $75
+        million" and "lost $75 million" are one figure; "75 million" is another. Units go
+        with it: one that only one side has ("30" for "30 seconds", "7 million shares" for
+        "$7 million") must be the one the question names."""
+        if not self._same_value(figure, truth):
+            return False
+        for mine, theirs in ((figure, truth), (truth, figure)):
+            if mine.unit and not theirs.unit and mine.unit[0] not in self.units_named:
+                return False
+        if truth.kind == "money" and figure.kind == "plain" and not figure.unit:
+            counted = _counted(self.answer_text, figure.end)
+            if counted and counted not in self.question_terms | text.content_terms(self.truth):
+                return False
+        return self._sign(figure, self.answer_text) == self._sign(truth, self.truth_text)
+
+    def _same_value(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
+        """The same value, scales read as written when the question names none: an answer
+        without a scale means what it says ("$37,987" is not "$37,987 million", "12
+        thousand" is "12,000"). A truth's money without a scale ("$1577.00") is read as
+        written or in the answer's scale, as truths often leave the scale to the reader."""
+        agree = functools.partial(quantities.agree, bare_percent=self.percent_named)
+        if figure.factor is None or truth.factor is None:
+            literal_figure = dataclasses.replace(figure, factor=figure.factor or 1.0)
+            literal_truth = dataclasses.replace(truth, factor=truth.factor or 1.0)
+            if agree(literal_figure, literal_truth):
+                return True
+            if truth.factor is None and figure.factor is not None and truth.kind == "money":
+                return agree(figure, dataclasses.replace(truth, factor=figure.factor))
+            return False
+        return agree(figure, truth)
+
+    def _sign(self, figure: quantities.Quantity, written: str) -> int:
+        if figure.sign:
+            return figure.sign
+        said = _direction_near(written, figure.start, figure.end)
+        if said:
+            return said
+        # Unsigned: the direction the question asks about ("By how much did it increase"),
+        # else positive.
+        return self.question_direction or 1
+
+    def quotes_row(self) -> bool:
+        """Whether the answer quotes two or more different figures side by side, with
+        nothing but separators between them ("Total assets 36,500 37,987 34,000")."""
+        numbers = self.answer_numbers
+        for left, right in zip(numbers, numbers[1:], strict=False):
+            gap = self.answer_text[left.end : right.start]
+            if (_ROW_GAP.fullmatch(gap) or _PAIR_GAP.fullmatch(gap)) and not quantities.agree(
+                left, right
+            ):
+                return True
+        return False
+
+
+# Scale, currency and percent words: what a figure is measured in, not what it counts.
+_MEASURE_WORDS = text.content_terms(
+    " ".join([*quantities.SCALES, "millions thousands billions trillions"])
+    + " usd dollar dollars euro euros yen sterling percent percentage cent"
+)
+_PERCENT_NAMED = re.compile(r"%|\bper\s?cent|\bpercentage", re.I)
+_CURRENCY_NAMED = re.compile(r"[$€£¥]|\b(?:usd|eur|gbp|dollars?|euros?)\b", re.I)
+_COUNTED = re.compile(r"\s*([a-z]+)", re.I)
+
+
+def _counted(written: str, end: int) -> str | None:
+    """The thing a figure counts, from the word right after it ("7 million shares"), stemmed;
+    None for a stop word, a figure word or a rise or fall ("75 million in", "75 million
+    loss")."""
+    found = _COUNTED.match(written, end)
+    if not found:
+        return None
+    terms = text.content_terms(found.group(1)) - _MEASURE_WORDS - text.UP - text.DOWN
+    return min(terms) if terms else None
+
+
+def _states_claim(answer: str, question: str, truth: str) -> bool:
+    """Whether a short answer to a yes/no question states its claim ("It returns None if
+    the key is missing" to "Does it return None when the key is missing?"): a yes or no
+    said in the question's words, not the question said back."""
+    if not text.polarity(truth) or "?" in answer:
+        return False
+    said, asked = text.words(answer), text.words(question)
+    return len(said) <= IMPLIED_YES_NO_WORDS and said[:1] != asked[:1]
+
+
+def _restated(figures: list[quantities.Quantity], written: str) -> list[quantities.Quantity]:
+    """A figure restated in brackets with its unit ("thirty (30) days", "two (2) AA
+    batteries") is one figure: the first takes the unit of the second."""
+    figures = list(figures)
+    for i, (left, right) in enumerate(zip(figures, figures[1:], strict=False)):
+        if left.unit or left.mantissa != right.mantissa:
+            continue
+        if (
+            written[left.end : right.start].strip() != "("
+            or written[right.end : right.end + 1] != ")"
+        ):
+            continue
+        unit = right.unit or quantities.unit_after(written, right.end + 1)
+        if unit:
+            figures[i] = dataclasses.replace(left, unit=unit)
+            figures[i + 1] = dataclasses.replace(right, unit=unit)
+    return figures
+
+
+_NO_DETERMINER = re.compile(
+    r"\W*no\s+(?!(?:it|its|they|their|he|his|she|her|we|our|this|that|these|those|there"
+    r"|the|a|an|but|as|because|since)\b)[a-z]",
+    re.I,
+)
+# A yes or no said as an answer, not "no" as a determiner ("Yes, no amounts were due").
+_BARE_YES_NO = re.compile(r"\b(yes|no)\b(?!\s+(?!and\b|or\b|but\b)[a-z0-9$])")
+
+
+def _without_figures(said: str) -> str:
+    """`said` with its figures and their units blanked out."""
+    written = quantities.words_to_digits(said)
+    for figure in reversed(quantities.extract_quantities(written)):
+        written = written[: figure.start] + " " + written[figure.end :]
+    return written
+
+
+_CLAUSE = re.compile(r"[,;:]|\.(?!\d)|\bbut\b|\bonly\b", re.I)
+
+
+def _reasons_clash(said: str, truth: str) -> bool:
+    """Whether a clause of the answer's reason denies what a clause of the truth's affirms on
+    the same words, or the other way round ("$250 million was outstanding" against "no
+    amounts were outstanding"); "not waterproof, only splash resistant" does not clash with
+    "only splash resistant"."""
+    truth_clauses = [
+        (text.content_terms(c) - _NEGATION_TERMS, _denies(c)) for c in _CLAUSE.split(truth)
+    ]
+    for clause in _CLAUSE.split(said):
+        terms = text.content_terms(clause) - _NEGATION_TERMS
+        for truth_terms, truth_denies in truth_clauses:
+            if terms & truth_terms and _denies(clause) != truth_denies:
+                return True
+    return False
+
+
+def _denies(said: str) -> bool:
+    """Whether a reason denies: an odd count of negations, "without" among them, so that
+    "not without written consent" affirms as "requires written consent" does."""
+    said_words = text.words((said or "").replace("’", "'"))
+    return sum(w in text.NEGATIONS or w == "without" for w in said_words) % 2 == 1
+
+
+def _negation_words(said: str) -> set[str]:
+    return set(text.words((said or "").replace("’", "'"))) & text.NEGATIONS
+
+
+def _direction_near(written: str, start: int, end: int) -> int:
+    """The rise or fall said right around a figure, in its own clause: "fell by $75
+    million", "$400,000,000 increase", "a loss of $2.1 billion". A figure after "from" or
+    "to" is a level, not a change."""
+    clause_start = max(written.rfind(mark, 0, start) for mark in ".;:\n") + 1
+    before = text.words(written[clause_start:start])[-4:]
+    if before and before[-1] in {"from", "to"}:
+        return 0
+    after_text = re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0]
+    after = text.words(after_text)[:2]
+    return text.direction(" ".join(before + after))
+
+
+_SAYS_ANSWER_IS = re.compile(r"^\W*(?:the\s+)?answer\s*(?:is\s*)?:?\s*(yes|no)\b", re.I)
+
+
+def _polarity(answer: str) -> str | None:
+    """The yes or no an answer opens with, also after "The answer is"."""
+    found = _SAYS_ANSWER_IS.match(answer)
+    return found.group(1).lower() if found else text.polarity(answer)
+
+
+def _after_polarity(said: str) -> str:
+    """The text after its opening yes or no."""
+    return re.sub(r"^\W*(?:yes|no)\b\W*", "", said or "", flags=re.I)
+
+
+def _short_name(case: "_Case", truth_terms: set[str], answer: str, extra: bool) -> bool:
+    """Whether the answer calls the truth's name by its last word, the one it is known by
+    ("Austen" for "Jane Austen"): the truth is a name (its own words capitalised), and the
+    answer says its last word, with no words of its own or, when it has some, with no other
+    name before that word ("Fleming discovered it in 1928", not "Ian Fleming")."""
+    written = [w for w in _WORD_WRITTEN.findall(case.truth) if text.content_terms(w) & truth_terms]
+    if not written or not all(w[0].isupper() for w in written):
+        return False
+    last = text.content_terms(written[-1])
+    said = _WORD_WRITTEN.findall(answer)
+    spots = [i for i, w in enumerate(said) if text.content_terms(w) & last]
+    if not spots:
+        return False
+    if not extra:
+        return True
+    before = said[spots[0] - 1] if spots[0] else ""
+    return not before or not before[0].isupper() or bool(text.content_terms(before) & truth_terms)
+
+
+_WORD_WRITTEN = re.compile(r"[A-Za-z][\w'’.-]*")
+
+
+def _same_day(answer: tuple, truth: tuple) -> bool:
+    month, day, year = truth
+    return answer[0] == month and answer[1] == day and (year is None or answer[2] == year)
+
+
+def _recall(wanted: set[str], said: set[str]) -> float:
+    return len(wanted & said) / len(wanted) if wanted else 0.0
+
+
+def _any_agree(answer: list[quantities.Quantity], truth: list[quantities.Quantity]) -> bool:
+    return any(quantities.agree(a, t) for a in answer for t in truth)
+
+
+# --- API judge -------------------------------------------------------------------------
+
+
+class JudgeCache:
+    """Verdicts keyed by (model, prompt, question, ground truth, answer), in memory and,
+    with a path, in a SQLite file so that a resumed run does not pay for them twice."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self._memory: dict[str, Verdict] = {}
+        self._lock = threading.Lock()
+        self._db = None
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False)
+            self._db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, v TEXT)")
+        self.hits = 0
+
+    @staticmethod
+    def key(model: str, prompt_id: str, question: str, ground_truth: str, answer: str) -> str:
+        raw = json.dumps([model, prompt_id, question, ground_truth, answer])
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    def get(self, key: str) -> Verdict | None:
+        with self._lock:
+            verdict = self._memory.get(key)
+            if verdict is None and self._db is not None:
+                row = self._db.execute("SELECT v FROM verdicts WHERE key = ?", (key,)).fetchone()
+                if row:
+                    verdict = Verdict(**json.loads(row[0]))
+                    self._memory[key] = verdict
+            if verdict is not None:
+                self.hits += 1
+            return verdict
+
+    def put(self, key: str, verdict: Verdict) -> None:
+        with self._lock:
+            self._memory[key] = verdict
+            if self._db is not None:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO verdicts VALUES (?, ?)",
+                    (key, json.dumps(asdict(verdict))),
+                )
+                self._db.commit()
+
+    def __len__(self) -> int:
+        return len(self._memory)
+
+
+# A verdict is a short JSON object; anything this long is not one.
+MAX_REPLY_BYTES = 1 << 20
+
+
+class OpenAIJudge:
+    """A judge on any OpenAI-compatible chat endpoint, with prompt sampling, a JSON verdict,
+    per-call timeouts, retries with backoff, and a verdict cache."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str,
+        model: str,
+        timeout: float = 30.0,
+        retries: int = 2,
+        cache: JudgeCache | None = None,
+        *,
+        prompts: tuple[JudgePrompt, ...] = JUDGE_PROMPTS,
+        seed: int | None = None,
+        backoff: float = 0.5,
+        http_client: Any = None,
+        meter: Callable[[], None] | None = None,
+    ) -> None:
+        import openai  # imported here: the offline path must not need the client
+
+        self._openai = openai
+        # Our own retry loop (max_retries=0) so that unreadable replies are retried too.
+        # `http_client`: e.g. engine.net.public_http_client() for a customer's URL.
+        self.client = openai.OpenAI(
+            base_url=base_url,
+            api_key=api_key or "EMPTY",
+            timeout=timeout,
+            max_retries=0,
+            http_client=http_client,
+        )
+        self.base_url, self.model, self.timeout = base_url, model, timeout
+        self.retries, self.backoff = retries, backoff
+        self.prompts = prompts
+        self.cache = cache if cache is not None else JudgeCache()
+        self.json_mode = True  # dropped if the server rejects response_format
+        self._rng = random.Random(seed)
+        self._rng_lock = threading.Lock()
+        # Called once before each verdict asked of the endpoint (never for a cached one, nor
+        # again for a retry of it): whoever pays for the endpoint counts its calls there, and
+        # may refuse one by raising (anything but JudgeError, which the reward records as a
+        # failed verdict and carries on).
+        self.meter = meter
+
+    def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
+        with self._rng_lock:
+            prompt = self._rng.choice(self.prompts)
+        key = JudgeCache.key(self.model, prompt.id, question, ground_truth, answer)
+        cached = self.cache.get(key)
+        if cached is not None:
+            return cached
+        if self.meter is not None:
+            self.meter()
+        verdict = self._ask(prompt, question, ground_truth, answer)
+        self.cache.put(key, verdict)
+        return verdict
+
+    def _ask(self, prompt: JudgePrompt, question: str, ground_truth: str, answer: str) -> Verdict:
+        errors = []
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            json_mode = self.json_mode
+            extra = {"response_format": {"type": "json_object"}} if json_mode else {}
+            try:
+                content = self._complete(prompt.messages(question, ground_truth, answer), extra)
+                return parse_verdict(content, prompt.id)
+            except self._openai.BadRequestError as error:
+                errors.append(f"BadRequestError: {error}")
+                if json_mode:
+                    # Not every OpenAI-compatible server knows JSON mode; the prompts ask
+                    # for JSON anyway, so carry on without it.
+                    self.json_mode = False
+                    continue
+            except (self._openai.AuthenticationError, self._openai.NotFoundError) as error:
+                # Retrying a wrong key or model name only wastes time.
+                raise JudgeError(f"judge at {self.base_url} refused: {error}") from error
+            except (self._openai.OpenAIError, ValueError, TimeoutError) as error:
+                errors.append(f"{type(error).__name__}: {error}")
+        raise JudgeError(
+            f"judge at {self.base_url} (model {self.model!r}) failed after "
+            f"{self.retries + 1} attempts; last error: {errors[-1]}"
+        )
+
+    def _complete(self, messages: list[dict], extra: dict) -> str:
+        """The reply's text, read within `timeout` in all: the HTTP client's timeout bounds
+        each read, so a server that drips a byte at a time would hold a run forever."""
+        deadline = time.monotonic() + self.timeout
+        with self.client.chat.completions.with_streaming_response.create(
+            model=self.model,
+            messages=messages,
+            temperature=0.0,
+            max_tokens=200,
+            timeout=self.timeout,
+            **extra,
+        ) as response:
+            body = bytearray()
+            for piece in response.iter_bytes():
+                body += piece
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no whole reply within {self.timeout:g} s")
+                if len(body) > MAX_REPLY_BYTES:
+                    raise ValueError(f"reply longer than {MAX_REPLY_BYTES} bytes")
+        try:
+            return json.loads(body)["choices"][0]["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as error:
+            raise ValueError(f"not a chat completion: {bytes(body[:200])!r}") from error
+
+
+def parse_verdict(content: str, prompt_id: str) -> Verdict:
+    """A Verdict from a judge's JSON reply; tolerates prose or code fences around the JSON."""
+    match = re.search(r"\{.*\}", content, re.S)
+    if not match:
+        raise ValueError(f"no JSON object in the judge's reply: {content[:200]!r}")
+    data = json.loads(match.group(0))
+    correct = data.get("correct")
+    if isinstance(correct, str):
+        correct = {"true": True, "yes": True, "false": False, "no": False}.get(correct.lower())
+    if not isinstance(correct, bool):
+        raise ValueError(f"the judge's reply has no true/false 'correct': {content[:200]!r}")
+    try:
+        score = float(data.get("score", 1.0 if correct else 0.0))
+    except (TypeError, ValueError):
+        score = 1.0 if correct else 0.0
+    return Verdict(
+        correct=correct,
+        score=min(max(score, 0.0), 1.0),
+        reason=str(data.get("reason", ""))[:500],
+        prompt_id=prompt_id,
+    )
+
+
+def build_judge(
+    config: Any = None,
+    *,
+    api_key: str = "",
+    http_client: Any = None,
+    meter: Callable[[], None] | None = None,
+) -> Judge:
+    """The API judge when `config` (a JudgeConfig, or a RewardConfig holding one) names an
+    endpoint; the offline judge otherwise.
+
+    `api_key` goes to `base_url` and nowhere else: the caller that chose the URL chooses the
+    key (the engine reads none from the environment). `http_client` replaces the default
+    HTTP client, e.g. with one that refuses private addresses for a customer's URL. `meter`
+    is called before each verdict the API judge asks of its endpoint (`OpenAIJudge`)."""
+    judge_config = getattr(config, "judge", config)
+    if not isinstance(judge_config, JudgeConfig):
+        return OfflineJudge()
+    if judge_config.name and not judge_config.base_url:
+        raise ValueError(
+            f"the judge {judge_config.name!r} is defined by the platform; "
+            "give its base_url and model instead"
+        )
+    if not judge_config.base_url:
+        return OfflineJudge()
+    if not judge_config.model:
+        raise ValueError("the judge has a base_url but no model; set judge.model")
+    return OpenAIJudge(
+        base_url=judge_config.base_url,
+        api_key=api_key,
+        model=judge_config.model,
+        timeout=judge_config.timeout,
+        retries=judge_config.retries,
+        cache=JudgeCache(judge_config.cache_path),
+        http_client=http_client,
+        meter=meter,
+    )

@@ -1,0 +1,207 @@
+"""The cold start: what the student imitates before RL, and the imitation itself.
+
+The scripted teacher (`training.teacher`) writes a correct trajectory for every training
+question its searches reach; a synthetic curriculum adds questions read off the training
+entities' own documents (never a validation entity's); search drills add first searches for
+the questions it could not answer, and with a pack's say, scoped copies on made-up names.
+The student is fine-tuned on them (`sft`) for `sft_epochs`, or until the cold start's share
+of the run's clock is spent (DGPO, Kotoge et al. 2025: a 0.1B student gets no reward to learn
+from otherwise). The same teacher trajectories are DGPO's targets in the RL loop (`rl`).
+"""
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from engine.agent.trajectory import Trajectory
+from engine.documents.questions import Question
+from engine.documents.synthesis import asks_cause, offline_questions
+from engine.packs import synthesis_kinds
+from engine.rewards.text import polarity
+from engine.search.index import SearchIndex
+from engine.training.config import TrainConfig
+from engine.training.distributed import SINGLE, Ranks
+from engine.training.sft import sft
+from engine.training.teacher import (
+    ScriptedTeacher,
+    name_sections,
+    scope_drills,
+    section_phrases,
+    teacher_trajectories,
+)
+
+
+def synthetic_curriculum(
+    index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig
+) -> list[Question]:
+    """`config.synthetic_questions` questions from the tables of the training entities'
+    documents only: a validation entity's documents never feed training. Yes/no
+    comparisons come in the share the customer's own questions answer yes or no, answered
+    "Yes" as often as theirs are, "what drove" questions in the share that ask why: the
+    question kinds, and the answers a student cannot yet read the reason for, are the
+    customer's."""
+    if not config.synthetic_questions:
+        return []
+    entities = {q.entity for q in train_questions if q.entity}
+    chunks = [c for c in index.chunks if c.entity in entities]
+    asked = max(len(train_questions), 1)
+    said = [polarity(q.answer) for q in train_questions if polarity(q.answer)]
+    return offline_questions(
+        chunks,
+        n=config.synthetic_questions,
+        seed=config.seed,
+        yes_no_share=len(said) / asked,
+        cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
+        yes_share=said.count("yes") / len(said) if said else 0.5,
+        kinds=synthesis_kinds(config.pack),  # the generic kinds, and the run's pack's
+    )
+
+
+def teacher_data(
+    engine, index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig, log
+) -> tuple[ScriptedTeacher, dict[str, Trajectory], dict[str, Question]]:
+    """The scripted teacher, its correct trajectory for every question it reaches (the
+    cold start's data and DGPO's target), and the questions RL samples from by id: the
+    training questions and the synthetic ones the teacher reaches."""
+    teacher = ScriptedTeacher(
+        index,
+        results_per_search=config.limits.results_per_search,
+        first_results_per_search=config.limits.first_results_per_search,
+        heading_search=config.heading_search,
+        refine_search=config.refine_search,
+        refine_always=config.refine_always,
+        refine_terms=config.refine_terms,
+        scoped_first_search=config.scoped_first_search,
+        section_search=config.section_search,
+        quoted_answers=config.quoted_answers,
+        scope_years=config.scope_years,
+        statement_names=config.statement_names,
+    )
+    synthetic = synthetic_curriculum(index, train_questions, config)
+    if synthetic and config.synthetic_sections and config.section_search:
+        phrases = section_phrases(teacher, train_questions)
+        synthetic = name_sections(teacher, synthetic, phrases, seed=config.seed)
+        log(
+            f"section phrases: {len(phrases)} from the training questions, given to "
+            f"{sum('section_phrase' in q.meta for q in synthetic)} synthetic questions"
+        )
+    teacher.learn_boilerplate([*train_questions, *synthetic])
+    teacher_for = teacher_trajectories(engine, teacher, train_questions)
+    log(
+        f"scripted teacher: correct trajectories for {len(teacher_for)}/{len(train_questions)} "
+        "training questions"
+    )
+    by_id = {q.id: q for q in train_questions}
+    if synthetic:
+        taught = teacher_trajectories(engine, teacher, synthetic, readable_answers=True)
+        # Only questions the teacher reaches, and reads the answer of: near-impossible ones
+        # teach shortcuts.
+        synthetic = [q for q in synthetic if q.id in taught]
+        teacher_for |= taught
+        by_id |= {q.id: q for q in synthetic}
+        kinds = Counter(q.meta.get("source", "?").removeprefix("offline-") for q in synthetic)
+        log(
+            f"synthetic curriculum: {len(synthetic)} questions the teacher answers from the "
+            f"training entities' documents (by kind: {dict(sorted(kinds.items()))}; "
+            f"{sum(bool(polarity(q.answer)) for q in synthetic)} yes/no), "
+            f"{sum(len(t.valid_searches) > 1 for t in taught.values())} of them taught with "
+            "a second, refined search"
+        )
+    return teacher, teacher_for, by_id
+
+
+def cold_start_set(
+    engine,
+    teacher: ScriptedTeacher,
+    teacher_for: dict[str, Trajectory],
+    by_id: dict[str, Question],
+    train_questions: Sequence[Question],
+    config: TrainConfig,
+    log,
+) -> list[Trajectory]:
+    """What the cold start imitates: the teacher's whole trajectories and its scope drills,
+    first searches (a question set whose evidence its searches never reach still teaches
+    the search)."""
+    drills = scope_drills(  # the synthetic questions name the training companies too
+        engine,
+        teacher,
+        list(by_id.values()),
+        per_question=config.scope_drills,
+        seed=config.seed,
+        taught=frozenset(teacher_for),
+    )
+    drills += scope_drills(  # made-up names only: the real ones are above
+        engine,
+        teacher,
+        train_questions,
+        per_question=config.customer_scope_drills,
+        seed=config.seed + 1,
+        taught=frozenset(q.id for q in train_questions),
+    )
+    if drills:
+        asked = {q.question for q in by_id.values()}
+        made_up = sum(d.question not in asked for d in drills)
+        log(
+            f"search drills: {len(drills)} first searches, {made_up} of them scoped to "
+            f"made-up names, {sum(bool(d.searches) for d in drills)} going on to a second "
+            "search (the part of the document the question names, else the key terms "
+            f"{'always' if config.refine_always else 'after a miss'})"
+        )
+    return [*teacher_for.values(), *drills]
+
+
+@dataclass
+class ColdStartReport:
+    """What the cold start ran on this machine: its micro-batches, the epochs they make and
+    the seconds each took (None when nothing ran)."""
+
+    batches: int = 0
+    epochs: float = 0.0
+    seconds_per_batch: float | None = None
+
+
+def cold_start(
+    model,
+    trajectories: Sequence[Trajectory],
+    config: TrainConfig,
+    *,
+    precision: str,
+    pad_id: int,
+    deadline: float | None,
+    progress: bool,
+    check: Callable[[], None],
+    log,
+    ranks: Ranks = SINGLE,
+) -> ColdStartReport:
+    """SFT on the teacher's trajectories for `config.sft_epochs`, or until `deadline` (the
+    cold start's share of the training budget)."""
+    if not trajectories:
+        return ColdStartReport()
+    started = time.monotonic()
+    taught = []  # trajectories in each micro-batch
+    losses = sft(
+        model,
+        trajectories,
+        epochs=config.sft_epochs,
+        lr=config.sft_lr,
+        warmdown=config.sft_warmdown,
+        answer_weight=config.sft_answer_weight,
+        max_batch_tokens=config.max_batch_tokens,
+        pad_id=pad_id,
+        seed=config.seed,
+        progress=progress,
+        deadline=deadline,
+        precision=precision,
+        check=check,
+        on_step=lambda record: taught.append(record["trajectories"]),
+        ranks=ranks,
+    )
+    log("cold start SFT loss per epoch: " + ", ".join(f"{x:.3f}" for x in losses))
+    if not taught:
+        return ColdStartReport()
+    return ColdStartReport(
+        batches=len(taught),
+        epochs=sum(taught) / len(trajectories),
+        seconds_per_batch=(time.monotonic() - started) / len(taught),
+    )
