@@ -86,3 +86,39 @@ def test_no_test_module_imports_another():
         )
     }
     assert not offending, offending
+
+
+def module_name(path: Path) -> str:
+    """`corpora.services` for platform/corpora/services.py, `engine.search` for
+    engine/search/__init__.py."""
+    root = REPO / "platform" if path.is_relative_to(REPO / "platform") else REPO
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_no_import_circles_among_the_platforms_and_the_engines_modules():
+    """Every import counts, a function's own too: a function-local import that closes a
+    circle still ties the two modules' designs together (and hides the circle from Python
+    until that function runs)."""
+    import graphlib
+
+    paths = [*(REPO / "platform").rglob("*.py"), *ENGINE_FILES]
+    modules = {module_name(p): p for p in paths if "migrations" not in p.parts}
+
+    def known(name: str) -> str:
+        while name and name not in modules:  # "engine.search.index.SearchIndex" → its module
+            name = name.rpartition(".")[0]
+        return name
+
+    graph = {
+        name: {
+            dep
+            for dep in map(known, imported_modules(path))
+            if dep and dep != name and not name.startswith(f"{dep}.")  # not its own package
+        }
+        for name, path in modules.items()
+    }
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as circle:
+        raise AssertionError(f"an import circle: {' -> '.join(circle.args[1])}") from None

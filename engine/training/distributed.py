@@ -19,7 +19,7 @@ collectives their peers never call.
 
 `train_on_ranks` starts a run's ranks (the platform's training task and `sleuth train`
 with `ranks` above 1): the calling process is rank 0, so its hooks (the platform's database,
-its judge and key) stay where they are, and ranks 1… are child processes of this module,
+its judge and key) stay where they are, and ranks 1… are child processes (`engine.training.rank`),
 given torchrun's environment contract (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT,
 LOCAL_RANK; `join_from_env`). NCCL on GPUs, one device a rank; gloo on CPUs.
 """
@@ -256,7 +256,7 @@ def train_on_ranks(
         log_file = (out_dir / f"rank-{rank}.log").open("wb")
         children.append(
             subprocess.Popen(
-                [sys.executable, "-m", "engine.training.distributed", str(job_file)],
+                [sys.executable, "-m", "engine.training.rank", str(job_file)],
                 env=_child_env(rank, world, port, job.threads),
                 stdout=log_file,
                 stderr=subprocess.STDOUT,
@@ -316,7 +316,7 @@ def _ended(rank: int, child: subprocess.Popen, out_dir: Path) -> RankFailed:
     return RankFailed(f"training rank {rank} {how}", " | ".join(tail))
 
 
-def _exit_with_parent() -> None:
+def exit_with_parent() -> None:
     """A child rank never outlives the process that started it (rank 0 killed with
     SIGKILL runs no clean-up)."""
     parent = os.getppid()
@@ -327,42 +327,3 @@ def _exit_with_parent() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True).start()
-
-
-def child_main(job_file: str) -> int:
-    """A child rank: load what `job_file` names, join the group, train its share."""
-    from engine.agent.models import load_trainable
-    from engine.search.index import SearchIndex
-    from engine.training.config import TrainConfig
-    from engine.training.rl import train
-
-    _exit_with_parent()
-    job: RankJob = pickle.loads(Path(job_file).read_bytes())
-    if job.threads:
-        torch.set_num_threads(job.threads)
-    config = TrainConfig.from_dict(job.config)
-    model, tokenizer = load_trainable(config.model)
-    index = SearchIndex.load(job.index_dir)
-    ranks = join_from_env()
-    try:
-        train(
-            config,
-            model=model,
-            tokenizer=tokenizer,
-            index=index,
-            train_questions=job.train_questions,
-            val_questions=job.val_questions,
-            out_dir=Path(job.out_dir),
-            resume=job.resume,
-            progress=False,
-            log=lambda message: None,
-            final_eval_questions=job.final_eval_questions,
-            ranks=ranks,
-        )
-    finally:
-        leave()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(child_main(sys.argv[1]))

@@ -1,5 +1,7 @@
-"""Object storage through boto3: one configured client, the buckets, presigned downloads."""
+"""Object storage through boto3: one configured client, the buckets, presigned downloads, and
+the deletion of a project's folder."""
 
+import re
 from functools import lru_cache
 
 import boto3
@@ -59,3 +61,17 @@ def presigned_download_url(
         Params=params,
         ExpiresIn=expires_in or settings.S3_PRESIGNED_TTL_SECONDS,
     )
+
+
+def delete_s3_prefix(bucket: str, prefix: str) -> int:
+    """Delete every object whose key starts with `prefix`: one project's folder or a folder
+    in it, ending with "/" (so projects/1/ never reaches projects/10/)."""
+    if not re.fullmatch(r"projects/\d+/(.+/)?", prefix):
+        raise ValueError(f"refusing to delete the broad prefix {prefix!r}")
+    client, deleted = s3_client(), 0
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
+        if keys:
+            client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
+            deleted += len(keys)
+    return deleted

@@ -32,6 +32,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.queues import enqueue
+from core.s3 import delete_s3_prefix, s3_client
 
 from .models import Document, Project, QuestionSet
 
@@ -87,12 +88,9 @@ def project_index_build(*, project_id: int) -> str:
     return its S3 prefix. Documents become indexed, and the build becomes the project's
     current index unless its documents changed meanwhile. IndexFailed when there is
     nothing to index; DocumentsChanged when a document was deleted during the build."""
-    from core.s3 import s3_client
     from engine.documents.chunking import Section, chunk_sections
     from engine.search.index import SearchIndex
     from engine.search.store import MANIFEST, upload_index
-
-    from .services import delete_s3_prefix
 
     project = Project.objects.get(pk=project_id)
     documents = list(readable_documents(project).order_by("pk"))
@@ -230,11 +228,8 @@ def index_builds_prune(*, project: Project) -> list[str]:
     and that are older than SLEUTH_INDEX_STALE_BUILD_SECONDS (every upload makes a build:
     without this, a project's index storage would grow with the square of its documents).
     Nothing goes while a run of the project is active. Returns the deleted prefixes."""
-    from core.s3 import s3_client
     from engine.search.store import MANIFEST
     from runs.models import Run
-
-    from .services import delete_s3_prefix
 
     if not project.index_prefix or project.runs.filter(status__in=Run.ACTIVE).exists():
         return []
@@ -267,7 +262,6 @@ _index_cache_lock = threading.Lock()
 
 def _cache():
     global _index_cache
-    from core.s3 import s3_client
     from engine.search.store import IndexCache
 
     with _index_cache_lock:

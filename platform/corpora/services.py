@@ -3,7 +3,6 @@
 import hashlib
 import json
 import logging
-import re
 import tempfile
 import uuid
 from pathlib import Path
@@ -18,7 +17,7 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from core.s3 import s3_client
+from core.s3 import delete_s3_prefix, s3_client
 from engine.documents.corpus import infer_entity, read_pages_jsonl
 from engine.documents.sandbox import parse_files
 from engine.packs import suggested_pack
@@ -258,20 +257,6 @@ def _lock_owner_without_active_runs(*, owner, projects) -> None:
             f"{len(active)} run(s) still use these documents ({names}). Cancel them, or wait "
             "until they end, then delete again."
         )
-
-
-def delete_s3_prefix(bucket: str, prefix: str) -> int:
-    """Delete every object whose key starts with `prefix`: one project's folder or a folder
-    in it, ending with "/" (so projects/1/ never reaches projects/10/)."""
-    if not re.fullmatch(r"projects/\d+/(.+/)?", prefix):
-        raise ValueError(f"refusing to delete the broad prefix {prefix!r}")
-    client, deleted = s3_client(), 0
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        keys = [{"Key": item["Key"]} for item in page.get("Contents", [])]
-        if keys:
-            client.delete_objects(Bucket=bucket, Delete={"Objects": keys, "Quiet": True})
-            deleted += len(keys)
-    return deleted
 
 
 def _index_builds_holding(document: Document) -> list[str]:

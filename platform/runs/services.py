@@ -22,6 +22,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.queues import enqueue
+from core.s3 import delete_s3_prefix
 from corpora.models import Document, Project, QuestionSet
 from engine.net import UnsafeURL, check_url, public_http_client
 from engine.rewards.judge import Judge, OfflineJudge, build_judge
@@ -282,7 +283,6 @@ def run_delete(*, run: Run, user) -> None:
 def run_delete_objects(*, run: Run) -> None:
     """Everything under the run's own prefix on S3, then its row (the caller checked that no
     worker holds it). The prefix is rebuilt from the ids, never read from an editable field."""
-    from corpora.services import delete_s3_prefix
 
     delete_s3_prefix(artifacts.bucket(), f"{artifacts.run_prefix(run)}/")
     run.delete()

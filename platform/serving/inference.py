@@ -40,6 +40,7 @@ from django.conf import settings
 
 from engine.search.store import evict_copies
 from runs import artifacts
+from serving import sglang_serving
 
 
 @dataclass
@@ -290,9 +291,9 @@ def load_agent(agent: dict) -> LoadedAgent:
     # greedy decoding keeps rules (`agent.greedy_rules`), needs the hf engine's per-token
     # masks, so it is served as it was measured.
     if settings.SLEUTH_SERVING_ENGINE == "sglang" and not masks_tokens(limits):
-        from serving.sglang_serving import load_sglang_agent
-
-        return load_sglang_agent(agent, base_model or str(folder), agent_settings, limits, started)
+        return sglang_serving.load_sglang_agent(
+            agent, base_model or str(folder), agent_settings, limits, started, LoadedAgent
+        )
     device = "cuda" if torch.cuda.is_available() else "cpu"
     shared_name = None if base_model else _shared_base(folder, agent_settings)
     shared = adapter = None

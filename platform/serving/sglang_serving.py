@@ -23,12 +23,15 @@ _lock = threading.Lock()  # one load at a time, with the shutdown of the engine 
 _live: list = []  # the loaded agent (serving.inference.LoadedAgent) whose engine is up
 
 
-def load_sglang_agent(agent: dict, model_path: str, agent_settings, limits, started: float):
+def load_sglang_agent(
+    agent: dict, model_path: str, agent_settings, limits, started: float, loaded_agent
+):
     """`agent` (serving.inference.load_agent's argument) on an sglang engine over
-    `model_path` (its published folder, or the allowed base model asked for instead)."""
+    `model_path` (its published folder, or the allowed base model asked for instead), held
+    as `loaded_agent` makes it (serving.inference.LoadedAgent, given by the caller: the
+    inference module imports this one, never the other way)."""
     from corpora.indexing import load_index
     from engine.agent.engines import build_rollout_engine
-    from serving.inference import LoadedAgent
 
     index = load_index(agent["index_prefix"])
     with _lock:
@@ -45,7 +48,7 @@ def load_sglang_agent(agent: dict, model_path: str, agent_settings, limits, star
             batch_size=1,
             **({"system_prompt": agent_settings.system_prompt} if agent_settings else {}),
         )
-        loaded = LoadedAgent(
+        loaded = loaded_agent(
             engine=engine,
             index=index,
             limits=limits,
