@@ -14,7 +14,7 @@ recorded. Runs before proof113 kept the trained agent's answers only: echo's and
 numbers there stay as recorded, with no accuracy.
 
 Usage: python bench/rejudge.py [RUN_DIR …] [--questions PATH] [--write]
-       (default: every docs/runs/proof* folder and financebench-dev's questions)
+       (default: every docs/results/runs/proof* folder and financebench-dev's questions)
 """
 
 import argparse
@@ -101,7 +101,7 @@ def main() -> None:
     parser.add_argument("--questions", default=DEFAULT_QUESTIONS)
     parser.add_argument("--write", action="store_true", help="update the runs' eval.json")
     args = parser.parse_args()
-    runs = args.runs or sorted((REPO / "docs/runs").glob("proof*"), key=run_number)
+    runs = args.runs or sorted((REPO / "docs/results/runs").glob("proof*"), key=run_number)
     questions = {q.id: q for q in load_questions(args.questions)}
     judge = OfflineJudge()
     header = f"| {'run':<12} | {'policy':<7} | {'n':>3} | recorded answer_score | "

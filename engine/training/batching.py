@@ -96,7 +96,7 @@ def length_grouped_micro_batches(
     widest, were 1.2 % padding, but a drill attended over its whole row; grouped so, 1.06–1.13×
     the trajectories a minute (`bench/cold_start_batching.py`), and the preset's timed
     cold start got through 0.55 of an epoch instead of 0.50 on a float32 CPU
-    (docs/cpu-45min-runs.md). One trajectory a row is also what lets
+    (docs/results/cpu-45min-runs.md). One trajectory a row is also what lets
     `logprobs.token_logprobs` run the rows' shared system prompt once."""
     order = sorted(items, key=lambda i: -lengths[i])
     batches, start = [], 0

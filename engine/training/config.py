@@ -20,7 +20,7 @@ EVAL_SECONDS_PER_QUESTION = 8
 # A slower machine evaluates slower, as it trains slower: a question of the final evaluation
 # (four policies, 16 questions a batch) took about as long as a cold-start micro-batch of
 # 4096 tokens, on a 2-core CPU with bfloat16 (5.8 s against about 6 s) and one without
-# (11.1 s against 12.3 s; docs/cpu-45min-runs.md).
+# (11.1 s against 12.3 s; docs/results/cpu-45min-runs.md).
 EVAL_QUESTION_PER_COLD_START_BATCH = 1.0
 
 
