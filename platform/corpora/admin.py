@@ -35,6 +35,7 @@ class DocumentAdmin(admin.ModelAdmin):
         "parse_started_at",
         "parse_deadline",
         "parse_requeues",
+        "parse_queued_at",
         "looks_like",
     ]
 

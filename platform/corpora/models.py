@@ -98,6 +98,11 @@ class Document(models.Model):
     # number of times, counted here), then fails the document with the reason.
     parse_deadline = models.DateTimeField(null=True, blank=True)
     parse_requeues = models.PositiveSmallIntegerField(default=0)
+    # When the parse was let into the shared queue (corpora.parse_slots): an account has at
+    # most SLEUTH_PARSES_IN_FLIGHT_PER_ACCOUNT documents queued or being parsed, so one
+    # customer's 500 uploads cannot sit ahead of everyone else's; its other uploads wait
+    # here (None, "waiting for its turn") until one of its parses ends.
+    parse_queued_at = models.DateTimeField(null=True, blank=True)
     # The parsed sections (JSONL, one per page or heading) in the artifacts bucket.
     sections_key = models.CharField(max_length=500, blank=True)
     # The domain pack (engine.packs) whose kind of document this one looks like, read from its
@@ -109,6 +114,16 @@ class Document(models.Model):
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["project", "sha256"], name="one_copy_per_project"),
+        ]
+        indexes = [
+            # Every worker's sweep looks for unfinished parses (corpora.parse_deadlines,
+            # corpora.parse_slots) every SLEUTH_RUN_SWEEP_SECONDS: only those rows, not the
+            # whole table of parsed documents.
+            models.Index(
+                fields=["parse_queued_at", "created_at"],
+                name="document_parse_unfinished",
+                condition=models.Q(status="uploaded"),
+            ),
         ]
 
     def __str__(self) -> str:

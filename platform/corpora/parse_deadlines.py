@@ -4,7 +4,9 @@ An uploaded document gets a pick-up deadline; the worker that claims its parse m
 deadline to the parse's own time limit. Past it (the task was lost with the broker, the
 worker was killed mid-parse, no worker serves the queue), `documents_sweep` queues the
 parse again, up to SLEUTH_PARSE_MAX_REQUEUES times, then fails the document with a reason the
-customer can act on. Deadlines are on the database's clock.
+customer can act on. Deadlines are on the database's clock. A document waiting for its
+account's turn (corpora.parse_slots) has no deadline yet: it gets one when it is queued, and
+the same sweep queues it if the turn it was due was lost.
 """
 
 import logging
@@ -12,7 +14,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import DateTimeField, DurationField, ExpressionWrapper, F, Value
-from django.db.models.functions import Now
+from django.db.models.functions import Coalesce, Now
 
 from core.queues import enqueue
 from engine.documents.parsing import ParseLimits
@@ -50,7 +52,9 @@ def parse_enqueue(document_id: int) -> bool:
 
 
 def documents_sweep() -> list[int]:
-    """Queue again, or fail, uploaded documents whose parse deadline passed; returns ids."""
+    """Queue again, or fail, uploaded documents whose parse deadline passed; returns their
+    ids. Then queue the documents waiting for their account's turn that it has slots for
+    (those failed here, or a turn lost with a worker)."""
     swept = []
     due = Document.objects.filter(status=Document.Status.UPLOADED, parse_deadline__lt=Now())
     for document in due.only("pk", "parse_deadline", "parse_requeues", "parse_started_at"):
@@ -77,9 +81,16 @@ def documents_sweep() -> list[int]:
                 parse_started_at=None,
                 parse_deadline=parse_pickup_deadline(),
                 parse_requeues=F("parse_requeues") + 1,
+                # Queued again, so it holds its account's slot (set unless the row predates
+                # the slots or was made by hand).
+                parse_queued_at=Coalesce(F("parse_queued_at"), Now()),
             )
             if ended:
                 parse_enqueue(document.pk)
         if ended:
             swept.append(document.pk)
+    # Here, not at the module's top: parse_slots queues through this module's parse_enqueue.
+    from .parse_slots import parses_admit_waiting
+
+    parses_admit_waiting()
     return swept

@@ -9,6 +9,7 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
 from .models import Document, Project, Question, QuestionSet
+from .parse_slots import parse_places
 
 
 def projects_for_user(*, user) -> QuerySet[Project]:
@@ -26,6 +27,19 @@ def document_get_for_user(*, user, document_id: int) -> Document:
     return get_object_or_404(
         Document.objects.select_related("project"), pk=document_id, project__owner=user
     )
+
+
+def project_documents(*, project: Project) -> list[Document]:
+    """The project's documents for its page, each with `parse_place`: its place in its
+    account's line for a parse (1: next) while it waits for its turn, else None."""
+    documents = list(project.documents.all())
+    waiting = [
+        d for d in documents if d.status == Document.Status.UPLOADED and d.parse_queued_at is None
+    ]
+    places = parse_places(owner_id=project.owner_id) if waiting else {}
+    for document in documents:
+        document.parse_place = places.get(document.pk)
+    return documents
 
 
 def question_set_get_for_user(*, user, question_set_id: int) -> QuestionSet:

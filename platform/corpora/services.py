@@ -13,6 +13,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import SuspiciousFileOperation
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.db.models import F
+from django.db.models.functions import Coalesce, Now
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.text import get_valid_filename
@@ -24,7 +26,8 @@ from engine.packs import suggested_pack
 
 from .indexing import echo_recall_enqueue, project_index_enqueue
 from .models import Document, Project, Question, QuestionSet
-from .parse_deadlines import parse_enqueue, parse_pickup_deadline, parse_running_deadline
+from .parse_deadlines import parse_running_deadline
+from .parse_slots import parses_admit, parses_admit_quietly
 from .question_files import QuestionFileError, validate_question_file
 from .selectors import account_storage_used
 from .sniffing import CONTENT_TYPES, UnsupportedFile, sniff_kind
@@ -106,13 +109,14 @@ def document_upload(*, project: Project, file: UploadedFile) -> Document:
                 sha256=sha256,
                 s3_key=key,
                 entity=infer_entity(name) or "",
-                parse_deadline=parse_pickup_deadline(),
             )
-            document.refresh_from_db(fields=["parse_deadline"])
+            # Queued now if the account has a free parse slot (the task is sent on commit,
+            # or by the sweep, later), else it waits for its turn (corpora.parse_slots).
+            parses_admit(owner_id=project.owner_id)
         except Exception:
             s3_client().delete_object(Bucket=settings.S3_UPLOADS_BUCKET, Key=key)
             raise
-    transaction.on_commit(lambda: parse_enqueue(document.pk))  # or the sweep, later
+        document.refresh_from_db(fields=["parse_queued_at", "parse_deadline"])
     return document
 
 
@@ -140,13 +144,30 @@ def document_parse(*, document_id: int) -> Document | None:
 
     Returns None when there is nothing to do: the document is gone, or another worker
     already claimed it. The parse runs in the engine's sandbox (a child process under
-    time and memory limits), since the file is untrusted.
+    time and memory limits), since the file is untrusted. However it ends, its account's
+    parse slot is free and its next waiting document is queued (corpora.parse_slots).
     """
     claimed = Document.objects.filter(
         pk=document_id, status=Document.Status.UPLOADED, parse_started_at=None
-    ).update(parse_started_at=timezone.now(), parse_deadline=parse_running_deadline())
+    ).update(
+        parse_started_at=timezone.now(),
+        parse_deadline=parse_running_deadline(),
+        # Set already when it was queued; a parse asked for directly (a test, a shell) holds
+        # one of its account's slots while it runs, as a queued one does.
+        parse_queued_at=Coalesce(F("parse_queued_at"), Now()),
+    )
     if not claimed:
         return None
+    owner = Project.objects.filter(documents=document_id).values_list("owner_id", flat=True)
+    owner_id = owner.first()
+    try:
+        return _document_parse_claimed(document_id)
+    finally:
+        if owner_id is not None:
+            parses_admit_quietly(owner_id=owner_id)
+
+
+def _document_parse_claimed(document_id: int) -> Document | None:
     document = Document.objects.get(pk=document_id)
     try:
         sections = _parse_sections(document)
@@ -320,8 +341,10 @@ def document_delete(*, document: Document) -> list[str]:
             delete_s3_prefix(settings.S3_ARTIFACTS_BUCKET, build)
         if f"{document.project.index_prefix}/" in builds:  # the search page's index went
             Project.objects.filter(pk=document.project_id).update(index_prefix="")
-        project_id = document.project_id
+        project_id, owner_id = document.project_id, document.project.owner_id
         transaction.on_commit(lambda: project_index_enqueue(project_id))
+        # A document queued or being parsed held a parse slot: the account's next takes it.
+        transaction.on_commit(lambda: parses_admit_quietly(owner_id=owner_id))
         if document.sections_key:
             s3_client().delete_object(
                 Bucket=settings.S3_ARTIFACTS_BUCKET, Key=document.sections_key
@@ -339,7 +362,10 @@ def project_delete(*, project: Project) -> None:
         _lock_owner_without_active_runs(owner=project.owner, projects=[project])
         for bucket in (settings.S3_UPLOADS_BUCKET, settings.S3_ARTIFACTS_BUCKET):
             delete_s3_prefix(bucket, f"projects/{project.pk}/")
+        owner_id = project.owner_id
         project.delete()
+        # Its documents in flight held parse slots: the account's other projects' go next.
+        transaction.on_commit(lambda: parses_admit_quietly(owner_id=owner_id))
 
 
 class QuestionImportRejected(ValueError):

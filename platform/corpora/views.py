@@ -20,11 +20,13 @@ from runs.models import Run
 
 from .forms import EntityForm, ProjectForm, SearchForm
 from .generation import question_generation_current
+from .parse_slots import parses_cap
 from .search import RESULTS, document_page_text, project_search_page
 from .selectors import (
     account_storage_used,
     document_get_for_user,
     documents_in_progress,
+    project_documents,
     project_get_for_user,
     projects_for_user,
     question_set_get_for_user,
@@ -75,8 +77,9 @@ def project_list(request):
 def _project_context(request, project, **extra):
     return {
         "project": project,
-        "documents": project.documents.all(),
+        "documents": project_documents(project=project),
         "polling": documents_in_progress(project=project),
+        "parses_at_once": parses_cap(),
         "question_sets": project.question_sets.all(),
         "question_generation": question_generation_current(project=project),
         "storage_used": account_storage_used(user=request.user),

@@ -18,6 +18,13 @@ drops the run-out leases, counts and adds, so two web threads never both take th
 
 With the cache unreachable the chat is let through and the outage logged, as the rate
 limits do (core.ratelimit): a counter whose store is down must not refuse every chat.
+
+The playground's questions (serving.playground) take the account's slots too (`site=False`):
+they go to the same inference queue, so an account's /v1 chats and playground questions
+together have at most its cap in that queue, and one customer cannot flood it for everyone.
+They hold no web thread (the page polls), so they leave the site's count, which guards the
+threads, alone; their slot is given back when a poll finds the answer, the failure or the
+timeout, or runs out by itself if nobody polls again.
 """
 
 import logging
@@ -39,22 +46,23 @@ LEASE_MARGIN_SECONDS = 30.0
 # client honours Retry-After when it retries a 429 by itself.
 RETRY_AFTER_SECONDS = 5
 
-# KEYS: the account's leases, the site's. ARGV: now, when the new lease runs out, its id,
-# the account's cap, the site's cap, the sets' own expiry (ms: an idle account's set goes).
+# KEYS: the account's leases, then the site's unless the chat holds no web thread (the
+# playground's). ARGV: now, when the new lease runs out, its id, the account's cap, the
+# site's cap, the sets' own expiry (ms: an idle account's set goes).
 # Returns {0 taken | 1 account full | 2 site full, the account's chats, the site's chats}.
 _ACQUIRE = """
 local now = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+for _, key in ipairs(KEYS) do redis.call('ZREMRANGEBYSCORE', key, '-inf', now) end
 local mine = redis.call('ZCARD', KEYS[1])
-local site = redis.call('ZCARD', KEYS[2])
+local site = 0
+if #KEYS > 1 then site = redis.call('ZCARD', KEYS[2]) end
 if mine >= tonumber(ARGV[4]) then return {1, mine, site} end
-if site >= tonumber(ARGV[5]) then return {2, mine, site} end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[6])
-redis.call('PEXPIRE', KEYS[2], ARGV[6])
-return {0, mine + 1, site + 1}
+if #KEYS > 1 and site >= tonumber(ARGV[5]) then return {2, mine, site} end
+for _, key in ipairs(KEYS) do
+  redis.call('ZADD', key, ARGV[2], ARGV[3])
+  redis.call('PEXPIRE', key, ARGV[6])
+end
+return {0, mine + 1, site + #KEYS - 1}
 """
 
 
@@ -83,7 +91,7 @@ class Slot:
     """One chat's place in its account's and the site's count; `release` gives it back
     (again: nothing). A slot not counted (the cache was down) releases nothing."""
 
-    keys: tuple[str, str] | None
+    keys: tuple[str, ...] | None
     member: str
 
     def release(self) -> None:
@@ -100,21 +108,22 @@ class Slot:
             logger.error("chat slot not released: the cache is unreachable")
 
 
-def acquire(account_id) -> Slot:
+def acquire(account_id, *, site: bool = True) -> Slot:
     """A slot for one chat of `account_id`; ChatsInFlight when its account or the site
-    already has its cap in flight."""
+    already has its cap in flight. `site=False`: a chat that holds no web thread (the
+    playground's), counted against its account's cap only."""
     per_account = settings.SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT
     site_cap = settings.SLEUTH_CHATS_IN_FLIGHT
     lease = float(settings.SLEUTH_INFERENCE_TIMEOUT) + LEASE_MARGIN_SECONDS
-    keys = _keys(account_id)
+    keys = _keys(account_id) if site else _keys(account_id)[:1]
     member = uuid.uuid4().hex
     # The web hosts' clocks score the leases: a few seconds' skew against a lease of
     # minutes only moves when a crashed chat's slot comes back.
     now = time.time()
     try:
-        taken, mine, site = _client().eval(
+        taken, mine, site_chats = _client().eval(
             _ACQUIRE,
-            2,
+            len(keys),
             *keys,
             repr(now),
             repr(now + lease),
@@ -129,7 +138,7 @@ def acquire(account_id) -> Slot:
     if taken == 1:
         raise ChatsInFlight(site=False, in_flight=int(mine), cap=per_account)
     if taken == 2:
-        raise ChatsInFlight(site=True, in_flight=int(site), cap=site_cap)
+        raise ChatsInFlight(site=True, in_flight=int(site_chats), cap=site_cap)
     return Slot(keys=keys, member=member)
 
 

@@ -16,6 +16,10 @@ that name is on the operator's allowlist (runs.services.allowed_models): the pag
 "base", never a model name or path a customer could type. It answers on the inference queue
 like the agent, with the agent's published settings (system prompt, limits) and index, only
 the trained weights swapped for the untrained ones (serving.inference.load_agent).
+
+Each agent asked takes one of the account's chat slots (serving.chat_slots, with /v1's
+chats: one cap per account on the inference queue), given back when a poll finds its answer,
+its failure or its timeout; past the cap the question is refused with a 429, nothing queued.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from corpora.services import QuestionImportRejected, question_set_add_question
 from runs.selectors import run_get_for_user
 from runs.services import model_allowed, model_key
 
+from . import chat_slots
 from .selectors import PublishedAgent, published_agents
 from .services import (
     QUESTION_MAX_CHARS,
@@ -114,6 +119,7 @@ def _agent_column(
     agent: PublishedAgent,
     question: str,
     role: str,
+    slot: chat_slots.Slot,
     *,
     base_model: str | None = None,
     name: str | None = None,
@@ -123,6 +129,7 @@ def _agent_column(
         task_id = agent_chat_enqueue(agent, question, base_model=base_model).id
     except Exception:  # the broker is down: say so in the column, the page still answers
         logger.warning("playground: could not queue %s", name, exc_info=True)
+        slot.release()
         return {"role": role, "kind": kind, "name": name, **_failed("queue")}
     return {
         "role": role,
@@ -132,7 +139,33 @@ def _agent_column(
         "status": "pending",
         "searches": [],
         "answer": None,
+        # The chat slot it holds until a poll sees it end (in the cache entry: the poll is
+        # another request).
+        "slot": [list(slot.keys), slot.member] if slot.keys else None,
     }
+
+
+def _slots_take(user, count: int) -> list[chat_slots.Slot]:
+    """`count` of the account's chat slots, or PlaygroundRefused (429) and none taken."""
+    taken: list[chat_slots.Slot] = []
+    try:
+        for _ in range(count):
+            taken.append(chat_slots.acquire(user.pk, site=False))
+    except chat_slots.ChatsInFlight as full:
+        for slot in taken:
+            slot.release()
+        raise PlaygroundRefused(
+            f"Your account has {full.in_flight} questions and API chats being answered, the "
+            f"most it may have at once ({full.cap}). Wait for an answer, then ask again.",
+            status=429,
+        ) from None
+    return taken
+
+
+def _slot_release(column: dict) -> None:
+    held, column["slot"] = column.get("slot"), None
+    if held:
+        chat_slots.Slot(keys=tuple(held[0]), member=held[1]).release()
 
 
 def _failed(why: str) -> dict:
@@ -200,7 +233,9 @@ def playground_ask(*, user, playground: Playground, question: str, compare: str 
             "Wait a moment.",
             status=429,
         )
-    columns = [_agent_column(playground.agent, question, "agent")]
+    # Echo needs no model: only agents take the inference queue's slots.
+    slots = _slots_take(user, 1 if compare in ("", ECHO) else 2)
+    columns = [_agent_column(playground.agent, question, "agent", slots[0])]
     if compare == ECHO:
         columns.append(_echo_column(playground.agent.index_prefix, question))
     elif compare == BASE and playground.base_model:
@@ -209,12 +244,13 @@ def playground_ask(*, user, playground: Playground, question: str, compare: str 
                 playground.agent,
                 question,
                 "comparison",
+                slots[1],
                 base_model=playground.base_model,
                 name=f"base model: {playground.base_label}, untrained",
             )
         )
     elif compare:
-        columns.append(_agent_column(others[compare], question, "comparison"))
+        columns.append(_agent_column(others[compare], question, "comparison", slots[1]))
     ask_id = secrets.token_urlsafe(18)
     entry = {
         "user_id": user.pk,
@@ -259,13 +295,16 @@ def playground_result(*, user, playground: Playground, ask_id: str) -> dict | No
                 latency=round(time.time() - entry["asked_at"], 1),
             )
             agent_chat_forget(column["task_id"])
+            _slot_release(column)
             changed = True
         elif state["status"] == "failed":
             column.update(_failed("failed"))
+            _slot_release(column)
             changed = True
         elif time.time() - entry["asked_at"] > settings.SLEUTH_INFERENCE_TIMEOUT:
             agent_chat_forget(column["task_id"])
             column.update(_failed("timeout"))
+            _slot_release(column)
             changed = True
         elif len(state["searches"]) != len(column["searches"]):
             column["searches"] = state["searches"]

@@ -19,7 +19,7 @@ from django.utils import timezone
 from corpora.models import QuestionSet
 from corpora.services import project_create
 from runs.models import Checkpoint, Run
-from serving import inference
+from serving import chat_slots, inference
 from serving import playground as play
 from tests.helpers.serving import QUESTION, inference_worker_running, publish_for
 
@@ -232,6 +232,36 @@ def test_each_search_shows_while_the_agent_is_still_working(alice, client):
     assert "revenue was 7" in html
     assert "hx-get" in html, "still pending: the page keeps polling"
     assert "Searching again or answering" in html
+
+
+def test_playground_questions_count_against_the_accounts_chat_cap_with_the_api(
+    alice, bob, client, settings
+):
+    """The inference queue is shared by every customer: an account's playground questions
+    take the same per-account slots as its /v1 chats (serving.chat_slots), so it cannot
+    queue past the cap, and each gives its slot back once a poll finds it ended."""
+    settings.SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT = 2
+    run = unanswered_run(alice)
+    ground = play.playground_for(user=alice, run_id=run.pk)
+    first = play.playground_ask(user=alice, playground=ground, question="Revenue?")
+    play.playground_ask(user=alice, playground=ground, question="Capex?")
+    client.force_login(alice)
+
+    refused = client.post(reverse("serving:playground_ask", args=[run.pk]), {"question": "Debt?"})
+
+    assert refused.status_code == 429
+    assert "2 questions and API chats being answered" in refused.content.decode()
+    with pytest.raises(chat_slots.ChatsInFlight):  # a /v1 chat of the account waits too
+        chat_slots.acquire(alice.pk)
+    # They hold no web thread: the site's count, which keeps threads for pages, is untouched.
+    assert chat_slots.in_flight(alice.pk) == (2, 0)
+    chat_slots.acquire(bob.pk, site=False).release()  # another account is not held up
+
+    settings.SLEUTH_INFERENCE_TIMEOUT = 0.0
+    play.playground_result(user=alice, playground=ground, ask_id=first)  # it timed out
+
+    assert chat_slots.in_flight(alice.pk) == (1, 0)
+    play.playground_ask(user=alice, playground=ground, question="Debt?")
 
 
 def test_a_question_nobody_answers_in_time_says_so_and_stops_polling(alice, client, settings):

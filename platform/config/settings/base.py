@@ -261,6 +261,13 @@ SLEUTH_PREVIEW_SECONDS = env.float("SLEUTH_PREVIEW_SECONDS", default=20.0)
 SLEUTH_PREVIEW_QUEUE = env("SLEUTH_PREVIEW_QUEUE", default="")
 SLEUTH_PARSE_PICKUP_SECONDS = env.int("SLEUTH_PARSE_PICKUP_SECONDS", default=300)
 SLEUTH_PARSE_MAX_REQUEUES = env.int("SLEUTH_PARSE_MAX_REQUEUES", default=3)
+# Documents of one account queued or being parsed at once (corpora.parse_slots). The broker
+# hands out parses first in, first out, so without a cap one customer's 500 uploads would sit
+# ahead of every other customer's one; with it, another account's upload waits behind at most
+# this many of each busy account's. Its other uploads wait in the database ("waiting for its
+# turn") and are queued as its parses end. About the ingest workers' processes: a lone
+# account still keeps them busy, while a burst cannot fill the queue. At least 1.
+SLEUTH_PARSES_IN_FLIGHT_PER_ACCOUNT = env.int("SLEUTH_PARSES_IN_FLIGHT_PER_ACCOUNT", default=4)
 SLEUTH_INDEX_STALE_BUILD_SECONDS = env.int("SLEUTH_INDEX_STALE_BUILD_SECONDS", default=3600)
 SLEUTH_INDEXES_LOADED = env.int("SLEUTH_INDEXES_LOADED", default=3)
 # The OpenAI-compatible API at /v1 (serving): requests per token owner per window (seconds),
