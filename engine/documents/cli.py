@@ -47,10 +47,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--kinds",
-        default="all",
+        default="generic,filings",
         metavar="KINDS",
         help="offline only: comma-separated question kinds, 'generic' (action, definition, "
-        "count), 'filings' (table, comparison, cause) or 'all' (default)",
+        "count), 'reading' (completion), 'filings' (table, comparison, cause) or 'all' "
+        "(default: generic,filings)",
     )
     p.add_argument("--teacher-base-url", default=os.environ.get("SLEUTH_TEACHER_BASE_URL"))
     p.add_argument("--teacher-model", default=os.environ.get("SLEUTH_TEACHER_MODEL"))
@@ -67,6 +68,7 @@ def cmd_generate(args) -> int:
         ALL_KINDS,
         FILINGS_KINDS,
         GENERIC_KINDS,
+        READING_KINDS,
         offline_questions,
         teacher_questions,
     )
@@ -80,7 +82,12 @@ def cmd_generate(args) -> int:
             flag = "--" + name.replace("_", "-")
             print(f"sleuth: error: {flag} must be between 0 and 1", file=sys.stderr)
             return 2
-    groups = {"all": ALL_KINDS, "generic": GENERIC_KINDS, "filings": FILINGS_KINDS}
+    groups = {
+        "all": ALL_KINDS,
+        "generic": GENERIC_KINDS,
+        "reading": READING_KINDS,
+        "filings": FILINGS_KINDS,
+    }
     kinds: list[str] = []
     for word in (w.strip() for w in args.kinds.split(",") if w.strip()):
         if word not in groups and word not in ALL_KINDS:

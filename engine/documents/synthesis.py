@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import zip_longest
 
@@ -192,10 +192,16 @@ _COMPARISONS = (
 # Question kinds, by what they read. A pack chooses among them (`kinds=`); the generic
 # kinds assume nothing of the documents but sentences.
 GENERIC_KINDS = ("action", "definition", "count")
+# "completion": a sentence of the documents quoted with one of its rarer words blanked out,
+# answered by that word. Any prose makes it, where the kinds above need a sentence of a
+# given shape (a manual of 77 pages made 64 of them); its question finds its passage with
+# no skill, and what it teaches is reading: the answer is a word of the results to copy.
+# Chosen with `completion_questions` (TrainConfig), off by default.
+READING_KINDS = ("completion",)
 # "table": one cell of a year-column table; "comparison": whether a row rose or fell
 # between its two latest years (yes/no); "cause": what drove a change a filing explains.
 FILINGS_KINDS = ("table", "comparison", "cause")
-ALL_KINDS = GENERIC_KINDS + FILINGS_KINDS
+ALL_KINDS = GENERIC_KINDS + READING_KINDS + FILINGS_KINDS
 
 
 def offline_questions(
@@ -205,9 +211,9 @@ def offline_questions(
     yes_no_share: float = 0.0,
     cause_share: float = 0.0,
     yes_share: float = 0.5,
-    kinds: Iterable[str] = ALL_KINDS,
+    kinds: Iterable[str] = GENERIC_KINDS + FILINGS_KINDS,
 ) -> list[Question]:
-    """Up to n questions of the `kinds` asked for (default every kind).
+    """Up to n questions of the `kinds` asked for (default every kind but the reading ones).
 
     The filings kinds come first, in the shares asked for: up to `cause_share` of them
     what drove a change a filing explains (`cause_questions`), about `yes_no_share` of the
@@ -232,7 +238,7 @@ def offline_questions(
         share = share if "comparison" in kinds else 0.0
         tables = _table_questions(chunks, n - len(causes), seed, share, yes_share)
     prose = []
-    generic = [k for k in kinds if k in GENERIC_KINDS]
+    generic = [k for k in kinds if k in GENERIC_KINDS + READING_KINDS]
     if generic and len(causes) + len(tables) < n:
         prose = prose_questions(chunks, n - len(causes) - len(tables), seed, generic)
     return [*causes, *tables, *prose]
@@ -582,11 +588,12 @@ def prose_questions(
 ) -> list[Question]:
     """Up to n lookup questions read off prose sentences, the kinds taken in turn: what a
     thing does (`action`), what a term is (`definition`), how many of something there are
-    (`count`). The answer is a short span of the sentence; golden evidence is every chunk
-    of the document that holds the sentence. A question asks only about a subject with a
-    word few chunks hold, and names its entity ("In <entity>, …") when the subject's words
-    are also in another entity's chunks."""
-    kinds = [k for k in GENERIC_KINDS if k in set(kinds)]
+    (`count`), which word a quoted sentence is missing (`completion`). The answer is a
+    short span of the sentence; golden evidence is every chunk of the document that holds
+    the sentence. A question asks only about a subject with a word few chunks hold, and
+    names its entity ("In <entity>, …") when the subject's words are also in another
+    entity's chunks (a quoted sentence names its passage itself)."""
+    kinds = [k for k in GENERIC_KINDS + READING_KINDS if k in set(kinds)]
     chunks = list(chunks)
     if not chunks or not kinds or n < 1:
         return []
@@ -616,7 +623,7 @@ def prose_questions(
     by_kind: dict[str, list[tuple[Chunk, _Fact]]] = {k: [] for k in kinds}
     for chunk in chunks:
         for sentence in _sentences(chunk.text):
-            for fact in _facts(sentence, kinds, rng):
+            for fact in _facts(sentence, kinds, rng, lambda word: len(holding.get(word, ()))):
                 if distinctive(fact.subject):
                     by_kind[fact.kind].append((chunk, fact))
     for candidates in by_kind.values():
@@ -635,7 +642,8 @@ def prose_questions(
             continue
         asked.add(key)
         text = fact.question
-        if chunk.entity and elsewhere(fact.subject, chunk.entity):
+        # A quoted sentence names its passage itself; a subject may need its entity named.
+        if fact.kind != "completion" and chunk.entity and elsewhere(fact.subject, chunk.entity):
             text = f"In {chunk.entity}, {text[0].lower()}{text[1:]}"
         question = _question(text, fact.answer, chunk, fact.sentence, f"offline-{fact.kind}")
         golden = [i for i, t in by_doc[chunk.doc] if fact.sentence in t] or [chunk.id]
@@ -681,7 +689,12 @@ def _blocks(text: str) -> list[str]:
     return [" ".join(b) for b in blocks if b]
 
 
-def _facts(sentence: str, kinds: list[str], rng: random.Random) -> list[_Fact]:
+def _facts(
+    sentence: str,
+    kinds: list[str],
+    rng: random.Random,
+    chunks_holding: Callable[[str], int] | None = None,
+) -> list[_Fact]:
     plain = _EMPHASIS.sub(r"\1", sentence)
     facts = []
     if "action" in kinds:
@@ -698,6 +711,10 @@ def _facts(sentence: str, kinds: list[str], rng: random.Random) -> list[_Fact]:
             article = "" if be == "are" else m.group("article").lower() + " "
             text = rng.choice(_SHAPES_DEFINITION).format(be=be, art=article, t=term)
             facts.append(_Fact("definition", term, text, answer, sentence))
+    if "completion" in kinds and (
+        fact := _completion_fact(plain, sentence, rng, chunks_holding or (lambda word: 0))
+    ):
+        facts.append(fact)
     if "count" in kinds:
         for m in _COUNT.finditer(plain):
             noun = m.group("noun").strip()
@@ -712,6 +729,41 @@ def _facts(sentence: str, kinds: list[str], rng: random.Random) -> list[_Fact]:
             text = rng.choice(_SHAPES_COUNT).format(noun=noun)
             facts.append(_Fact("count", noun, text, m.group("n"), sentence))
     return facts
+
+
+_SHAPES_COMPLETION = (
+    'Which word is missing from this sentence of the documents: "{s}"?',
+    'What word fills the blank in "{s}"?',
+    'Complete the sentence with one word: "{s}"',
+)
+_BLANK = "___"
+# A word worth blanking: a name, a keyword, an identifier ("ZeroDivisionError", "__bases__",
+# "nonlocal"); no digits alone, nothing shorter than four characters.
+_BLANKABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{3,}")
+
+
+def _completion_fact(
+    plain: str, sentence: str, rng: random.Random, chunks_holding: Callable[[str], int]
+) -> _Fact | None:
+    """The sentence with one of its words blanked: a word that is no stop word, occurs
+    once in it and is not its first (a sentence's opening word is its subject more often
+    than what it says), one of its two rarest in the corpus (`chunks_holding` a word): a
+    name or a term the passage is about, rather than a word any sentence could hold."""
+    counts: dict[str, int] = {}
+    for m in _BLANKABLE.finditer(plain):
+        counts[m.group().lower()] = counts.get(m.group().lower(), 0) + 1
+    candidates = [
+        m
+        for m in _BLANKABLE.finditer(plain)
+        if m.start() > 0 and m.group().lower() not in _STOP_WORDS and counts[m.group().lower()] == 1
+    ]
+    if not candidates:
+        return None
+    candidates.sort(key=lambda m: chunks_holding(m.group().lower()))
+    m = rng.choice(candidates[:2])
+    quoted = (plain[: m.start()] + _BLANK + plain[m.end() :]).replace('"', "'")
+    question = rng.choice(_SHAPES_COMPLETION).format(s=quoted)
+    return _Fact("completion", m.group(), question, m.group(), sentence)
 
 
 def _action_facts(plain: str, sentence: str, rng: random.Random) -> list[_Fact]:

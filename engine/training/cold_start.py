@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from engine.agent.trajectory import Trajectory
 from engine.documents.questions import Question
-from engine.documents.synthesis import asks_cause, offline_questions
+from engine.documents.synthesis import READING_KINDS, asks_cause, offline_questions
 from engine.packs import synthesis_kinds
 from engine.rewards.text import polarity
 from engine.search.index import SearchIndex
@@ -54,7 +54,8 @@ def synthetic_curriculum(
         yes_no_share=len(said) / asked,
         cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
         yes_share=said.count("yes") / len(said) if said else 0.5,
-        kinds=synthesis_kinds(config.pack),  # the generic kinds, and the run's pack's
+        # The generic kinds, and the run's pack's (and the reading kind, if asked for).
+        kinds=synthesis_kinds(config.pack) + (READING_KINDS if config.completion_questions else ()),
     )
 
 

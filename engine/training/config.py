@@ -147,6 +147,13 @@ class TrainConfig(Settings):
     synthetic_questions: int = option(
         0, help="questions synthesized from the training entities' documents for cold start and RL"
     )
+    # Synthetic questions that quote a sentence of the documents with one word blanked out
+    # (documents.synthesis.READING_KINDS), in turn with the other kinds: answers to copy from
+    # the results, where the customer's questions are few and the other kinds need sentences
+    # of given shapes.
+    completion_questions: bool = option(
+        False, help="synthetic questions also ask for a word blanked out of a quoted sentence"
+    )
     # Synthetic questions whose evidence is on a kind of page the customer's questions name
     # carry one of the customer's own sentences naming it ("… shown in the balance sheet"),
     # so the section search is taught on hundreds of questions (teacher.name_sections).

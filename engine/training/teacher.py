@@ -565,6 +565,8 @@ def answer_readable(question: Question, shown: str) -> bool:
     statement's "(1,577)" under "in millions" are one), and a synthesized reason ("what
     drove…") is shown in its words. Any other answer without figures (a yes or no, a name)
     passes: only figures and copied words can be checked this simply."""
+    if question.meta.get("source") == "offline-completion":  # the blanked word, to copy
+        return re.search(rf"(?<!\w){re.escape(question.answer)}(?!\w)", shown) is not None
     if question.meta.get("source") == "offline-cause":
         said = content_terms(question.answer, keep_numbers=True)
         if len(said & content_terms(shown, keep_numbers=True)) < CAUSE_SHOWN * len(said):

@@ -14,6 +14,7 @@ from engine.documents.questions import load_questions
 from engine.documents.synthesis import (
     FILINGS_KINDS,
     GENERIC_KINDS,
+    READING_KINDS,
     asks_cause,
     cause_questions,
     is_self_contained,
@@ -479,3 +480,36 @@ def test_cli_generates_from_prose_with_the_kinds_asked_for(tmp_path, capsys):
     assert main([*generate, "--kinds", "filings"]) == 2
     assert main([*generate, "--kinds", "tables"]) == 2
     assert "unknown kind 'tables'" in capsys.readouterr().err
+
+
+def test_completion_questions_quote_a_sentence_with_its_rarest_word_blanked_out():
+    pool = [*manual(), *manual("BREWER_X2_MANUAL", "Brewer X2", "The boiler heats the water.\n")]
+    made = prose_questions(pool, n=50, kinds=["completion"])
+    descaling = [q for q in made if "from the boiler and the pipes" in q.question]
+    assert descaling, [q.question for q in made]
+    for q in descaling:
+        # One word of the sentence is blanked, and the sentence needs no entity named.
+        quoted = q.question.split('"')[1]
+        assert quoted.count("___") == 1 and not q.question.startswith("In ")
+        assert quoted.replace("___", q.answer) == (
+            "The descaling program removes limescale from the boiler and the pipes."
+        )
+        # One of the sentence's two rarest words: never "boiler", which two manuals hold.
+        assert q.answer in {"descaling", "program", "removes", "limescale", "pipes"}
+        assert q.golden_chunk_ids == ["BREWER_X1_MANUAL:p4:c0"]
+        assert q.meta["source"] == "offline-completion"
+
+
+def test_a_completion_never_blanks_the_first_word_a_repeated_word_or_a_stop_word():
+    text = "Grinders grind coffee beans finely, and grinders grind them evenly too.\n"
+    for seed in range(10):
+        for q in prose_questions(manual(text=text), n=5, seed=seed, kinds=["completion"]):
+            assert q.answer.lower() not in {"grinders", "grind", "and", "them", "too"}
+
+
+def test_the_reading_kind_is_asked_for_only_by_name():
+    assert not any(
+        q.meta["source"] == "offline-completion" for q in offline_questions(manual(), n=50)
+    )
+    asked = offline_questions(manual(), n=50, kinds=GENERIC_KINDS + READING_KINDS)
+    assert any(q.meta["source"] == "offline-completion" for q in asked)

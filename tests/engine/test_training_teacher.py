@@ -726,3 +726,18 @@ def test_a_second_search_of_the_question_shows_its_next_hits_not_the_first_ones_
     first, second = (s.chunk_ids for s in twice.searches)
     assert first and second and not set(first) & set(second)
     assert [h.chunk_id for h in index.search(question, 2)] == [*first, *second]
+
+
+def test_a_completion_is_readable_only_where_the_results_show_its_blanked_word():
+    question = Question(
+        "c1",
+        'What word fills the blank in "The boiler ___ the water."?',
+        "heats",
+        None,
+        [Evidence("The boiler heats the water.", doc="manual", page=1)],
+        meta={"source": "offline-completion"},
+    )
+
+    assert answer_readable(question, "[manual:p1:c0] manual | page 1\nThe boiler heats the water.")
+    assert not answer_readable(question, "[manual:p1:c0] manual | page 1\nThe boiler …")
+    assert not answer_readable(question, "The boiler preheats the water.")  # a whole word only

@@ -1,0 +1,96 @@
+"""What a second search adds to the question's own, with no model, on any index.
+
+    python bench/second_search.py --index var/pyref-index \
+        --questions datasets/python-reference/questions.jsonl --chunks 4
+
+The default path's agent searches the question first (`[]`) and then once more. Which second
+search a student should be taught is a question of recall at the same number of chunks shown,
+and no model is needed to answer it: each form below is run as the engine runs it (the
+question's hits first, half the chunks; then the second search's hits not shown yet) and
+scored by golden recall against echo (the question alone, all the chunks), with the paired
+95 % bootstrap interval over questions. It is the ceiling of each form: what a student that
+copied it perfectly would find.
+
+- echo: the question, every chunk.
+- key terms: the question less its entity, years and boilerplate (the teacher's
+  `key_terms`), unscoped, then with the scope the question names (`[acme] dividends`, the
+  teacher's second search with `refine_terms`).
+- the question again within its scope: `[acme]` where the question names documents, else
+  `[]`: the question's next hits (the teacher without `refine_terms`).
+- the top hit's document: the key terms within the document of the question's first hit,
+  the scope a student could copy from its results (pseudo-relevance feedback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.agent.protocol import searched_query  # noqa: E402
+from engine.agent.tool import new_hits  # noqa: E402
+from engine.documents.evidence import map_evidence  # noqa: E402
+from engine.documents.questions import load_questions  # noqa: E402
+from engine.evaluation.pooled import Attempt, attempt_recall, no_model_teacher  # noqa: E402
+from engine.evaluation.stats import bootstrap_mean, paired_difference  # noqa: E402
+from engine.search.index import SearchIndex  # noqa: E402
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--index", required=True)
+    p.add_argument("--questions", required=True)
+    p.add_argument("--chunks", type=int, default=4, help="chunks shown per question")
+    args = p.parse_args()
+
+    index = SearchIndex.load(args.index)
+    questions = load_questions(args.questions)
+    map_evidence(questions, index.chunks)
+    questions = [q for q in questions if q.golden_chunk_ids]
+    teacher = no_model_teacher(index, questions, {"scoped_first_search": False})
+    first, second = args.chunks // 2, args.chunks - args.chunks // 2
+
+    def shown(q, queries: list[tuple[str, int]]) -> list[str]:
+        seen: list[str] = []
+        for query, k in queries:
+            query = searched_query(query, q.question)
+            seen += [h.chunk_id for h in new_hits(index, query, k, set(seen), q.question)]
+        return seen
+
+    def top_doc(q) -> str:
+        hits = index.search(q.question, 1, question=q.question)
+        return hits[0].doc if hits else ""
+
+    forms = {
+        "echo": lambda q: [(q.question, args.chunks)],
+        "key terms": lambda q: [(q.question, first), (teacher.key_terms(q) or q.question, second)],
+        "key terms within the named scope": lambda q: [
+            (q.question, first),
+            (teacher.scope(q) + (teacher.key_terms(q) or q.question), second),
+        ],
+        "the question again within the named scope": lambda q: [
+            (q.question, first),
+            (teacher.scope(q) + q.question, second),
+        ],
+        "key terms within the top hit's document": lambda q: [
+            (q.question, first),
+            (f"[{top_doc(q)}] {teacher.key_terms(q) or q.question}", second),
+        ],
+    }
+    recall = {
+        name: [
+            attempt_recall(q, Attempt(tuple(dict.fromkeys(shown(q, form(q)))))) for q in questions
+        ]
+        for name, form in forms.items()
+    }
+    print(f"{len(questions)} questions with golden chunks, {args.chunks} chunks shown each\n")
+    print("| search | golden recall [95 %] | − echo [95 %] |\n|---|---|---|")
+    for name, values in recall.items():
+        difference = paired_difference(values, recall["echo"]) if name != "echo" else None
+        print(f"| {name} | {bootstrap_mean(values)} | {difference or '—'} |")
+
+
+if __name__ == "__main__":
+    main()
