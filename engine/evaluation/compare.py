@@ -166,6 +166,8 @@ def cmd_compare(args) -> int:
     sections = []
     for i, k in enumerate(chunk_counts):
         rows = [*(models if i == 0 else []), *pooled.baselines(index, questions, k, teacher)]
+        if i == 0:  # accuracy's floor: a yes/no prior, no search
+            rows.append(pooled.constant_answer(questions, judge))
         sections.append(pooled.section_report(k, rows, seed=args.seed))
     report = {
         "questions": len(questions),

@@ -350,6 +350,33 @@ def no_model_teacher(index, questions: Sequence, config: Mapping | None = None):
     return teacher
 
 
+# A yes/no question's prior: a set whose yes/no questions mostly say "No" is answered right that
+# often by a model that learnt to say "No" and reads nothing (python-reference: 27 of 124).
+CONSTANT_ANSWERS = ("Yes", "No")
+
+
+def constant_answer(questions: Sequence, judge) -> PolicyScores:
+    """The better of "Yes" and "No" given to every question, judged as the agent is: the
+    accuracy a model earns with no search and no reading. Chosen on these very questions,
+    so it is the highest such a prior can score here."""
+    rows = []
+    for said in CONSTANT_ANSWERS:
+        correct = {}
+        for q in questions:
+            try:
+                correct[q.id] = float(bool(judge.judge(q.question, q.answer, said).correct))
+            except JudgeError:
+                correct[q.id] = 0.0
+        rows.append(
+            PolicyScores(
+                f'"{said}" to every question, no model',
+                correct=correct,
+                chunks={q.id: 0 for q in questions},
+            )
+        )
+    return max(rows, key=lambda row: sum(row.correct.values()))
+
+
 def baselines(index, questions: Sequence, k: int, teacher) -> list[PolicyScores]:
     """The no-model rows at chunk count k."""
     return [
@@ -409,7 +436,7 @@ def section_report(
     named = reference or f"echo@{chunks}"
     base = next((row for row in rows if row.name == named), None)
     pairs = [(row, base) for row in rows if base and row is not base and row.recall]
-    models = [row for row in rows if row.has_model and row.chunks]
+    models = [row for row in rows if row.has_model and row.correct]
     pairs += [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
     paired = []
     for a, b in pairs:

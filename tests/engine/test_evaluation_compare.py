@@ -161,6 +161,8 @@ def test_without_runs_the_no_model_rows_come_at_each_chunk_count(corpus, capsys)
         policies = [r["policy"] for r in section["rows"]]
         assert policies[0] == f"echo@{k}" and policies[2] == f"scoped echo@{k}"
         for r in section["rows"]:
+            if r["policy"].endswith("to every question, no model"):
+                continue  # accuracy's floor, in the first section only
             assert r["accuracy"] is None and r["n"] == 4  # no model, no answer
             assert r["chunks"] <= k
         # echo's best up to k is at least echo@k, on the same questions
@@ -235,3 +237,39 @@ def test_scopes_a_question_does_not_name_are_counted_as_the_labels(tmp_path, cor
     path.write_text("".join(json.dumps(q) + "\n" for q in [QUESTIONS[0], unnamed]))
     out = compare(capsys, index, str(path), "--chunks", "1")
     assert "1 of 2 questions do not name their entity" in out
+
+
+def test_accuracy_is_set_beside_the_better_of_yes_and_no_given_to_every_question(
+    tmp_path, corpus, capsys
+):
+    index, questions = corpus
+    yes_no = [
+        question("n1", "Acme", "Did Acme employ more than 50 people?", "No. It employed 40.",
+                 "ACME_2020", 3, "Acme employees numbered 40 people."),
+        question("n2", "Beta", "Did Beta spend more than $5 million on machines?", "No.",
+                 "BETA_2020", 2, "Beta purchases of machines $3 million."),
+        question("y1", "Beta", "Was Beta revenue above $5 million?", "Yes, $9 million.",
+                 "BETA_2020", 1, "Beta revenue in 2020 was $9 million."),
+    ]  # fmt: skip
+    with open(questions, "a") as file:
+        file.writelines(json.dumps(q) + "\n" for q in yes_no)
+    run = write_run(
+        tmp_path / "f0",
+        {"a1": (["ACME_2020:p1:c0"], "$5 million"), "n1": (["ACME_2020:p3:c0"], "")},
+        limits={},
+    )
+
+    report = json.loads(compare(capsys, index, questions, "--runs", run, "--json"))
+
+    (section,) = report["sections"]
+    prior = row(section, '"No" to every question')
+    # The run's held-out questions are a1 and n1, of which "No" answers n1.
+    assert prior["accuracy"]["mean"] == pytest.approx(1 / 2, abs=1e-4) and prior["chunks"] == 0
+    assert prior["recall"] is None
+    pair = next(p for p in section["paired"] if p["policies"][1] == prior["policy"])
+    assert pair["policies"][0].startswith("trained") and pair["recall"] is None
+    assert pair["accuracy"]["mean"] == pytest.approx(0.0)  # a1 right, n1 unanswered: 1/2 each
+    everything = json.loads(compare(capsys, index, questions, "--json"))["sections"][0]
+    assert row(everything, '"No" to every question')["accuracy"]["mean"] == pytest.approx(
+        2 / 7, abs=1e-4
+    )
