@@ -1,5 +1,5 @@
-"""Index folders on S3: upload with a manifest, and a worker-side cache that downloads
-an index once and reuses it.
+"""Index folders on S3: upload with a manifest, and a per-process cache that downloads
+an index once and reuses it, bounded in indexes loaded and, where asked, in bytes.
 
 The boto3 client is injected (the engine never reads Django settings). A prefix holds
 one build: `PREFIX/manifest.json`, which lists every file with its size and sha256, the
@@ -22,11 +22,45 @@ import shutil
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 from engine.search.index import SearchIndex
 
 MANIFEST = "manifest.json"
+
+# Memory a loaded index takes per byte of its files (what its manifest lists; the same bytes
+# lie on local disk after the download), measured on indexes built by `sleuth index`, loaded
+# and then searched a few times (the search builds lazy lookups that stay):
+#   python-reference, 377 chunks, 0.63 MiB on disk: tracemalloc 2.09x after loading, 2.91x
+#     after searches; the RSS of a second copy in a warm process grew by 3.0x;
+#   financebench-dev, 16,406 chunks, 40.4 MiB on disk: 1.67x after loading, 1.98x after
+#     searches; RSS of a second copy 2.04x.
+# The bm25 matrix (numpy arrays) takes in memory what it takes on disk; the chunks' text
+# grows from JSON into Python objects, more so for small chunks. 3 takes the higher of the
+# ratios, so the budget holds for small and large indexes alike. (The estimate is made from
+# the manifest, before anything is downloaded: an index refused costs no disk and no memory.)
+MEMORY_PER_FILE_BYTE = 3
+
+
+class IndexTooLarge(Exception):
+    """An index whose estimated memory is more than the cache's whole byte budget: it is
+    not loaded (nor downloaded), and nothing loaded is evicted for it."""
+
+    def __init__(self, prefix: str, estimated_bytes: int, budget_bytes: int):
+        self.prefix = prefix
+        self.estimated_bytes = estimated_bytes
+        self.budget_bytes = budget_bytes
+        super().__init__(
+            f"index {prefix} would take about {estimated_bytes / 2**20:,.0f} MiB loaded, past "
+            f"this process's budget of {budget_bytes / 2**20:,.0f} MiB"
+        )
+
+
+def estimated_memory(manifest: dict) -> int:
+    """The bytes the build `manifest` describes is expected to take once loaded and searched
+    (see MEMORY_PER_FILE_BYTE)."""
+    return MEMORY_PER_FILE_BYTE * sum(entry["size"] for entry in manifest["files"])
 
 
 def _sha256(path: Path) -> str:
@@ -73,6 +107,13 @@ class IndexCache:
     """Loads indexes from S3 on first use, keeps the files on local disk and the loaded
     indexes in memory (prefixes are immutable, so neither ever goes stale).
 
+    Memory holds at most `max_loaded` indexes and, when `max_memory_bytes` is given, at most
+    that many bytes of them by their estimate (`estimated_memory`): the least recently used
+    go first, before the new one loads, until it fits. An index estimated past the whole
+    budget raises IndexTooLarge. An evicted index a request is still searching stays alive
+    until that request ends, so a process's memory can pass the budget by the indexes its
+    threads are using at once.
+
     The disk keeps at most `max_on_disk` copies: past that, a new copy deletes the least
     recently used ones not used for `min_idle_seconds` (another process may be reading a
     copy it just used). A project makes a new build at every upload, so without this the
@@ -86,6 +127,7 @@ class IndexCache:
         max_loaded: int = 4,
         max_on_disk: int = 32,
         min_idle_seconds: float = 600.0,
+        max_memory_bytes: int | None = None,
     ):
         self.client = client
         self.bucket = bucket
@@ -93,29 +135,59 @@ class IndexCache:
         self.max_loaded = max_loaded
         self.max_on_disk = max_on_disk
         self.min_idle_seconds = min_idle_seconds
-        self._loaded: dict[str, SearchIndex] = {}
+        self.max_memory_bytes = max_memory_bytes
+        # prefix -> (index, estimated bytes), least recently used first
+        self._loaded: OrderedDict[str, tuple[SearchIndex, int]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, prefix: str) -> SearchIndex:
         with self._lock:
-            index = self._loaded.get(prefix)
-            if index is None:
-                index = SearchIndex.load(self._local_copy(prefix))
-                if len(self._loaded) >= self.max_loaded:
-                    self._loaded.pop(next(iter(self._loaded)))
-                self._loaded[prefix] = index
+            held = self._loaded.get(prefix)
+            if held is not None:
+                self._loaded.move_to_end(prefix)
+                return held[0]
+            manifest = self._manifest(prefix)
+            size = estimated_memory(manifest)
+            budget = self.max_memory_bytes
+            if budget is not None and size > budget:
+                raise IndexTooLarge(prefix, size, budget)
+            # Evicted before loading, so the process never holds the old and the new at once.
+            while self._loaded and (
+                len(self._loaded) >= self.max_loaded
+                or (budget is not None and self.loaded_bytes + size > budget)
+            ):
+                self._loaded.popitem(last=False)
+            index = SearchIndex.load(self._local_copy(prefix, manifest))
+            self._loaded[prefix] = (index, size)
             return index
+
+    @property
+    def loaded_bytes(self) -> int:
+        """The estimated memory of the indexes loaded now."""
+        return sum(size for _, size in self._loaded.values())
+
+    def loaded(self) -> list[str]:
+        """The prefixes loaded now, least recently used first."""
+        return list(self._loaded)
 
     def folder(self, prefix: str) -> Path:
         """Where the local copy of `prefix` is (or would be)."""
         return self.cache_dir / hashlib.sha256(f"{self.bucket}/{prefix}".encode()).hexdigest()[:24]
 
-    def _local_copy(self, prefix: str) -> Path:
+    def _manifest(self, prefix: str) -> dict:
+        """The manifest of `prefix`: the local copy's (`.complete` holds it) or S3's."""
+        try:
+            return json.loads((self.folder(prefix) / ".complete").read_text())
+        except (OSError, ValueError):
+            return read_manifest(self.client, self.bucket, prefix)
+
+    def _local_copy(self, prefix: str, manifest: dict | None = None) -> Path:
         target = self.folder(prefix)
         if (target / ".complete").is_file():
             os.utime(target / ".complete")  # used now: the last the disk lets go
             return target
-        manifest = read_manifest(self.client, self.bucket, prefix)
+        if manifest is None:
+            manifest = read_manifest(self.client, self.bucket, prefix)
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=self.cache_dir, prefix=".partial-"))
         try:

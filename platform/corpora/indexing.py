@@ -41,10 +41,6 @@ logger = logging.getLogger(__name__)
 # How long a queued build keeps others for the same project from being queued (a build that
 # never reached a worker stops blocking after it).
 QUEUED_SECONDS = 120
-# A build neither current nor searched by a run is deleted once it is this old (seconds); a
-# younger one may still be in use by a run being prepared or a page being served.
-# Indexes one process keeps loaded in memory (each holds its chunks' text and BM25 matrix);
-# the files stay cached on local disk.
 ECHO_RECALL_K = 5
 # The echo recall of a large question set is measured on its first questions with evidence.
 ECHO_RECALL_MAX_QUESTIONS = 1000
@@ -256,29 +252,43 @@ def index_builds_prune(*, project: Project) -> list[str]:
 
 # -- loading ------------------------------------------------------------------------------
 
-_index_cache = None
+# Two caches per process, sharing the disk copies: the workers' (inference, training, echo
+# recall) bounded by count, and the web's (the search page, the playground's echo column)
+# bounded by count and by SLEUTH_WEB_INDEX_MEMORY_MB, since a web process serves every
+# tenant's pages and one large index must not take its memory.
+_index_caches: dict[str, object] = {}
 _index_cache_lock = threading.Lock()
 
 
-def _cache():
-    global _index_cache
+def _cache(web: bool = False):
     from engine.search.store import IndexCache
 
+    kind = "web" if web else "worker"
     with _index_cache_lock:
-        if _index_cache is None:
-            _index_cache = IndexCache(
+        if kind not in _index_caches:
+            _index_caches[kind] = IndexCache(
                 s3_client(),
                 settings.S3_ARTIFACTS_BUCKET,
                 Path(settings.SLEUTH_WORK_DIR) / "indexes",
                 max_loaded=settings.SLEUTH_INDEXES_LOADED,
+                max_memory_bytes=settings.SLEUTH_WEB_INDEX_MEMORY_MB * 2**20 if web else None,
             )
-        return _index_cache
+        return _index_caches[kind]
 
 
 def load_index(prefix: str):
     """The index at `prefix`, downloaded once per process (kept on local disk); at most
-    SLEUTH_INDEXES_LOADED indexes stay loaded in memory."""
+    SLEUTH_INDEXES_LOADED indexes stay loaded in memory. For workers: see load_index_for_web."""
     return _cache().get(prefix)
+
+
+def load_index_for_web(prefix: str):
+    """The index at `prefix` for a page served by a web process: as load_index, and the
+    indexes this process keeps loaded for pages take at most SLEUTH_WEB_INDEX_MEMORY_MB
+    (by their estimate; the least recently used go first). Raises
+    engine.search.store.IndexTooLarge for an index estimated past that whole budget, before
+    downloading it: the page says it cannot search it, and what still does."""
+    return _cache(web=True).get(prefix)
 
 
 def index_folder(prefix: str) -> Path:

@@ -14,12 +14,13 @@ from django.core.cache import cache
 from django.db import transaction
 
 from core.s3 import s3_client
+from engine.search.store import IndexTooLarge
 
 from .indexing import (
     current_index_prefix,
     echo_recall_enqueue,
     echo_recall_outdated,
-    load_index,
+    load_index_for_web,
     project_index_enqueue,
 )
 from .models import Document, Project
@@ -55,11 +56,14 @@ class EchoRecall:
 @dataclass
 class SearchPage:
     """What the page shows. `state`: "no-documents" (upload first), "unreadable" (none could
-    be read), "indexing" (no index yet) or "ready"; `behind` counts documents not in the
-    index yet (being read or indexed)."""
+    be read), "indexing" (no index yet), "too-large" (the index is past what a web process
+    may load: `index_mb` estimated against `budget_mb`) or "ready"; `behind` counts
+    documents not in the index yet (being read or indexed)."""
 
     state: str
     behind: int = 0
+    index_mb: int = 0
+    budget_mb: int = 0
     updating: bool = False  # the documents changed since the index was built
     hits: list[Hit] | None = None  # None: no query asked
     echo: list[EchoRecall] = field(default_factory=list)
@@ -96,7 +100,15 @@ def project_search_page(*, project: Project, query: str = "") -> SearchPage:
     page = SearchPage(state="ready", behind=behind, updating=updating, echo=_echo_recalls(project))
     if query:
         try:
-            index = load_index(prefix)
+            index = load_index_for_web(prefix)
+        except IndexTooLarge as refused:
+            # Not an error to retry: this index stays past the web's budget (the workers,
+            # which train on it and answer the API with it, have none).
+            logger.info("project %s: %s", project.pk, refused)
+            page.state = "too-large"
+            page.index_mb = round(refused.estimated_bytes / 2**20)
+            page.budget_mb = round(refused.budget_bytes / 2**20)
+            return page
         except (BotoCoreError, ClientError, OSError, ValueError):
             logger.warning("project %s: index %s could not be loaded", project.pk, prefix)
             _ask_once_a_while("index", project.pk, lambda: project_index_enqueue(project.pk))

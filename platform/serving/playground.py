@@ -35,8 +35,9 @@ from django.core.cache import cache
 from django.http import Http404
 
 from core.ratelimit import rate_limit_exceeded
-from corpora.indexing import load_index
+from corpora.indexing import load_index_for_web
 from corpora.services import QuestionImportRejected, question_set_add_question
+from engine.search.store import IndexTooLarge
 from runs.selectors import run_get_for_user
 from runs.services import model_allowed, model_key
 
@@ -168,7 +169,7 @@ def _slot_release(column: dict) -> None:
         chat_slots.Slot(keys=tuple(held[0]), member=held[1]).release()
 
 
-def _failed(why: str) -> dict:
+def _failed(why: str, refused: IndexTooLarge | None = None) -> dict:
     messages = {
         "queue": "The agent cannot be asked right now: try again in a minute.",
         "failed": "The agent could not answer this question.",
@@ -178,6 +179,14 @@ def _failed(why: str) -> dict:
         ),
         "index": "The index this agent searches could not be loaded: try again in a minute.",
     }
+    if refused is not None:
+        messages["too-large"] = (
+            "The echo baseline could not run: this agent's index is too large to search on "
+            f"the website (about {refused.estimated_bytes / 2**20:,.0f} MB in memory, past the "
+            f"{refused.budget_bytes / 2**20:,.0f} MB a web server keeps for indexes). The "
+            "agent itself searches it on the inference workers; compare it with the base "
+            "model or another agent instead."
+        )
     return {"status": "failed", "error": messages[why], "searches": [], "answer": None}
 
 
@@ -195,7 +204,10 @@ def _echo_column(index_prefix: str, question: str) -> dict:
     started = time.perf_counter()
     column = {"role": "comparison", "kind": "echo", "name": f"echo (BM25, top {ECHO_RESULTS})"}
     try:
-        hits = load_index(index_prefix).search(question, k=ECHO_RESULTS)
+        hits = load_index_for_web(index_prefix).search(question, k=ECHO_RESULTS)
+    except IndexTooLarge as refused:
+        logger.info("playground: %s", refused)
+        return {**column, **_failed("too-large", refused)}
     except (BotoCoreError, ClientError, OSError, ValueError):
         logger.warning("playground: index %s could not be loaded", index_prefix, exc_info=True)
         return {**column, **_failed("index")}

@@ -1,16 +1,22 @@
-"""Index folders on S3 with a manifest, and the worker-side cache."""
+"""Index folders on S3 with a manifest, and the per-process cache: on disk, and in memory
+bounded by count and (for web processes) by bytes."""
 
+import gc
 import io
 import json
 import os
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from engine.documents.chunking import Chunk
+from engine.documents.corpus import build_corpus
 from engine.search.index import SearchIndex
-from engine.search.store import IndexCache, upload_index
+from engine.search.store import IndexCache, IndexTooLarge, estimated_memory, upload_index
+
+PYTHON_REFERENCE = Path(__file__).resolve().parents[2] / "datasets/python-reference/pages.jsonl.gz"
 
 
 class FakeS3:
@@ -140,3 +146,130 @@ def test_a_copy_used_lately_stays_even_over_the_limit(saved, tmp_path):
     cache.get("idx/2")  # idx/1 was used a moment ago: another process may be reading it
 
     assert cache.folder("idx/1").exists() and cache.folder("idx/2").exists()
+
+
+# -- memory: a byte budget beside the count ----------------------------------------------------
+
+
+def upload_sized(s3, tmp_path, prefix: str, chunks: int) -> int:
+    """Upload an index of `chunks` chunks at `prefix`; its estimated memory."""
+    built = SearchIndex.build(
+        [
+            Chunk(id=f"d:p{i}:c0", doc="d", page=i, entity="Acme", text=f"widget {i} " * 20)
+            for i in range(chunks)
+        ]
+    ).save(tmp_path / "built" / prefix)
+    return estimated_memory(upload_index(s3, "bucket", prefix, built))
+
+
+def test_past_the_byte_budget_the_least_recently_used_indexes_go_until_the_new_one_fits(
+    tmp_path,
+):
+    s3 = FakeS3()
+    a, b, c = (upload_sized(s3, tmp_path, p, n) for p, n in [("a", 40), ("b", 40), ("c", 80)])
+    assert c > a and c > b and a + b + c > a + c
+    # a and c fit together; a, b and c do not; the count bound is not what binds.
+    cache = IndexCache(s3, "bucket", tmp_path / "cache", max_loaded=10, max_memory_bytes=a + c)
+    first_a = cache.get("a")
+    first_b = cache.get("b")
+    assert cache.get("a") is first_a  # used again: b is now the least recently used
+
+    cache.get("c")
+
+    assert cache.loaded() == ["a", "c"]  # b went, not a (loaded first, used last)
+    assert cache.loaded_bytes == a + c <= cache.max_memory_bytes
+    assert cache.get("a") is first_a
+    assert cache.get("b") is not first_b  # loaded again, evicting c (least recently used)
+    assert cache.loaded() == ["a", "b"]
+
+
+def test_a_new_index_evicts_as_many_as_it_needs(tmp_path):
+    s3 = FakeS3()
+    sizes = {p: upload_sized(s3, tmp_path, p, n) for p, n in [("a", 30), ("b", 30), ("c", 90)]}
+    budget = sizes["c"]  # a and b together, or c alone
+    assert sizes["a"] + sizes["b"] <= budget
+    cache = IndexCache(s3, "bucket", tmp_path / "cache", max_memory_bytes=budget)
+    cache.get("a")
+    cache.get("b")
+
+    cache.get("c")
+
+    assert cache.loaded() == ["c"] and cache.loaded_bytes <= budget
+
+
+def test_an_index_larger_than_the_whole_budget_is_refused_not_downloaded_nothing_evicted(
+    tmp_path,
+):
+    s3 = FakeS3()
+    small = upload_sized(s3, tmp_path, "small", 10)
+    large = upload_sized(s3, tmp_path, "large", 200)
+    cache = IndexCache(s3, "bucket", tmp_path / "cache", max_memory_bytes=large - 1)
+    kept = cache.get("small")
+    downloads = s3.downloads
+
+    with pytest.raises(IndexTooLarge) as refused:
+        cache.get("large")
+
+    assert (refused.value.estimated_bytes, refused.value.budget_bytes) == (large, large - 1)
+    assert refused.value.prefix == "large"
+    assert s3.downloads == downloads and not cache.folder("large").exists()
+    assert cache.loaded() == ["small"] and cache.loaded_bytes == small
+    assert cache.get("small") is kept
+    # The same index loads where the budget allows it (a worker's cache has none).
+    assert len(IndexCache(s3, "bucket", tmp_path / "worker").get("large")) == 200
+
+
+def test_a_copy_already_on_disk_is_sized_from_its_own_manifest(tmp_path):
+    s3 = FakeS3()
+    large = upload_sized(s3, tmp_path, "large", 200)
+    assert len(IndexCache(s3, "bucket", tmp_path / "cache").get("large")) == 200
+    del s3.objects["bucket", "large/manifest.json"]  # S3 is not asked again
+
+    with pytest.raises(IndexTooLarge):
+        IndexCache(s3, "bucket", tmp_path / "cache", max_memory_bytes=large - 1).get("large")
+    fits = IndexCache(s3, "bucket", tmp_path / "cache", max_memory_bytes=large)
+    assert len(fits.get("large")) == 200 and fits.loaded_bytes == large
+
+
+def test_the_count_bound_still_holds_under_a_large_byte_budget_least_recently_used_first(
+    tmp_path,
+):
+    s3 = FakeS3()
+    for prefix in ("a", "b", "c"):
+        upload_sized(s3, tmp_path, prefix, 5)
+    cache = IndexCache(s3, "bucket", tmp_path / "cache", max_loaded=2, max_memory_bytes=2**40)
+    first_a = cache.get("a")
+    cache.get("b")
+    cache.get("a")
+
+    cache.get("c")
+
+    assert cache.loaded() == ["a", "c"] and cache.get("a") is first_a
+
+
+def test_the_estimate_covers_what_a_real_index_takes_loaded_and_searched(tmp_path):
+    """MEMORY_PER_FILE_BYTE measured: the python-reference corpus's index (many small chunks,
+    the worst ratio measured) takes no more memory, once loaded and searched, than the
+    cache counts for it."""
+    s3 = FakeS3()
+    built = SearchIndex.build(build_corpus([PYTHON_REFERENCE]).chunks).save(tmp_path / "idx")
+    estimate = estimated_memory(upload_index(s3, "bucket", "py", built))
+    queries = ["list comprehension", "[python | tutorial] loops", "what does zip return"]
+    warm = SearchIndex.load(built)  # imports and module-level caches are not the index's
+    for query in queries:
+        warm.search(query, k=5)
+    del warm
+    gc.collect()
+
+    tracemalloc.start()
+    try:
+        index = IndexCache(s3, "bucket", tmp_path / "cache").get("py")
+        for query in queries:
+            index.search(query, k=5)
+        gc.collect()
+        taken = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+
+    assert len(index) > 300
+    assert estimate / 3 < taken <= estimate

@@ -270,6 +270,17 @@ SLEUTH_PARSE_MAX_REQUEUES = env.int("SLEUTH_PARSE_MAX_REQUEUES", default=3)
 SLEUTH_PARSES_IN_FLIGHT_PER_ACCOUNT = env.int("SLEUTH_PARSES_IN_FLIGHT_PER_ACCOUNT", default=4)
 SLEUTH_INDEX_STALE_BUILD_SECONDS = env.int("SLEUTH_INDEX_STALE_BUILD_SECONDS", default=3600)
 SLEUTH_INDEXES_LOADED = env.int("SLEUTH_INDEXES_LOADED", default=3)
+# Memory (MB) one web process may spend on the indexes it keeps loaded for pages (the search
+# page, the playground's echo column), by each index's estimate (engine.search.store: three
+# times its files, as measured); the least recently used go first, and an index estimated
+# past the whole budget is not loaded: the page says so. A web process serves every tenant,
+# so without it one account's large index (one at SLEUTH_INDEX_MAX_CHUNKS, 200,000 chunks, is
+# some 1.5 GB loaded) would take a web worker's memory. 512 MB holds a few ordinary projects
+# (an index of 16,000 chunks, some 50 annual reports, takes about 120 MB), and the image's two
+# web processes then spend at most 1 GB on indexes. Workers, which train on an index and
+# answer the API with it, are sized for it and have no such budget. 0 searches no index on
+# the website.
+SLEUTH_WEB_INDEX_MEMORY_MB = env.int("SLEUTH_WEB_INDEX_MEMORY_MB", default=512)
 # The OpenAI-compatible API at /v1 (serving): requests per token owner per window (seconds),
 # and failed authentications per client address; the Celery queue of the inference worker
 # (`make run` starts one) and how long a request waits for its answer; how many published
