@@ -119,7 +119,8 @@ class ScriptedTeacher:
     # again within its scope, written as the scope alone ("[3M]", or "[]" where the question
     # names no documents): the question's next hits, as the tool shows only new ones. A
     # small student copies a scope and two brackets without fail where it garbles a list of
-    # key terms after 400 tokens of results (docs/results.md, "A second search the student can write").
+    # key terms after 400 tokens of results (docs/results.md, "A second search the student
+    # can write": recall up, accuracy down, not adopted).
     refine_terms: bool = True
     # The key terms within the part of the document the question names (3. above).
     section_search: bool = False
