@@ -260,15 +260,19 @@ def knob(monkeypatch, settings):
     return set_knob
 
 
-# A tiny agent trained and published once per module by a real run on a real worker, and a
-# real inference worker that answers for it (tests/platform/test_api_chat.py,
+# A tiny agent trained and published once per session by a real run on a real worker, and a
+# real inference worker per module that answers for it (tests/platform/test_api_chat.py,
 # test_playground.py, test_api_whole_flow.py, tests/browser/test_playground_page.py). The
 # helpers they use are in tests/helpers/serving.py.
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trained_agent(django_db_setup, django_db_blocker, tmp_path_factory):
-    """What a real run published: its published folder and index on S3, and its name."""
+    """What a real run published: its published folder and index on S3, and its name. Trained
+    once for the session (a minute of a worker's training, which three modules used to pay
+    each): what it returns lives on S3, which no test empties, and each test publishes it
+    again as its own customer's run (tests/helpers/serving.py's publish_for), so a test that
+    empties the database between them takes nothing of it away."""
     from unittest import mock
 
     from django.contrib.auth import get_user_model
@@ -327,7 +331,7 @@ def inference_worker(django_db_setup, django_db_blocker, tmp_path_factory):
         yield process
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def base_model(tmp_path_factory) -> str:
     """The untrained tiny model the trained agent started from (the same seed, so the same
     weights), as a model folder."""

@@ -71,13 +71,13 @@ def shingles(text: str) -> set[str]:
 class _Corpus:
     """Chunks grouped for candidate lookup, with shingles computed once per chunk."""
 
-    def __init__(self, chunks: list[Chunk]):
+    def __init__(self, chunks: list[Chunk], index=None):
         self.chunks = chunks
         self.by_doc: dict[str, list[Chunk]] = {}
         for c in chunks:
             self.by_doc.setdefault(doc_key(c.doc), []).append(c)
         self._shingles: dict[str, set[str]] = {}
-        self._index = None
+        self._index = index
 
     def shingles(self, chunk: Chunk) -> set[str]:
         s = self._shingles.get(chunk.id)
@@ -94,9 +94,11 @@ class _Corpus:
         return [self._index.chunk(h.chunk_id) for h in self._index.search(query, k=k)]
 
 
-def map_evidence(questions: list[Question], chunks: list[Chunk]) -> EvidenceReport:
-    """Fill each Evidence.chunk_ids and Question.golden_chunk_ids; report what did not map."""
-    corpus = _Corpus(chunks)
+def map_evidence(questions: list[Question], chunks: list[Chunk], index=None) -> EvidenceReport:
+    """Fill each Evidence.chunk_ids and Question.golden_chunk_ids; report what did not map.
+    `index`, a SearchIndex.build(chunks) the caller already holds (default parameters), spares
+    building the same one again for the evidence the documents' own pages do not hold."""
+    corpus = _Corpus(chunks, index)
     report = EvidenceReport()
     for q in questions:
         golden: list[str] = []

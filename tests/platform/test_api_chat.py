@@ -3,10 +3,10 @@ pointed at the live server with a personal API token, lists a published agent an
 answers from it. A tiny model is trained and published once, by a real run on a real
 Celery worker (a scripted-teacher cold start teaches it to search the toy corpus); a real
 inference worker (the "inference" queue, as `make run` starts it) keeps it loaded (both
-tests/conftest.py's module fixtures, `trained_agent` and `inference_worker`).
+tests/conftest.py's fixtures: `trained_agent`, once per session, and `inference_worker`).
 
 The database is emptied after every test, the objects on S3 are not: each test publishes
-the module's trained agent again for its own alice (new rows over the same S3 folders)."""
+the session's trained agent again for its own alice (new rows over the same S3 folders)."""
 
 import json
 import urllib.error
