@@ -10,10 +10,11 @@ import time
 from pathlib import Path
 
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from corpora.models import Document
 from corpora.services import document_set_entity, document_upload, question_set_import
-from runs.models import Run
+from runs.models import Checkpoint, Run
 from tests.helpers.toy import FACTS, FILLER
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -117,3 +118,24 @@ def wait_for(condition, timeout: float, what: str) -> None:
     while not condition():
         assert time.monotonic() < deadline, what
         time.sleep(0.2)
+
+
+def published_run(project, owner, *, index_prefix: str, slug: str) -> Run:
+    """A succeeded run of `project` searching `index_prefix`, with a final checkpoint
+    published under `slug` (nothing is written to S3: a test gives it the files it needs)."""
+    run = Run.objects.create(
+        project=project,
+        created_by=owner,
+        name="first",
+        status=Run.Status.SUCCEEDED,
+        index_prefix=index_prefix,
+        finished_at=timezone.now(),
+    )
+    Checkpoint.objects.create(
+        run=run,
+        step=1,
+        s3_prefix=f"projects/{project.pk}/runs/{run.pk}/checkpoints/final",
+        is_final=True,
+        published_prefix=f"projects/{project.pk}/runs/{run.pk}/published/{slug}",
+    )
+    return run

@@ -14,13 +14,13 @@ import time
 import pytest
 from django.http import Http404
 from django.urls import reverse
-from django.utils import timezone
 
 from corpora.models import QuestionSet
 from corpora.services import project_create
-from runs.models import Checkpoint, Run
+from runs.models import Run
 from serving import chat_slots, inference
 from serving import playground as play
+from tests.helpers.runs import published_run
 from tests.helpers.serving import QUESTION, inference_worker_running, publish_for
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
@@ -40,22 +40,7 @@ def unanswered_run(owner) -> Run:
     """A succeeded run of `owner` with a published agent no worker will answer for (its
     folder does not exist): enough for what happens before an answer comes."""
     project = project_create(owner=owner, name="Filings")
-    run = Run.objects.create(
-        project=project,
-        created_by=owner,
-        name="first",
-        status=Run.Status.SUCCEEDED,
-        index_prefix="indexes/none",
-        finished_at=timezone.now(),
-    )
-    Checkpoint.objects.create(
-        run=run,
-        step=1,
-        s3_prefix=f"projects/{project.pk}/runs/{run.pk}/checkpoints/final",
-        is_final=True,
-        published_prefix=f"projects/{project.pk}/runs/{run.pk}/published/filings-first",
-    )
-    return run
+    return published_run(project, owner, index_prefix="indexes/none", slug="filings-first")
 
 
 def the_run(owner, trained) -> Run:

@@ -9,14 +9,14 @@ import math
 import pytest
 from django.conf import settings
 from django.urls import reverse
-from django.utils import timezone
 
 from core.s3 import s3_client
 from corpora import indexing
 from corpora.services import project_create
 from engine.search.store import estimated_memory, read_manifest
-from runs.models import Checkpoint, Run
+from runs.models import Run
 from tests.helpers.documents import parsed
+from tests.helpers.runs import published_run
 
 pytestmark = pytest.mark.django_db
 
@@ -94,22 +94,7 @@ def test_an_index_within_the_budget_is_searched_and_stays_loaded(shipping, clien
 def shipping_run(project, owner) -> Run:
     """A succeeded run of `project` searching its index, with a published agent (no worker
     answers for it: the echo column is computed by the web process alone)."""
-    run = Run.objects.create(
-        project=project,
-        created_by=owner,
-        name="first",
-        status=Run.Status.SUCCEEDED,
-        index_prefix=project.index_prefix,
-        finished_at=timezone.now(),
-    )
-    Checkpoint.objects.create(
-        run=run,
-        step=1,
-        s3_prefix=f"projects/{project.pk}/runs/{run.pk}/checkpoints/final",
-        is_final=True,
-        published_prefix=f"projects/{project.pk}/runs/{run.pk}/published/shipping-first",
-    )
-    return run
+    return published_run(project, owner, index_prefix=project.index_prefix, slug="shipping-first")
 
 
 def ask_with_echo(client, run) -> str:
