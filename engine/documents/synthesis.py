@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import zip_longest
@@ -690,10 +691,7 @@ def _blocks(text: str) -> list[str]:
 
 
 def _facts(
-    sentence: str,
-    kinds: list[str],
-    rng: random.Random,
-    chunks_holding: Callable[[str], int] | None = None,
+    sentence: str, kinds: list[str], rng: random.Random, chunks_holding: Callable[[str], int]
 ) -> list[_Fact]:
     plain = _EMPHASIS.sub(r"\1", sentence)
     facts = []
@@ -711,9 +709,7 @@ def _facts(
             article = "" if be == "are" else m.group("article").lower() + " "
             text = rng.choice(_SHAPES_DEFINITION).format(be=be, art=article, t=term)
             facts.append(_Fact("definition", term, text, answer, sentence))
-    if "completion" in kinds and (
-        fact := _completion_fact(plain, sentence, rng, chunks_holding or (lambda word: 0))
-    ):
+    if "completion" in kinds and (fact := _completion_fact(plain, sentence, rng, chunks_holding)):
         facts.append(fact)
     if "count" in kinds:
         for m in _COUNT.finditer(plain):
@@ -749,12 +745,11 @@ def _completion_fact(
     once in it and is not its first (a sentence's opening word is its subject more often
     than what it says), one of its two rarest in the corpus (`chunks_holding` a word): a
     name or a term the passage is about, rather than a word any sentence could hold."""
-    counts: dict[str, int] = {}
-    for m in _BLANKABLE.finditer(plain):
-        counts[m.group().lower()] = counts.get(m.group().lower(), 0) + 1
+    words = list(_BLANKABLE.finditer(plain))
+    counts = Counter(m.group().lower() for m in words)
     candidates = [
         m
-        for m in _BLANKABLE.finditer(plain)
+        for m in words
         if m.start() > 0 and m.group().lower() not in _STOP_WORDS and counts[m.group().lower()] == 1
     ]
     if not candidates:
