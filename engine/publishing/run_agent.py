@@ -119,7 +119,10 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    # use_kernels off: transformers 5 would otherwise fetch layers' kernels from the hub.
+    model = AutoModelForCausalLM.from_pretrained(
+        model_dir, dtype=torch.float32, use_kernels=False
+    ).eval()
     index = search_index.SearchIndex.load(index_dir)
     limits = stored_limits(settings["limits"])
     system = settings["system_prompt"]

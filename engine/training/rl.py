@@ -43,6 +43,7 @@ from tqdm import tqdm
 
 from engine.agent.engines import build_rollout_engine, sync_weights
 from engine.agent.greedy_rules import unruled
+from engine.agent.models import NO_HUB_KERNELS
 from engine.agent.precision import resolve_precision
 from engine.agent.settings import ADAPTER_DIR, write_agent_settings
 from engine.agent.trajectory import SamplingParams, Trajectory
@@ -295,7 +296,9 @@ def policy_model(model, config: TrainConfig, checkpoint: Path | None):
         from transformers import AutoModelForCausalLM
 
         device = model.device  # the worker's GPU, if it has one
-        model = AutoModelForCausalLM.from_pretrained(checkpoint / "model", dtype=torch.float32)
+        model = AutoModelForCausalLM.from_pretrained(
+            checkpoint / "model", dtype=torch.float32, **NO_HUB_KERNELS
+        )
         model.to(device)
     if config.train_layers and not config.lora:
         freeze_below(model, config.train_layers)
