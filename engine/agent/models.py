@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 from pathlib import Path
 
 import torch
@@ -77,11 +78,17 @@ def convert_default_model(target: Path | None = None) -> Path:
     plain = AutoModelForCausalLM.from_config(config, dtype=torch.float32)
     plain.load_state_dict(loaded.state_dict())
     plain.generation_config = loaded.generation_config
-    # Write to a temporary folder first so an interrupted conversion never looks finished.
-    partial = target.with_name(target.name + ".partial")
+    # Write to a temporary folder first so an interrupted conversion never looks finished; one
+    # of this process's own, since another (a second worker, a parallel test) may convert too.
+    partial = target.with_name(f"{target.name}.partial-{os.getpid()}")
     plain.save_pretrained(partial)
     tokenizer.save_pretrained(partial)
-    partial.rename(target)
+    try:
+        partial.rename(target)
+    except OSError:  # the other process finished first: its copy is the same model
+        if not (target / "model.safetensors").exists():
+            raise
+        shutil.rmtree(partial, ignore_errors=True)
     return target
 
 
@@ -119,10 +126,10 @@ def load_model(
     # Checked at each load, not only when huggingface_hub was imported: an offline process
     # never reaches the hub, even if the variable was set after that import.
     offline = hub_offline()
-    safe = {"local_files_only": offline, "trust_remote_code": False, **NO_HUB_KERNELS}
+    safe = {"local_files_only": offline, "trust_remote_code": False}
     try:
         tokenizer = AutoTokenizer.from_pretrained(path, **safe)
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **safe)
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, **safe, **NO_HUB_KERNELS)
     except OSError as exc:
         where = "not in the local cache (the hub is offline)" if offline else "not downloadable"
         raise ModelNotFoundError(

@@ -122,20 +122,26 @@ PRESETS: dict[str, dict] = {
             "max_minutes": 180,
         },
     },
+    # The 45-minute preset's data work (the teacher's searches, the synthesized questions, the
+    # cold start's share, sampling at 0.7 in bfloat16) on a larger model with LoRA, larger
+    # groups and longer turns: what differs is what the GPU affords, not what the run learns.
     "standard-gpu": {
         "label": "Standard (GPU)",
         "description": (
-            "A Qwen3-4B-class model trained with LoRA: cold start, then 200 RL steps with "
-            "groups of 8. Needs a GPU worker; takes a few hours."
+            "A Qwen3-4B-class model trained with LoRA on the 45-minute preset's cold start and "
+            "synthesized questions, then 200 RL steps with groups of 8. Needs a GPU worker; "
+            "takes a few hours."
         ),
         # A 4B model in bf16 (8 GB) with LoRA, its rollouts' KV cache and activations for
         # 16k-token batches: a 24 GB card (L4, A10: 22.5 GiB as torch counts) is the
         # smallest that holds it.
         "needs": Needs("gpu", devices=1, memory_gib=22),
+        "extends": "cpu-45min",
         "config": {
             "model": "Qwen/Qwen3-4B-Instruct-2507",
             "lora": True,
             "lora_rank": 32,
+            "train_layers": None,  # LoRA's adapters sit on every layer
             "sft_epochs": 2,
             "steps": 200,
             "questions_per_step": 8,

@@ -119,3 +119,14 @@ def test_the_three_hour_preset_is_the_45_minute_one_given_time_and_a_learning_cu
     changed = {k for k in short if short[k] != long[k]}
     assert changed == {"steps", "eval_every", "eval_samples", "save_every", "max_minutes"}
     assert long["max_minutes"] == 180 and long["eval_every"] > 0  # step 0: the cold start
+
+
+def test_the_gpu_preset_does_the_45_minute_presets_data_work_on_a_larger_model():
+    cpu, gpu = preset_config("cpu-45min").to_dict(), preset_config("standard-gpu").to_dict()
+    changed = {k for k in cpu if cpu[k] != gpu[k]}
+    assert changed == {
+        "model", "lora", "lora_rank", "train_layers", "sft_epochs", "steps",
+        "questions_per_step", "group_size", "warmup_steps", "max_batch_tokens", "limits",
+        "eval_every", "save_every", "samples_logged", "max_minutes",
+    }  # fmt: skip
+    assert gpu["synthetic_questions"] == 800 and gpu["temperature"] == 0.7
