@@ -34,13 +34,17 @@ browser:
 
 # The free disk goes in the log first: the embedded services need some, and a run that fails
 # for want of it should say so.
+# pytest-xdist workers, each with its own Postgres, Redis, S3 and Celery workers
+# (devstack.pytest_plugin): one a core, at most 4. TEST_WORKERS=0 runs the tests in one process.
+TEST_WORKERS ?= $(shell n=$$(nproc); echo $$(( n < 4 ? n : 4 )))
+
 test: $(VENV)/.installed browser
 	@df -h . "$${TMPDIR:-/tmp}" | sed 's/^/disk: /'
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The inner loop: the engine's tests alone (no services, no browser), about 1.5 minutes here.
 test-fast: $(VENV)/.installed
-	SLEUTH_TEST_STACK=0 $(BIN)/python -m pytest tests/engine -q $(PYTEST_ARGS)
+	SLEUTH_TEST_STACK=0 $(BIN)/python -m pytest tests/engine -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The documentation site, from docs/ (mkdocs.yml), into var/site; strict, as the suite builds it.
 docs: $(VENV)/.installed

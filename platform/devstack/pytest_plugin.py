@@ -4,6 +4,9 @@ Loaded with `-p devstack.pytest_plugin` (see pyproject.toml). It runs before pyt
 reads the settings, so `DATABASE_URL` and friends point at the servers started here.
 External services set in the environment are used as they are. `SLEUTH_TEST_STACK=0`
 starts nothing (for engine-only test runs, which need no services).
+
+With pytest-xdist (`-n N`) every worker is a session of its own and starts its own stack, on
+ports the kernel gives it; the controller, which runs no test, starts none.
 """
 
 import os
@@ -27,14 +30,17 @@ _PLACEHOLDERS = {
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
-    if os.environ.get("SLEUTH_TEST_STACK", "1") == "0":
+    if os.environ.get("SLEUTH_TEST_STACK", "1") == "0" or _xdist_controller(early_config):
         for key, value in _PLACEHOLDERS.items():
             os.environ.setdefault(key, value)
         return
+    for key, value in _PLACEHOLDERS.items():  # an xdist worker inherits its controller's
+        if os.environ.get(key) == value:
+            del os.environ[key]
     var_dir = Path(tempfile.mkdtemp(prefix="sleuth-test-"))
     # As root Postgres runs as `nobody`: an open folder keeps its data here, not in /var/tmp.
     var_dir.chmod(0o755)
-    stack = Stack(var_dir, log=lambda message: None)
+    stack = Stack(var_dir, log=lambda message: None, default_ports=False)
     try:
         os.environ.update(stack.start())
     except BaseException:
@@ -44,6 +50,12 @@ def pytest_load_initial_conftests(early_config, parser, args):
 
 
 _STACK = pytest.StashKey[tuple]()
+
+
+def _xdist_controller(early_config) -> bool:
+    """Whether this process hands the tests to xdist workers (and so needs no services)."""
+    workers = getattr(early_config.known_args_namespace, "numprocesses", None)
+    return bool(workers) and "PYTEST_XDIST_WORKER" not in os.environ
 
 
 def pytest_unconfigure(config):

@@ -21,10 +21,19 @@ DEFAULT_PORTS = {"postgres": 54329, "redis": 63799, "s3": 18333}
 
 
 class Stack:
-    def __init__(self, var_dir: Path, environ: Mapping[str, str] | None = None, log=print):
+    def __init__(
+        self,
+        var_dir: Path,
+        environ: Mapping[str, str] | None = None,
+        log=print,
+        default_ports: bool = True,
+    ):
+        """`default_ports`: try DEFAULT_PORTS first (a developer's stack, found where it was
+        last time); off, any free port (test sessions side by side, which would race for them)."""
         self.var_dir = Path(var_dir)
         self.environ = dict(os.environ if environ is None else environ)
         self.log = log
+        self.default_ports = default_ports
         self.services: list = []  # started here, stopped in reverse order
 
     def _state(self) -> dict:
@@ -49,7 +58,8 @@ class Stack:
         taken: set[int] = set()
 
         def port_for(name: str) -> int:
-            port = free_port(ports.get(name, DEFAULT_PORTS[name]), avoid=taken)
+            preferred = ports.get(name, DEFAULT_PORTS[name] if self.default_ports else None)
+            port = free_port(preferred, avoid=taken)
             taken.update({port, port + 10000})
             ports[name] = port
             return port

@@ -18,6 +18,7 @@ import pytest
 from devstack import postgres as postgres_module
 from devstack.ports import free_port
 from devstack.postgres import EmbeddedPostgres
+from devstack.pytest_plugin import _PLACEHOLDERS
 from devstack.s3 import EmbeddedS3
 from devstack.stack import Stack
 
@@ -266,3 +267,32 @@ def test_every_bucket_takes_objects_on_a_nearly_full_disk(small_disk):
             assert client.get_object(Bucket=bucket, Key="object")["Body"].read() == body
     finally:
         s3.stop()
+
+
+def test_each_xdist_worker_runs_its_tests_on_services_of_its_own(tmp_path):
+    # make test's workers (pytest -n): a stack each, on ports the kernel gives, never shared.
+    (tmp_path / "test_where.py").write_text(
+        "import os\n"
+        "def test_where():\n"
+        f"    path = {str(tmp_path)!r} + '/' + os.environ['PYTEST_XDIST_WORKER']\n"
+        "    urls = [os.environ[k] for k in ('DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT_URL')]\n"
+        "    open(path + '.urls', 'w').write(' '.join(urls))\n"
+    )
+    services = ("DATABASE_URL", "REDIS_URL", "S3_ENDPOINT_URL", "S3_ACCESS_KEY_ID")
+    env = {k: v for k, v in os.environ.items() if k not in services and k != "S3_SECRET_ACCESS_KEY"}
+    env["PYTHONPATH"] = str(REPO_ROOT / "platform")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "devstack.pytest_plugin", "-p", "no:django"]
+        + ["-p", "no:cacheprovider", "-n", "2", "--dist", "each", "-q", "test_where.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+    urls = [path.read_text().split() for path in sorted(tmp_path.glob("gw*.urls"))]
+    assert len(urls) == 2
+    assert not set(urls[0] + urls[1]) & set(_PLACEHOLDERS.values())  # started, not stand-ins
+    assert not set(urls[0]) & set(urls[1])  # every service its own
