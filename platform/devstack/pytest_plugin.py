@@ -43,6 +43,9 @@ def pytest_load_initial_conftests(early_config, parser, args):
     stack = Stack(var_dir, log=lambda message: None, default_ports=False)
     try:
         os.environ.update(stack.start())
+        # Workers' local copies (indexes, published agents) keyed by S3 prefix: another
+        # session's stack has the same prefixes for other objects, so each session keeps its own.
+        os.environ["SLEUTH_WORK_DIR"] = str(var_dir / "work")
     except BaseException:
         shutil.rmtree(var_dir, ignore_errors=True)
         raise

@@ -270,12 +270,14 @@ def test_every_bucket_takes_objects_on_a_nearly_full_disk(small_disk):
 
 
 def test_each_xdist_worker_runs_its_tests_on_services_of_its_own(tmp_path):
-    # make test's workers (pytest -n): a stack each, on ports the kernel gives, never shared.
+    # make test's workers (pytest -n): a stack each, on ports the kernel gives, and a scratch
+    # folder each (local copies are keyed by S3 prefixes, which every stack has alike).
     (tmp_path / "test_where.py").write_text(
         "import os\n"
         "def test_where():\n"
         f"    path = {str(tmp_path)!r} + '/' + os.environ['PYTEST_XDIST_WORKER']\n"
-        "    urls = [os.environ[k] for k in ('DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT_URL')]\n"
+        "    keys = ('DATABASE_URL', 'REDIS_URL', 'S3_ENDPOINT_URL', 'SLEUTH_WORK_DIR')\n"
+        "    urls = [os.environ[k] for k in keys]\n"
         "    open(path + '.urls', 'w').write(' '.join(urls))\n"
     )
     services = ("DATABASE_URL", "REDIS_URL", "S3_ENDPOINT_URL", "S3_ACCESS_KEY_ID")
