@@ -28,6 +28,9 @@ from pathlib import Path
 from engine.search.index import SearchIndex
 
 MANIFEST = "manifest.json"
+# In each local copy, beside `.complete`: the S3 prefix it was copied from, so that the copies
+# of objects deleted on S3 (a deleted run's, project's or account's) can be found and purged.
+SOURCE = ".source"
 
 # Memory a loaded index takes per byte of its files (what its manifest lists; the same bytes
 # lie on local disk after the download), measured on indexes built by `sleuth index`, loaded
@@ -201,6 +204,7 @@ class IndexCache:
                         f"s3://{self.bucket}/{key} is corrupt "
                         "(size or sha256 differs from the manifest)"
                     )
+            (staging / SOURCE).write_text(prefix)
             (staging / ".complete").write_text(json.dumps(manifest))
             try:
                 os.rename(staging, target)  # atomic: another process may have won the race
@@ -231,3 +235,21 @@ def evict_copies(root: Path, keep: Path, max_on_disk: int, min_idle_seconds: flo
     for mtime, folder in sorted(used)[: max(0, len(used) - max_on_disk)]:
         if folder != keep and mtime < idle_before:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def purge_copies(root: Path, prefix: str) -> int:
+    """Delete the local copies under `root` whose source (their SOURCE file) lies under
+    `prefix`, a folder ending in "/"; return how many. A process reading one keeps its open
+    files; the next use downloads again, which fails once the objects are gone."""
+    if not prefix.endswith("/"):
+        raise ValueError(f"a purge takes a folder ending in '/', not {prefix!r}")
+    purged = 0
+    for folder in root.iterdir() if root.is_dir() else ():
+        try:
+            source = (folder / SOURCE).read_text()
+        except OSError:
+            continue  # a download in progress, or not a copy
+        if (source.rstrip("/") + "/").startswith(prefix):
+            shutil.rmtree(folder, ignore_errors=True)
+            purged += 1
+    return purged

@@ -8,6 +8,7 @@ import socket
 
 from botocore.exceptions import BotoCoreError, ClientError
 from celery import shared_task
+from celery.worker.control import control_command
 
 
 @shared_task(name="config.tasks.ping")
@@ -184,6 +185,19 @@ def runs_sweep() -> list[int]:
     from runs.sweep import runs_sweep as sweep
 
     return sweep()
+
+
+@control_command(args=[("prefix", str)], signature="<prefix>")
+def purge_local_copies(state, prefix: str) -> dict:
+    """A remote-control command every worker takes at once (not a queued task), broadcast by
+    core.local_copies.purge_everywhere when a run, project or account is deleted: this
+    worker's copies of what lay under `prefix` leave its disk."""
+    from core.local_copies import purge_here
+
+    try:
+        return {"purged": purge_here(prefix)}
+    except ValueError as error:  # not one project's folder: nothing is purged
+        return {"error": str(error)}
 
 
 def _sweep_forever(interval: float, queues: list[str]) -> None:

@@ -63,10 +63,15 @@ def presigned_download_url(
     )
 
 
+def is_project_folder(prefix: str) -> bool:
+    """Whether `prefix` is one project's folder or a folder in it, ending with "/" (so
+    projects/1/ never reaches projects/10/): what may be deleted at once."""
+    return re.fullmatch(r"projects/\d+/(.+/)?", prefix) is not None
+
+
 def delete_s3_prefix(bucket: str, prefix: str) -> int:
-    """Delete every object whose key starts with `prefix`: one project's folder or a folder
-    in it, ending with "/" (so projects/1/ never reaches projects/10/)."""
-    if not re.fullmatch(r"projects/\d+/(.+/)?", prefix):
+    """Delete every object whose key starts with `prefix` (`is_project_folder`)."""
+    if not is_project_folder(prefix):
         raise ValueError(f"refusing to delete the broad prefix {prefix!r}")
     client, deleted = s3_client(), 0
     for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):

@@ -31,6 +31,7 @@ from django.core.cache import cache
 from django.db import transaction
 from django.utils import timezone
 
+from core.local_copies import INDEX_COPIES, copies_root
 from core.queues import enqueue
 from core.s3 import delete_s3_prefix, s3_client
 
@@ -269,7 +270,7 @@ def _cache(web: bool = False):
             _index_caches[kind] = IndexCache(
                 s3_client(),
                 settings.S3_ARTIFACTS_BUCKET,
-                Path(settings.SLEUTH_WORK_DIR) / "indexes",
+                copies_root(INDEX_COPIES),
                 max_loaded=settings.SLEUTH_INDEXES_LOADED,
                 max_memory_bytes=settings.SLEUTH_WEB_INDEX_MEMORY_MB * 2**20 if web else None,
             )

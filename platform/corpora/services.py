@@ -19,6 +19,7 @@ from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
+from core.local_copies import purge_everywhere
 from core.s3 import delete_s3_prefix, s3_client
 from engine.documents.corpus import infer_entity, read_pages_jsonl
 from engine.documents.sandbox import parse_files
@@ -362,8 +363,9 @@ def project_delete(*, project: Project) -> None:
         _lock_owner_without_active_runs(owner=project.owner, projects=[project])
         for bucket in (settings.S3_UPLOADS_BUCKET, settings.S3_ARTIFACTS_BUCKET):
             delete_s3_prefix(bucket, f"projects/{project.pk}/")
-        owner_id = project.owner_id
+        owner_id, folder = project.owner_id, f"projects/{project.pk}/"
         project.delete()
+        transaction.on_commit(lambda: purge_everywhere(folder))  # its copies on every disk
         # Its documents in flight held parse slots: the account's other projects' go next.
         transaction.on_commit(lambda: parses_admit_quietly(owner_id=owner_id))
 

@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.local_copies import purge_everywhere
 from core.queues import enqueue
 from core.s3 import delete_s3_prefix
 from corpora.models import Document, Project, QuestionSet
@@ -284,8 +285,10 @@ def run_delete_objects(*, run: Run) -> None:
     """Everything under the run's own prefix on S3, then its row (the caller checked that no
     worker holds it). The prefix is rebuilt from the ids, never read from an editable field."""
 
-    delete_s3_prefix(artifacts.bucket(), f"{artifacts.run_prefix(run)}/")
+    prefix = f"{artifacts.run_prefix(run)}/"
+    delete_s3_prefix(artifacts.bucket(), prefix)
     run.delete()
+    transaction.on_commit(lambda: purge_everywhere(prefix))  # its copies on every disk
 
 
 def run_set_status(*, run: Run, status: str, reason: str = "", **fields) -> Run:

@@ -38,7 +38,8 @@ from pathlib import Path
 
 from django.conf import settings
 
-from engine.search.store import evict_copies
+from core.local_copies import AGENT_COPIES, copies_root
+from engine.search.store import SOURCE, evict_copies
 from runs import artifacts
 from serving import sglang_serving
 
@@ -212,7 +213,7 @@ def _published_folder(prefix: str) -> Path:
     The disk keeps the `SLEUTH_PUBLISHED_ON_DISK` most recently used folders: past that a
     new download deletes the least recently used, idle for ten minutes (an agent loaded in
     memory keeps answering: its weights are read at load)."""
-    root = artifacts.work_dir() / "serving"
+    root = copies_root(AGENT_COPIES)
     target = root / hashlib.sha256(prefix.encode()).hexdigest()[:24]
     if (target / ".complete").is_file():
         os.utime(target / ".complete")  # used now: the last the disk lets go
@@ -222,6 +223,7 @@ def _published_folder(prefix: str) -> Path:
     try:
         artifacts.download_folder(prefix, staging)
         shutil.rmtree(staging / "agent" / "index", ignore_errors=True)  # the index comes apart
+        (staging / SOURCE).write_text(prefix)  # what a purge of a deleted run looks for
         (staging / ".complete").write_text(prefix)
         try:
             os.rename(staging, target)

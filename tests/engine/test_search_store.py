@@ -14,7 +14,13 @@ import pytest
 from engine.documents.chunking import Chunk
 from engine.documents.corpus import build_corpus
 from engine.search.index import SearchIndex
-from engine.search.store import IndexCache, IndexTooLarge, estimated_memory, upload_index
+from engine.search.store import (
+    IndexCache,
+    IndexTooLarge,
+    estimated_memory,
+    purge_copies,
+    upload_index,
+)
 
 PYTHON_REFERENCE = Path(__file__).resolve().parents[2] / "datasets/python-reference/pages.jsonl.gz"
 
@@ -273,3 +279,21 @@ def test_the_estimate_covers_what_a_real_index_takes_loaded_and_searched(tmp_pat
 
     assert len(index) > 300
     assert estimate / 3 < taken <= estimate
+
+
+def test_a_purge_deletes_the_copies_of_what_lay_under_a_folder_and_nothing_else(saved, tmp_path):
+    s3 = FakeS3()
+    for prefix in ("projects/1/indexes/a", "projects/1/runs/7/index", "projects/10/indexes/a"):
+        upload_index(s3, "bucket", prefix, saved)
+    cache = IndexCache(s3, "bucket", tmp_path / "cache")
+    for prefix in ("projects/1/indexes/a", "projects/1/runs/7/index", "projects/10/indexes/a"):
+        cache.get(prefix)
+    (tmp_path / "cache" / "not-a-copy").mkdir()
+
+    assert purge_copies(tmp_path / "cache", "projects/1/runs/7/") == 1
+    assert purge_copies(tmp_path / "cache", "projects/1/") == 1  # never projects/10/
+    assert not cache.folder("projects/1/indexes/a").exists()
+    assert (cache.folder("projects/10/indexes/a") / ".complete").is_file()
+    assert (tmp_path / "cache" / "not-a-copy").is_dir()
+    with pytest.raises(ValueError):
+        purge_copies(tmp_path / "cache", "projects/1")  # a folder ends with "/"
