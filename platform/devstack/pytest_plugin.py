@@ -55,10 +55,18 @@ def pytest_load_initial_conftests(early_config, parser, args):
 _STACK = pytest.StashKey[tuple]()
 
 
+_CONTROLLER = "SLEUTH_TEST_CONTROLLER_PID"
+
+
 def _xdist_controller(early_config) -> bool:
-    """Whether this process hands the tests to xdist workers (and so needs no services)."""
+    """Whether this process hands the tests to xdist workers (and so needs no services).
+    Its workers are its children, started with its invocation's arguments (`-n` too), and find
+    its pid in the environment; a pytest -n that a test starts is a controller of its own."""
     workers = getattr(early_config.known_args_namespace, "numprocesses", None)
-    return bool(workers) and "PYTEST_XDIST_WORKER" not in os.environ
+    if not workers or os.environ.get(_CONTROLLER) == str(os.getppid()):
+        return False
+    os.environ[_CONTROLLER] = str(os.getpid())
+    return True
 
 
 def pytest_unconfigure(config):

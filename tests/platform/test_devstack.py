@@ -39,9 +39,13 @@ def var_dir(open_tmp):
     return open_tmp / "var"
 
 
+# The stacks these tests start take kernel-given ports, as test sessions do (default_ports=False):
+# the developer's defaults belong to `make run`, whose own test runs beside them in xdist.
+
+
 def test_postgres_data_survives_a_restart_of_the_stack(var_dir):
     env = {"REDIS_URL": "redis://unused", "S3_ENDPOINT_URL": "http://unused"}
-    stack = Stack(var_dir, environ=env, log=lambda message: None)
+    stack = Stack(var_dir, environ=env, log=lambda message: None, default_ports=False)
     url = stack.start()["DATABASE_URL"]
     try:
         with psycopg.connect(url, autocommit=True) as conn:
@@ -50,7 +54,7 @@ def test_postgres_data_survives_a_restart_of_the_stack(var_dir):
     finally:
         stack.stop()
 
-    stack = Stack(var_dir, environ=env, log=lambda message: None)
+    stack = Stack(var_dir, environ=env, log=lambda message: None, default_ports=False)
     url = stack.start()["DATABASE_URL"]
     try:
         with psycopg.connect(url) as conn:
@@ -67,7 +71,7 @@ def test_a_busy_preferred_port_is_replaced_by_a_free_one(var_dir):
         var_dir.mkdir()
         (var_dir / "stack.json").write_text(f'{{"ports": {{"redis": {busy}}}}}')
         env = {"DATABASE_URL": "postgres://unused", "S3_ENDPOINT_URL": "http://unused"}
-        stack = Stack(var_dir, environ=env, log=lambda message: None)
+        stack = Stack(var_dir, environ=env, log=lambda message: None, default_ports=False)
         try:
             url = stack.start()["REDIS_URL"]
         finally:
@@ -81,7 +85,7 @@ def test_external_services_from_the_environment_start_nothing(var_dir):
         "REDIS_URL": "redis://r",
         "S3_ENDPOINT_URL": "http://s3",
     }
-    stack = Stack(var_dir, environ=env, log=lambda message: None)
+    stack = Stack(var_dir, environ=env, log=lambda message: None, default_ports=False)
 
     assert stack.start() == {}
     assert stack.services == []
@@ -215,7 +219,7 @@ def test_postgres_starts_from_a_private_folder_as_root(private_tmp):
 @root_only
 def test_the_stack_starts_postgres_from_a_private_folder_as_root(private_tmp):
     env = {"REDIS_URL": "redis://unused", "S3_ENDPOINT_URL": "http://unused"}
-    stack = Stack(private_tmp / "var", environ=env, log=lambda message: None)
+    stack = Stack(private_tmp / "var", environ=env, log=lambda message: None, default_ports=False)
     url = stack.start()["DATABASE_URL"]
     (postgres,) = stack.services
     try:
