@@ -122,13 +122,18 @@ def held_out(run: RecordedRun, questions: Sequence) -> list:
 def check_one_setting(runs: Sequence[RecordedRun]) -> None:
     """Raise RunFolderError unless the runs differ only in seed and held-out fold: pooled, they
     are read as one agent."""
+    from engine.training.config import TrainConfig
+
     if not runs:
         return
+    # Read as TrainConfig reads them: a run stored before a setting existed has the value that
+    # setting takes for such runs, not a difference.
+    settings = [TrainConfig.from_dict(run.config).to_dict() for run in runs]
     first = runs[0]
-    for run in runs[1:]:
+    for run, config in zip(runs[1:], settings[1:], strict=True):
         differ = [
             key
-            for key in _differences(first.config, run.config)
+            for key in _differences(settings[0], config)
             if key not in POOLED_SETTINGS_MAY_DIFFER
         ]
         if differ:

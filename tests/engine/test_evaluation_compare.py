@@ -182,6 +182,22 @@ def test_runs_of_different_settings_are_not_pooled(tmp_path, corpus, capsys):
     assert "differ in limits.max_turns" in capsys.readouterr().err
 
 
+def test_a_run_stored_before_a_setting_existed_pools_with_runs_of_that_settings_value_for_it():
+    from pathlib import Path
+
+    from engine.evaluation.pooled import RecordedRun, RunFolderError, check_one_setting
+    from engine.training.config import TrainConfig
+
+    stored = TrainConfig().to_dict()
+    del stored["completion_questions"]  # recorded before the option: off, as TrainConfig reads it
+    older = RecordedRun(Path("older"), stored, {})
+    check_one_setting([older, RecordedRun(Path("newer"), TrainConfig(seed=1).to_dict(), {})])
+
+    turned_on = TrainConfig(completion_questions=True).to_dict()
+    with pytest.raises(RunFolderError, match="differ in completion_questions"):
+        check_one_setting([older, RecordedRun(Path("on"), turned_on, {})])
+
+
 def test_a_folder_without_recorded_trajectories_is_a_clear_error(tmp_path, corpus, capsys):
     index, questions = corpus
     (tmp_path / "empty").mkdir()
