@@ -6,7 +6,8 @@ External services set in the environment are used as they are. `SLEUTH_TEST_STAC
 starts nothing (for engine-only test runs, which need no services).
 
 With pytest-xdist (`-n N`) every worker is a session of its own and starts its own stack, on
-ports the kernel gives it; the controller, which runs no test, starts none.
+ports the kernel gives it; the controller, which runs no test, starts none. External services
+would be shared by the workers (their queues too): use them with one process (TEST_WORKERS=0).
 """
 
 import os
