@@ -42,7 +42,7 @@ test: $(VENV)/.installed browser
 	@df -h . "$${TMPDIR:-/tmp}" | sed 's/^/disk: /'
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
-# The inner loop: the engine's tests alone (no services, no browser), about 1.5 minutes here.
+# The inner loop: the engine's tests alone (no services, no browser), about a minute here.
 test-fast: $(VENV)/.installed
 	SLEUTH_TEST_STACK=0 $(BIN)/python -m pytest tests/engine -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
