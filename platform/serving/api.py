@@ -323,9 +323,15 @@ def _chat_slot(request) -> chat_slots.Slot:
     try:
         return chat_slots.acquire(request.user.pk)
     except chat_slots.ChatsInFlight as full:
-        if full.site:
+        if full.full == "site":
             message = (
                 f"The service is answering {full.in_flight} chats, its most at once "
+                f"({full.cap}). Try again in {full.retry_after} s."
+            )
+        elif full.full == "process":
+            # The client cannot choose its web process: said as the service being busy.
+            message = (
+                f"This server is answering {full.in_flight} chats, its most at once "
                 f"({full.cap}). Try again in {full.retry_after} s."
             )
         else:

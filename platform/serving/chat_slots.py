@@ -5,6 +5,11 @@ server has few threads (the image: 2 gunicorn workers x 4), so one token's chats
 them all and leave none for anyone's pages. `acquire` takes one of the account's
 SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT slots and one of the site's SLEUTH_CHATS_IN_FLIGHT (set
 below the web threads), or says which is full; the chat gives its slot back when it ends.
+The site's count is one for all web processes, so a chat also takes one of its own process's
+SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS turns (one thread fewer than the process has): otherwise
+the site's slots could all land in one gunicorn process, whose pages would then wait for a
+free thread while the other process idles. That count is the process's own, in memory, and
+holds with the cache down too.
 
 The slots are counted in Redis, through Django's cache (Redis in every environment), so every
 web process shares one count. Each count is a sorted set of leases: a member per chat (a
@@ -28,6 +33,7 @@ timeout, or runs out by itself if nobody polls again.
 """
 
 import logging
+import threading
 import time
 import uuid
 from dataclasses import dataclass
@@ -78,23 +84,52 @@ def _keys(account_id) -> tuple[str, str]:
 
 
 class ChatsInFlight(Exception):
-    """The account's or the site's slots are all taken."""
+    """The account's, the site's or this web process's slots are all taken (`full` says
+    which: "account", "site" or "process")."""
 
-    def __init__(self, *, site: bool, in_flight: int, cap: int):
-        super().__init__(f"{'site' if site else 'account'}: {in_flight} of {cap} in flight")
-        self.site, self.in_flight, self.cap = site, in_flight, cap
+    def __init__(self, *, full: str, in_flight: int, cap: int):
+        super().__init__(f"{full}: {in_flight} of {cap} in flight")
+        self.full, self.in_flight, self.cap = full, in_flight, cap
         self.retry_after = RETRY_AFTER_SECONDS
+
+
+class _ProcessTurns:
+    """This process's chats holding one of its web threads. A count under a lock rather than
+    a Semaphore: the cap is read from the settings at each take, as the others are."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.taken = 0
+
+    def take(self) -> None:
+        cap = settings.SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS
+        with self._lock:
+            if self.taken >= cap:
+                raise ChatsInFlight(full="process", in_flight=self.taken, cap=cap)
+            self.taken += 1
+
+    def give_back(self) -> None:
+        with self._lock:
+            self.taken -= 1
+
+
+_process_turns = _ProcessTurns()
 
 
 @dataclass
 class Slot:
-    """One chat's place in its account's and the site's count; `release` gives it back
-    (again: nothing). A slot not counted (the cache was down) releases nothing."""
+    """One chat's place in its account's and the site's count, and its turn among this
+    process's threads (`holds_thread`); `release` gives them back (again: nothing). A slot
+    not counted in the cache (it was down) gives back its process turn only."""
 
     keys: tuple[str, ...] | None
     member: str
+    holds_thread: bool = False
 
     def release(self) -> None:
+        if self.holds_thread:
+            self.holds_thread = False
+            _process_turns.give_back()
         keys, self.keys = self.keys, None
         if keys is None:
             return
@@ -109,9 +144,20 @@ class Slot:
 
 
 def acquire(account_id, *, site: bool = True) -> Slot:
-    """A slot for one chat of `account_id`; ChatsInFlight when its account or the site
-    already has its cap in flight. `site=False`: a chat that holds no web thread (the
+    """A slot for one chat of `account_id`; ChatsInFlight when its account, the site or this
+    process already has its cap in flight. `site=False`: a chat that holds no web thread (the
     playground's), counted against its account's cap only."""
+    if site:
+        _process_turns.take()
+    try:
+        return _acquire_counted(account_id, site=site)
+    except BaseException:
+        if site:
+            _process_turns.give_back()
+        raise
+
+
+def _acquire_counted(account_id, *, site: bool) -> Slot:
     per_account = settings.SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT
     site_cap = settings.SLEUTH_CHATS_IN_FLIGHT
     lease = float(settings.SLEUTH_INFERENCE_TIMEOUT) + LEASE_MARGIN_SECONDS
@@ -134,12 +180,12 @@ def acquire(account_id, *, site: bool = True) -> Slot:
         )
     except RedisError:
         logger.error("chat slots not counted: the cache is unreachable")
-        return Slot(keys=None, member=member)
+        return Slot(keys=None, member=member, holds_thread=site)
     if taken == 1:
-        raise ChatsInFlight(site=False, in_flight=int(mine), cap=per_account)
+        raise ChatsInFlight(full="account", in_flight=int(mine), cap=per_account)
     if taken == 2:
-        raise ChatsInFlight(site=True, in_flight=int(site_chats), cap=site_cap)
-    return Slot(keys=keys, member=member)
+        raise ChatsInFlight(full="site", in_flight=int(site_chats), cap=site_cap)
+    return Slot(keys=keys, member=member, holds_thread=site)
 
 
 def in_flight(account_id) -> tuple[int, int]:

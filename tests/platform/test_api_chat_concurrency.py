@@ -75,6 +75,7 @@ def inference(settings):
     settings.SLEUTH_INFERENCE_TIMEOUT = 30.0  # a chat the test forgets ends within the test
     settings.SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT = 2
     settings.SLEUTH_CHATS_IN_FLIGHT = 10
+    settings.SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS = 10  # the live server is one process
     yield queue
     for task_id in queue.queued():  # no server thread left waiting on an answer
         queue.answer(task_id)
@@ -265,6 +266,50 @@ def test_the_sites_cap_holds_across_accounts(inference, customer, settings):
     assert [c.outcome()["status"] for c in [*held, carols]] == [200] * 4
 
 
+def test_one_web_process_keeps_a_thread_for_pages_whatever_the_sites_count(
+    inference, customer, settings
+):
+    # The site's count is shared by every web process: with room left in it, one process
+    # must still not give all of its threads to chats (the live server is one process).
+    settings.SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS = 2
+    alice, bob = customer("alice@example.com"), customer("bob@example.com")
+    held = [alice.chat_in_background(), bob.chat_in_background(stream=True)]
+    ids = inference.wait_for(2)
+
+    error = refused_at_once(bob.chat(), in_flight=2, cap=2)
+    assert "This server" in error["message"] and "Your account" not in error["message"]
+    assert len(inference.queued()) == 2, "the refused chat was not queued"
+    assert chat_slots.in_flight(bob.user.pk) == (1, 2)  # the site's count had room
+    inference.answer(ids[0])  # whichever of the two it was: the process has a turn again
+    deadline = time.monotonic() + 30
+    while chat_slots._process_turns.taken != 1:
+        assert time.monotonic() < deadline, "the answered chat kept its turn"
+        time.sleep(0.05)
+    again = bob.chat_in_background()
+    ids = inference.wait_for(3)
+    for task_id in ids[1:]:
+        inference.answer(task_id)
+    assert [c.outcome()["status"] for c in [*held, again]] == [200] * 3
+    assert chat_slots._process_turns.taken == 0
+
+
+def test_with_the_cache_down_a_process_still_keeps_a_thread_for_pages(settings, monkeypatch):
+    from django.core.cache.backends.redis import RedisCache
+
+    monkeypatch.setattr(chat_slots, "cache", RedisCache("redis://127.0.0.1:9/0", {}))
+    monkeypatch.setattr(chat_slots, "_process_turns", chat_slots._ProcessTurns())
+    settings.SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS = 1
+    held = chat_slots.acquire(1)  # not counted in the cache, counted here
+    with pytest.raises(chat_slots.ChatsInFlight) as full:
+        chat_slots.acquire(2)
+    assert full.value.full == "process"
+    held.release()
+    held.release()  # twice: nothing more given back
+    chat_slots.acquire(2).release()
+    chat_slots.acquire(3, site=False).release()  # the playground's hold no thread
+    assert chat_slots._process_turns.taken == 0
+
+
 def test_a_stream_the_server_closes_unread_gives_its_slot_back(inference, django_user_model):
     # A client gone before the stream began: the server closes the response unread, and a
     # generator that never started would run no `finally`.
@@ -289,6 +334,8 @@ def test_a_lease_a_crashed_request_left_runs_out_by_itself(settings, monkeypatch
     settings.SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT = 1
     settings.SLEUTH_INFERENCE_TIMEOUT = 0.5
     monkeypatch.setattr(chat_slots, "LEASE_MARGIN_SECONDS", 0.0)
+    # A dead process's own count of its threads dies with it; the test's process goes on.
+    monkeypatch.setattr(chat_slots, "_process_turns", chat_slots._ProcessTurns())
     chat_slots.acquire(42)  # never released: its process died
     with pytest.raises(chat_slots.ChatsInFlight):
         chat_slots.acquire(42)
@@ -322,4 +369,5 @@ def test_the_defaults_leave_the_images_web_threads_room_for_pages():
 
     web_threads = 2 * 4  # docker/Dockerfile: --workers 2 --threads 4
     assert base.SLEUTH_CHATS_IN_FLIGHT < web_threads
+    assert base.SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS < 4
     assert base.SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT <= base.SLEUTH_CHATS_IN_FLIGHT

@@ -307,6 +307,12 @@ SLEUTH_SERVING_MAX_AGENTS = env.int("SLEUTH_SERVING_MAX_AGENTS", default=2)
 # pages keep threads while chats wait. Past either: a 429 at once, with Retry-After.
 SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT = env.int("SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT", default=4)
 SLEUTH_CHATS_IN_FLIGHT = env.int("SLEUTH_CHATS_IN_FLIGHT", default=6)
+# And per web process: the site's count is shared, so without this one gunicorn process could
+# hold every one of its WEB_THREADS on chats while another holds none, and the pages it is
+# handed would wait. One thread a process stays free for pages.
+SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS = env.int(
+    "SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS", default=max(1, env.int("WEB_THREADS", default=4) - 1)
+)
 # The engine the inference worker answers with: "hf" (transformers, CPU or GPU) or "sglang"
 # (GPU workers with sglang installed; UNVERIFIED, see serving.sglang_serving): it then keeps
 # one agent loaded per worker process, whatever SLEUTH_SERVING_MAX_AGENTS says.
