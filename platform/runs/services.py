@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core import leases
 from core.local_copies import purge_everywhere
 from core.queues import enqueue
 from core.s3 import delete_s3_prefix
@@ -429,6 +430,21 @@ JUDGE_FAILED = "The judge could not be reached or gave no usable verdict; correc
 PREVIEW_TTL_SECONDS = 600
 # A worker must start a preview this long after it was queued, or the page gives up.
 PREVIEW_PICKUP_SECONDS = 30
+# What a preview refused for the account's previews in flight is told to wait.
+PREVIEW_RETRY_SECONDS = 5
+# A preview's status once it is over: its place among the account's previews is given back.
+PREVIEW_ENDED = ("done", "failed", "timed_out")
+
+
+class PreviewsInFlight(Exception):
+    """The account has SLEUTH_PREVIEWS_IN_FLIGHT_PER_ACCOUNT previews queued or scoring."""
+
+    def __init__(self, in_flight: int, cap: int):
+        super().__init__(
+            f"Your account has {in_flight} reward previews being scored, the most it may have "
+            f"at once ({cap}). Wait for one to finish, then try again."
+        )
+        self.retry_after = PREVIEW_RETRY_SECONDS
 
 
 def preview_deadline() -> float:
@@ -453,8 +469,27 @@ def reward_preview_queue(
 ) -> str:
     """Record a preview and queue its task; returns the id its page polls. Never waits on a
     judge: the judge is built and asked by the worker. JudgeBudgetSpent when its answers do
-    not fit in what the account has left of the operator's judges this month."""
+    not fit in what the account has left of the operator's judges this month;
+    PreviewsInFlight when the account has its most previews queued or scoring (its previews
+    share the workers' queue with everyone's parsing: a burst of them, within the rate
+    limit, would otherwise all wait there ahead of other accounts' work)."""
     judge_budget.preview_budget_check(reward=reward, calls=len(answers), user=user)
+    # Held until the preview ends (PREVIEW_ENDED), or runs out after the longest a preview
+    # can last: its pick-up time, its deadline and a margin.
+    try:
+        lease = leases.take(
+            [
+                (
+                    leases.key(f"previews:account:{user.pk}"),
+                    settings.SLEUTH_PREVIEWS_IN_FLIGHT_PER_ACCOUNT,
+                )
+            ],
+            PREVIEW_PICKUP_SECONDS + preview_deadline() + 30,
+        )
+    except leases.Full as full:
+        raise PreviewsInFlight(full.in_flight, full.cap) from None
+    if lease is None:
+        logger.error("reward previews in flight not counted: the cache is unreachable")
     preview_id = secrets.token_urlsafe(18)
     entry = {
         "project_id": project.pk,
@@ -467,6 +502,7 @@ def reward_preview_queue(
         "answers": answers,
         "searched": searched,
         "found_golden": found_golden,
+        "lease": [list(lease.keys), lease.member] if lease else None,
     }
     cache.set(_preview_key(preview_id), entry, PREVIEW_TTL_SECONDS)
     try:
@@ -487,8 +523,11 @@ def reward_preview_queue(
 def _preview_update(preview_id: str, **fields) -> dict | None:
     entry = cache.get(_preview_key(preview_id))
     if entry is None:
-        return None
+        return None  # expired: its lease has run out too
     entry.update(fields)
+    if entry["status"] in PREVIEW_ENDED and entry.get("lease"):
+        keys, member = entry.pop("lease")
+        leases.Lease(keys=tuple(keys), member=member).release()
     cache.set(_preview_key(preview_id), entry, PREVIEW_TTL_SECONDS)
     return entry
 

@@ -29,6 +29,7 @@ from .selectors import (
 )
 from .services import (
     JudgeRejected,
+    PreviewsInFlight,
     RunRejected,
     account_usage,
     preview_deadline,
@@ -128,6 +129,8 @@ def reward_preview(request, project_id: int):
                 )
             except JudgeBudgetSpent as error:
                 return _preview_refused(request, project, form, str(error), seconds_to_reset())
+            except PreviewsInFlight as full:
+                return _preview_refused(request, project, form, str(full), full.retry_after)
             # Always pending here, however fast a worker is: the page polls for the result.
             return _preview_page(request, project, preview_id, preview={"status": "queued"})
     return render(request, "runs/_reward_preview.html", {"form": form, "project": project})
@@ -141,8 +144,9 @@ def _preview_throttled(request, project, form, window: int):
 
 
 def _preview_refused(request, project, form, message: str, window: int):
-    """A preview refused before it was queued (its rate limit, the judge budget), told where
-    the scores would go: a 429 with Retry-After, which the run page's script swaps in."""
+    """A preview refused before it was queued (its rate limit, the judge budget, the
+    account's previews in flight), told where the scores would go: a 429 with Retry-After,
+    which the run page's script swaps in."""
     response = render(
         request,
         "runs/_reward_preview.html",

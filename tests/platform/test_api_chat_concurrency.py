@@ -20,6 +20,7 @@ from celery import states
 from django.test import Client
 from django.utils import timezone
 
+from core import leases
 from corpora.services import project_create
 from runs.models import Checkpoint, Run
 from serving import chat_slots
@@ -296,7 +297,7 @@ def test_one_web_process_keeps_a_thread_for_pages_whatever_the_sites_count(
 def test_with_the_cache_down_a_process_still_keeps_a_thread_for_pages(settings, monkeypatch):
     from django.core.cache.backends.redis import RedisCache
 
-    monkeypatch.setattr(chat_slots, "cache", RedisCache("redis://127.0.0.1:9/0", {}))
+    monkeypatch.setattr(leases, "cache", RedisCache("redis://127.0.0.1:9/0", {}))
     monkeypatch.setattr(chat_slots, "_process_turns", chat_slots._ProcessTurns())
     settings.SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS = 1
     held = chat_slots.acquire(1)  # not counted in the cache, counted here
@@ -352,7 +353,7 @@ def test_with_the_cache_down_chats_are_let_through_and_it_is_logged(
     from django.core.cache.backends.redis import RedisCache
 
     # A port nothing listens on: every cache call fails as it does with Redis down.
-    monkeypatch.setattr(chat_slots, "cache", RedisCache("redis://127.0.0.1:9/0", {}))
+    monkeypatch.setattr(leases, "cache", RedisCache("redis://127.0.0.1:9/0", {}))
     alice = customer("alice@example.com")
     chats = [alice.chat_in_background() for _ in range(3)]  # past the cap of 2
 

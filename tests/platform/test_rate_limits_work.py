@@ -138,6 +138,37 @@ def test_past_the_preview_limit_the_next_preview_is_a_429_fragment_and_nothing_i
     assert len(queued) == 3  # alice's two and bob's one: the refused preview queued nothing
 
 
+def test_past_the_previews_in_flight_the_next_is_a_429_until_one_ends(
+    settings, client_alice, project, bob, signed_in, queued, monkeypatch
+):
+    # Within the rate limit, a burst of previews would all wait on the workers' queue ahead
+    # of other accounts' parsing: an account has at most its cap queued or scoring.
+    from runs import services
+
+    settings.SLEUTH_PREVIEWS_IN_FLIGHT_PER_ACCOUNT = 2
+    url = f"/projects/{project.pk}/runs/reward-preview/"
+    answered = [client_alice.post(url, PREVIEW) for _ in range(2)]
+    refused = client_alice.post(url, PREVIEW)
+    bobs_project = project_create(owner=bob, name="Bob's")
+    bobs = signed_in(bob).post(f"/projects/{bobs_project.pk}/runs/reward-preview/", PREVIEW)
+
+    assert [r.status_code for r in answered] == [200, 200]
+    assert_429(refused, 5, "2 reward previews being scored", "at once (2)")
+    assert bobs.status_code == 200  # another account has its own count
+    assert len(queued) == 3  # the refused preview queued nothing
+
+    # One scored (the offline judge), one given up by its page: both give their place back.
+    assert services.reward_preview_run(preview_id=queued[0][0]) == "done"
+    assert client_alice.post(url, PREVIEW).status_code == 200
+    monkeypatch.setattr(services, "PREVIEW_PICKUP_SECONDS", 0)
+    given_up = services.reward_preview_get(
+        preview_id=queued[1][0], user=project.owner, project=project
+    )
+    assert given_up["status"] == "timed_out"
+    assert client_alice.post(url, PREVIEW).status_code == 200
+    assert client_alice.post(url, PREVIEW).status_code == 429
+
+
 def test_the_run_page_shows_a_refused_preview_where_the_scores_would_go(client_alice, project):
     page = client_alice.get(f"/projects/{project.pk}/runs/new/").content.decode()
 

@@ -259,6 +259,9 @@ SLEUTH_RUN_STAGE_MIN_SECONDS = env.float("SLEUTH_RUN_STAGE_MIN_SECONDS", default
 SLEUTH_RUN_STALL_SECONDS = env.float("SLEUTH_RUN_STALL_SECONDS", default=None)
 SLEUTH_PREVIEW_SECONDS = env.float("SLEUTH_PREVIEW_SECONDS", default=20.0)
 SLEUTH_PREVIEW_QUEUE = env("SLEUTH_PREVIEW_QUEUE", default="")
+# Reward previews one account may have queued or scoring at once (runs.services): they share
+# the workers' queue with every account's parsing. Past it the form says to wait (a 429).
+SLEUTH_PREVIEWS_IN_FLIGHT_PER_ACCOUNT = env.int("SLEUTH_PREVIEWS_IN_FLIGHT_PER_ACCOUNT", default=2)
 SLEUTH_PARSE_PICKUP_SECONDS = env.int("SLEUTH_PARSE_PICKUP_SECONDS", default=300)
 SLEUTH_PARSE_MAX_REQUEUES = env.int("SLEUTH_PARSE_MAX_REQUEUES", default=3)
 # Documents of one account queued or being parsed at once (corpora.parse_slots). The broker
