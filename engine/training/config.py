@@ -176,6 +176,13 @@ class TrainConfig(Settings):
     dgpo_coef: float = option(
         0.2, help="teacher NLL weight on groups with no correct sample (0: off)", flag="--dgpo"
     )
+    # RL samples questions; those the cold start imitated, three epochs over, the policy
+    # answers alike in every sample, so their groups tie and teach nothing. This share of the
+    # questions the teacher reaches is left out of the cold start, and RL samples those (and
+    # the ones the teacher never reached) only: questions the policy is still unsure of.
+    rl_fresh_share: float = option(
+        0.0, help="share of the teacher's questions kept from the cold start for RL alone"
+    )
     lora: bool = option(False, help="train LoRA adapters, not all weights")
     lora_rank: int = 16
     # Train only the top N decoder layers (and the final norm): backward stops there, which
@@ -245,6 +252,10 @@ class TrainConfig(Settings):
         if self.precision not in PRECISIONS:
             raise ValueError(
                 f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}"
+            )
+        if not 0 <= self.rl_fresh_share < 1:
+            raise ValueError(
+                f"rl_fresh_share must be at least 0 and below 1, not {self.rl_fresh_share}"
             )
         if not 0 < self.sft_share <= 1:
             raise ValueError(f"sft_share must be above 0 and at most 1, not {self.sft_share}")

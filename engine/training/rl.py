@@ -75,6 +75,14 @@ def stream_seed(seed: int, stream: str, index: int = 0) -> int:
     return int.from_bytes(digest[:4], "big")
 
 
+def kept_for_rl(teacher_for: dict[str, Trajectory], share: float, seed: int) -> set[str]:
+    """`share` of the questions the teacher reaches, a seeded draw, that the cold start leaves
+    to RL (TrainConfig.rl_fresh_share): the same for a run and its resumption."""
+    ids = sorted(teacher_for)
+    random.Random(stream_seed(seed, "kept for rl")).shuffle(ids)
+    return set(ids[: round(share * len(ids))])
+
+
 @dataclass
 class QuestionSampler:
     """Walks the training questions in a seeded shuffled order, epoch after epoch, skipping
@@ -496,11 +504,29 @@ def train(
 
     engine.check = check_stop
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
+    kept = kept_for_rl(teacher_for, config.rl_fresh_share, config.seed)
+    imitated = {qid: t for qid, t in teacher_for.items() if qid not in kept}
+    # RL samples what the cold start did not imitate (all of it with no share kept back).
+    rl_questions = [qid for qid in by_id if qid not in imitated] if kept else list(by_id)
+    if kept:
+        log(
+            f"RL's own questions: {len(kept)} of the {len(teacher_for)} the teacher reaches, "
+            f"kept from the cold start; RL samples {len(rl_questions)}"
+        )
     warmed = ColdStartReport()
     if not checkpoint and config.sft_epochs > 0:
         warmed = cold_start(
             model,
-            cold_start_set(engine, teacher, teacher_for, by_id, train_questions, config, log),
+            cold_start_set(
+                engine,
+                teacher,
+                imitated,
+                # Nor drilled on the first search of a question kept for RL.
+                {qid: q for qid, q in by_id.items() if qid not in kept},
+                [q for q in train_questions if q.id not in kept],
+                config,
+                log,
+            ),
             config,
             precision=precision,
             pad_id=pad_id,
@@ -523,7 +549,7 @@ def train(
     reference = None
     if config.loss.kl_ref_coef > 0:
         reference = copy.deepcopy(model).eval().requires_grad_(False)
-    loop = LoopState.begin(model, config, by_id, state)
+    loop = LoopState.begin(model, config, rl_questions, state)
     metrics_path, samples_path = out_dir / "metrics.jsonl", out_dir / "samples.jsonl"
     for path in (metrics_path, samples_path) if ranks.main else ():
         # Logged after the checkpoint we resume from (a run resumed before its first step

@@ -112,6 +112,35 @@ def test_the_summary_says_how_much_of_the_cold_start_a_timed_run_got(tmp_path, m
     assert summary["cold_start_epochs"] == pytest.approx(6 / taught[0])
 
 
+def test_rl_samples_only_the_questions_the_cold_start_left_to_it(tmp_path, monkeypatch):
+    # Questions the cold start imitated tie in every group: with a share kept back, RL's
+    # questions are those the policy has not been shown the answer to.
+    from engine.training import rl
+
+    imitated, sampled = set(), []
+
+    def record_sft(model, trajectories, *, on_step, **kwargs):
+        imitated.update(t.question for t in trajectories)
+        on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": len(trajectories)})
+        return [1.0]
+
+    take = rl.QuestionSampler.take
+
+    def record_take(self, n):
+        picked = take(self, n)
+        sampled.extend(picked)
+        return picked
+
+    monkeypatch.setattr(cold_start_module, "sft", record_sft)
+    monkeypatch.setattr(rl.QuestionSampler, "take", record_take)
+    train_tiny(config(steps=2, sft_epochs=1, save_every=0, rl_fresh_share=0.5), tmp_path / "run")
+
+    by_id = {q.id: q.question for q in questions()}
+    assert len(imitated) == 2 and len(set(sampled)) == 2
+    assert not {by_id[qid] for qid in sampled} & imitated
+    assert rl.kept_for_rl({q: None for q in by_id}, 0.5, seed=0) == set(sampled)
+
+
 def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evidence(tmp_path):
     tokenizer = tiny_tokenizer()
     unreachable = questions()
