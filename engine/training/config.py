@@ -179,7 +179,9 @@ class TrainConfig(Settings):
     # RL samples questions; those the cold start imitated, three epochs over, the policy
     # answers alike in every sample, so their groups tie and teach nothing. This share of the
     # questions the teacher reaches is left out of the cold start, and RL samples those (and
-    # the ones the teacher never reached) only: questions the policy is still unsure of.
+    # the ones the teacher never reached) only: questions the policy is still unsure of. DGPO
+    # still pulls a group with no correct sample toward the teacher's trajectory, so a kept
+    # question the policy keeps failing is shown its answer then, by RL's own rule.
     rl_fresh_share: float = option(
         0.0, help="share of the teacher's questions kept from the cold start for RL alone"
     )

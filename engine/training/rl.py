@@ -504,7 +504,9 @@ def train(
 
     engine.check = check_stop
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
-    kept = kept_for_rl(teacher_for, config.rl_fresh_share, config.seed)
+    # Only a run with a cold start keeps questions from it (a resumed one keeps the same).
+    share = config.rl_fresh_share if config.sft_epochs > 0 else 0.0
+    kept = kept_for_rl(teacher_for, share, config.seed)
     imitated = {qid: t for qid, t in teacher_for.items() if qid not in kept}
     # RL samples what the cold start did not imitate (all of it with no share kept back).
     rl_questions = [qid for qid in by_id if qid not in imitated] if kept else list(by_id)

@@ -23,8 +23,9 @@ Errors are OpenAI's shape (`{"error": {"message", "type", "code"}}`) with its st
 the client raises its usual exceptions: 401 for a missing, unknown or revoked token, 404 for
 a model the caller has not published (another customer's included), 429 past the rate
 limit, past an account's uploads or new projects (core.ratelimit.account_throttled, one
-count with the website's), or past the chats one account, or the whole site, may have in
-flight at once (serving.chat_slots: each chat holds a web thread until its answer), 504 when
+count with the website's), or past the chats one account, the whole site or one web
+process may have in flight at once (serving.chat_slots: each chat holds a web thread until
+its answer), 504 when
 no answer came in time.
 """
 

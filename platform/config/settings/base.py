@@ -307,12 +307,12 @@ SLEUTH_SERVING_MAX_AGENTS = env.int("SLEUTH_SERVING_MAX_AGENTS", default=2)
 # Chats /v1 answers at once (serving.chat_slots), per account and for the whole site: each
 # holds a web thread until its answer or SLEUTH_INFERENCE_TIMEOUT. Keep the site's below the
 # web threads of all web processes together (the image: 2 gunicorn workers x 4 threads), so
-# pages keep threads while chats wait. Past either: a 429 at once, with Retry-After.
+# pages keep threads while chats wait. Past any of the three: a 429 at once, with Retry-After.
 SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT = env.int("SLEUTH_CHATS_IN_FLIGHT_PER_ACCOUNT", default=4)
 SLEUTH_CHATS_IN_FLIGHT = env.int("SLEUTH_CHATS_IN_FLIGHT", default=6)
 # And per web process: the site's count is shared, so without this one gunicorn process could
 # hold every one of its WEB_THREADS on chats while another holds none, and the pages it is
-# handed would wait. One thread a process stays free for pages.
+# handed would wait. One thread a process stays free for pages (with more than one).
 SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS = env.int(
     "SLEUTH_CHATS_IN_FLIGHT_PER_PROCESS", default=max(1, env.int("WEB_THREADS", default=4) - 1)
 )
