@@ -46,7 +46,7 @@ import torch
 from transformers.cache_utils import DynamicCache
 
 from engine.agent.hf_engine import _STOP_TAIL_TOKENS, HFRolloutEngine, _sample
-from engine.agent.models import load_model
+from engine.agent.models import load_model, returned_cache, with_cache
 from engine.agent.protocol import parse_segment, segment_stopped
 from engine.agent.trajectory import MODEL, Limits, SamplingParams
 
@@ -115,8 +115,8 @@ class ReprefillEngine(HFRolloutEngine):
                 input_ids=tokens[:, None].to(device),
                 attention_mask=attention,
                 position_ids=last_pos[:, None],
-                past_key_values=cache,
                 use_cache=True,
+                **with_cache(self.model, cache),
             )
             logits = result.logits[:, -1, :]
 
@@ -132,7 +132,7 @@ class ReprefillEngine(HFRolloutEngine):
                 logits_to_keep=1,
             )
             logits.append(result.logits[:, -1, :])
-            layers.append([(layer.keys, layer.values) for layer in result.past_key_values.layers])
+            layers.append([(layer.keys, layer.values) for layer in returned_cache(result).layers])
         merged = [
             (torch.cat([c[i][0] for c in layers]), torch.cat([c[i][1] for c in layers]))
             for i in range(len(layers[0]))

@@ -20,6 +20,7 @@ from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
 from engine.agent.greedy_rules import broken, companies_named, ranked_tokens, rules_on
 from engine.agent.grounding import FigureGrounding, ResultRows, ShownFigures
+from engine.agent.models import returned_cache, with_cache
 from engine.agent.protocol import (
     ANSWER_CLOSE,
     ANSWER_OPEN,
@@ -439,8 +440,8 @@ class HFRolloutEngine(RolloutEngine):
                 input_ids=tokens[:, None],
                 attention_mask=attention,
                 position_ids=last_pos[:, None],
-                past_key_values=cache,
                 use_cache=True,
+                **with_cache(self.model, cache),
             )
             logits = result.logits[:, -1, :]
 
@@ -547,11 +548,13 @@ class HFRolloutEngine(RolloutEngine):
         result = self.model(
             input_ids=torch.tensor([tokens], device=device),
             position_ids=torch.arange(start, start + len(tokens), device=device)[None],
-            past_key_values=DynamicCache(ddp_cache_data=layers) if layers else DynamicCache(),
             use_cache=True,
             logits_to_keep=1,
+            **with_cache(
+                self.model, DynamicCache(ddp_cache_data=layers) if layers else DynamicCache()
+            ),
         )
-        return result.logits[0, -1], [(k, v) for k, v, *_ in result.past_key_values]
+        return result.logits[0, -1], [(k, v) for k, v, *_ in returned_cache(result)]
 
 
 _KV = tuple[torch.Tensor, torch.Tensor]  # one layer's keys and values: (rows, heads, tokens, dim)

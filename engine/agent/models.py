@@ -13,7 +13,9 @@ is the platform's allowlist (runs.services.allowed_models).
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import inspect
 import os
 import shutil
 from pathlib import Path
@@ -35,6 +37,26 @@ _GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # code from outside the platform, fetched while a run trains, and an error where the hub is
 # off limits (a resumed run failed so on an H200: docs/fleet.md). Every load passes this.
 NO_HUB_KERNELS = {"use_kernels": False}
+
+
+def with_cache(model, cache) -> dict:
+    """`cache` as the keyword argument `model`'s forward takes its keys and values by:
+    `cache` from transformers 5.2x, `past_key_values` before (that name goes in 5.40, and
+    meanwhile warns at every call). A LoRA model (peft) passes it on to its base model."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return {_cache_keyword(type(base)): cache}
+
+
+@functools.cache
+def _cache_keyword(model_class: type) -> str:
+    parameters = inspect.signature(model_class.forward).parameters
+    return "cache" if "cache" in parameters else "past_key_values"
+
+
+def returned_cache(output):
+    """The keys and values a forward returned, under the name of this transformers."""
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
 
 
 class ModelNotFoundError(RuntimeError):

@@ -16,6 +16,7 @@ trajectories a minute, `bench/cold_start_batching.py`).
 import torch
 from transformers import DynamicCache, PreTrainedModel
 
+from engine.agent.models import with_cache
 from engine.agent.precision import autocast
 from engine.training.batching import TokenBatch
 
@@ -66,7 +67,7 @@ def token_logprobs(
             # The prefix once, its cache repeated along the batch (a differentiable copy),
             # then every row's own tokens after it, positioned from where it ends.
             cache = DynamicCache()
-            decoder(input_ids=input_ids[:1, :start], past_key_values=cache, use_cache=True)
+            decoder(input_ids=input_ids[:1, :start], use_cache=True, **with_cache(decoder, cache))
             cache.batch_repeat_interleave(input_ids.shape[0])
             width = input_ids.shape[1]
             out = decoder(
@@ -75,8 +76,8 @@ def token_logprobs(
                 position_ids=torch.arange(start, width, device=input_ids.device).expand(
                     input_ids.shape[0], -1
                 ),
-                past_key_values=cache,
                 use_cache=True,
+                **with_cache(decoder, cache),
             )
         elif position_ids is not None:
             out = decoder(input_ids=input_ids, position_ids=position_ids, use_cache=False)
