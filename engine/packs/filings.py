@@ -142,6 +142,29 @@ FILINGS = {
             "section search is taught on hundreds of questions",
             "recall +0.01 / +0.07 on two seeds (docs/packs.md#synthetic-sections)",
         ),
+        # The default path's second search and synthesized questions as every filings run was
+        # measured with them: the pack keeps them until its own folds say otherwise.
+        "refine_terms": (
+            "the teacher's second search writes the key terms of the question within its "
+            "company (a filing's line items are found by their words)",
+            "the setting every filings run was measured with; the default path now repeats "
+            "the question within its scope (docs/packs.md#measured-settings)",
+            True,
+            False,
+        ),
+        "completion_questions": (
+            "no questions with a blanked word: the pack synthesizes its own kinds from the "
+            "filings' tables",
+            "the setting every filings run was measured with (docs/packs.md#measured-settings)",
+            False,
+            False,
+        ),
+        "synthetic_questions": (
+            "asked for many: the teacher keeps only the table questions whose figures its "
+            "results show, a fraction of those asked",
+            "the setting every filings run was measured with (docs/packs.md#measured-settings)",
+            800,
+        ),
     },
     # The synthesized question kinds the pack adds to the generic ones (documents.synthesis):
     # a cell of a year-column table, a yes/no comparison of a row's two latest years, what
