@@ -209,7 +209,12 @@ class TrainConfig(Settings):
     temperature: float = option(1.0, help="rollout sampling temperature")
     top_p: float = 1.0
     limits: Limits = field(default_factory=Limits)
-    hold_back_after: int = 2  # visits with no correct sample before a question is held back
+    # Near-impossible questions teach shortcuts, so RL stops sampling a question after this
+    # many visits with no correct sample. RL's own questions (`rl_fresh_share`) are ones the
+    # policy was not shown: most are failed at first, and two visits held back nearly all.
+    hold_back_after: int = option(
+        2, help="visits with no correct sample before RL stops asking a question (0: never)"
+    )
     reward: RewardConfig = field(default_factory=RewardConfig)
     # bookkeeping
     eval_every: int = option(10, help="validate every N steps (0: only at the end)")
@@ -255,6 +260,8 @@ class TrainConfig(Settings):
             raise ValueError(
                 f"unknown precision {self.precision!r}; choose one of {', '.join(PRECISIONS)}"
             )
+        if self.hold_back_after < 0:
+            raise ValueError(f"hold_back_after must be 0 or more, not {self.hold_back_after}")
         if not 0 <= self.rl_fresh_share < 1:
             raise ValueError(
                 f"rl_fresh_share must be at least 0 and below 1, not {self.rl_fresh_share}"

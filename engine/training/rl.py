@@ -159,7 +159,11 @@ class LoopState:
         self.visits[question_id] = self.visits.get(question_id, 0) + 1
         if any_correct:
             self.solved.add(question_id)
-        elif question_id not in self.solved and self.visits[question_id] >= hold_back_after:
+        elif (
+            hold_back_after
+            and question_id not in self.solved
+            and self.visits[question_id] >= hold_back_after
+        ):
             self.sampler.held_back.add(question_id)
 
     def saved(self, config: TrainConfig) -> dict:

@@ -287,6 +287,14 @@ def test_a_question_never_solved_in_its_visits_is_held_back_and_a_solved_one_nev
     assert restored.sampler.held_back == {"hard"}
 
 
+def test_with_hold_back_off_a_question_never_solved_is_still_asked():
+    loop = LoopState.begin(torch.nn.Linear(2, 2), TrainConfig(), ["hard"], None)
+    for _ in range(5):
+        loop.count_group("hard", False, hold_back_after=0)
+
+    assert loop.sampler.held_back == set() and loop.sampler.take(1) == ["hard"]
+
+
 def test_a_run_whose_judge_always_fails_still_finishes_and_says_so(tmp_path, cold_started_run):
     broken = RewardConfig(
         judge=JudgeConfig(base_url="http://127.0.0.1:9/v1", model="judge", timeout=0.2, retries=0)
