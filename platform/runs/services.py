@@ -502,7 +502,7 @@ def reward_preview_queue(
         "answers": answers,
         "searched": searched,
         "found_golden": found_golden,
-        "lease": [list(lease.keys), lease.member] if lease else None,
+        "lease": (lease.keys, lease.member) if lease else None,  # the cache pickles it
     }
     cache.set(_preview_key(preview_id), entry, PREVIEW_TTL_SECONDS)
     try:
@@ -526,8 +526,7 @@ def _preview_update(preview_id: str, **fields) -> dict | None:
         return None  # expired: its lease has run out too
     entry.update(fields)
     if entry["status"] in PREVIEW_ENDED and entry.get("lease"):
-        keys, member = entry.pop("lease")
-        leases.Lease(keys=tuple(keys), member=member).release()
+        leases.Lease(*entry.pop("lease")).release()
     cache.set(_preview_key(preview_id), entry, PREVIEW_TTL_SECONDS)
     return entry
 

@@ -131,5 +131,4 @@ def _acquire_counted(account_id, *, site: bool) -> Slot:
 
 def in_flight(account_id) -> tuple[int, int]:
     """(the account's chats in flight, the site's), leases run out not counted."""
-    mine, site = leases.in_flight(*_keys(account_id))
-    return mine, site
+    return tuple(leases.in_flight(*_keys(account_id)))

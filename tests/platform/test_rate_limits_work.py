@@ -120,14 +120,22 @@ def queued(monkeypatch):
     return handed
 
 
-def test_past_the_preview_limit_the_next_preview_is_a_429_fragment_and_nothing_is_queued(
-    limits, client_alice, project, bob, signed_in, queued
-):
+def alices_three_previews_and_bobs_one(client_alice, project, bob, signed_in):
+    """(alice's first two answers, her third, bob's one on a project of his)."""
     url = f"/projects/{project.pk}/runs/reward-preview/"
     answered = [client_alice.post(url, PREVIEW) for _ in range(2)]
     refused = client_alice.post(url, PREVIEW)
     bobs_project = project_create(owner=bob, name="Bob's")
     bobs = signed_in(bob).post(f"/projects/{bobs_project.pk}/runs/reward-preview/", PREVIEW)
+    return answered, refused, bobs
+
+
+def test_past_the_preview_limit_the_next_preview_is_a_429_fragment_and_nothing_is_queued(
+    limits, client_alice, project, bob, signed_in, queued
+):
+    answered, refused, bobs = alices_three_previews_and_bobs_one(
+        client_alice, project, bob, signed_in
+    )
 
     assert [r.status_code for r in answered] == [200, 200]
     assert all("reward-preview/" in r.content.decode() for r in answered)  # pending: polls
@@ -146,11 +154,10 @@ def test_past_the_previews_in_flight_the_next_is_a_429_until_one_ends(
     from runs import services
 
     settings.SLEUTH_PREVIEWS_IN_FLIGHT_PER_ACCOUNT = 2
+    answered, refused, bobs = alices_three_previews_and_bobs_one(
+        client_alice, project, bob, signed_in
+    )
     url = f"/projects/{project.pk}/runs/reward-preview/"
-    answered = [client_alice.post(url, PREVIEW) for _ in range(2)]
-    refused = client_alice.post(url, PREVIEW)
-    bobs_project = project_create(owner=bob, name="Bob's")
-    bobs = signed_in(bob).post(f"/projects/{bobs_project.pk}/runs/reward-preview/", PREVIEW)
 
     assert [r.status_code for r in answered] == [200, 200]
     assert_429(refused, 5, "2 reward previews being scored", "at once (2)")
