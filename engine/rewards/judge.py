@@ -357,13 +357,21 @@ class OfflineJudge:
             reason = "the truth is a figure and the answer has none" if has_numbers else "no text"
             return self._wrong(reason)
         if truth_terms <= text.NEGATIONS:
-            # "There are none": the answer's own negation (checked equal above) is the answer.
-            return self._right("says none, as the truth")
+            # "There are none", "All three are None": the answer must say none too ("none",
+            # "there are no such…"), and not by a bare "No", which answers a yes/no question.
+            if _negation_words(case.answer) and not text.polarity(case.answer):
+                return self._right("says none, as the truth")
+            return self._wrong("the truth is none, and the answer does not say so")
         # What the answer commits to leaves its asides out: "Sydney (Canberra is often
         # confused)" says Sydney.
         committed = text.without_asides(case.answer)
         answer_terms = text.content_terms(committed)
         recall = _recall(truth_terms, answer_terms)
+        # A name written as one token ("_Ham__spam", "ALLOWED_HOSTS", "http.timeout") is
+        # said whole or not at all: its parts are words of the question or of other names.
+        named = _identifiers(case.truth)
+        if named and not named & _identifiers(committed):
+            return self._verdict(False, recall * 0.5, f"does not name {sorted(named)}")
         extra = answer_terms - full - case.question_terms
         # A long answer covers many words by chance; it must not win by volume.
         if len(answer_terms) > 4 * len(truth_terms) + 10:
@@ -660,6 +668,18 @@ def _short_name(case: "_Case", truth_terms: set[str], answer: str, extra: bool) 
 
 
 _WORD_WRITTEN = re.compile(r"[A-Za-z][\w'’.-]*")
+# A name written as one token: with an underscore ("__init__", "ALLOWED_HOSTS"), or dotted
+# parts of two characters or more ("object.__getattr__", "http.timeout"; not "U.S." or "e.g.").
+_IDENTIFIER = re.compile(r"(?<![\w.])(?:\w*_\w*|[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+)(?![\w])")
+
+
+def _identifiers(said: str) -> set[str]:
+    """The names written as one token in `said`, lower-cased, with at least one letter."""
+    return {
+        m.group().lower()
+        for m in _IDENTIFIER.finditer(said or "")
+        if any(ch.isalpha() for ch in m.group())
+    }
 
 
 def _same_day(answer: tuple, truth: tuple) -> bool:
