@@ -165,6 +165,12 @@ FILINGS = {
             "the setting every filings run was measured with (docs/packs.md#measured-settings)",
             800,
         ),
+        "lora": (
+            "the top layers' weights trained (the preset's `train_layers`), not adapters",
+            "the setting every filings run was measured with (docs/packs.md#measured-settings)",
+            False,
+            False,
+        ),
     },
     # The synthesized question kinds the pack adds to the generic ones (documents.synthesis):
     # a cell of a year-column table, a yes/no comparison of a row's two latest years, what

@@ -125,9 +125,9 @@ def test_the_gpu_preset_does_the_45_minute_presets_data_work_on_a_larger_model()
     cpu, gpu = preset_config("cpu-45min").to_dict(), preset_config("standard-gpu").to_dict()
     changed = {k for k in cpu if cpu[k] != gpu[k]}
     assert changed == {
-        "model", "lora", "lora_rank", "train_layers", "sft_epochs", "steps",
+        "model", "lora_rank", "train_layers", "sft_epochs", "steps",
         "questions_per_step", "group_size", "warmup_steps", "max_batch_tokens", "limits",
         "eval_every", "save_every", "samples_logged", "max_minutes",
     }  # fmt: skip
-    assert gpu["completion_questions"] and not gpu["refine_terms"]
+    assert gpu["completion_questions"] and not gpu["refine_terms"] and cpu["lora"]
     assert gpu["synthetic_questions"] > 0 and gpu["temperature"] == 0.7
