@@ -24,7 +24,6 @@ the agent's own accuracy is `sleuth compare`'s, this is the reading its weights 
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
@@ -39,10 +38,10 @@ from engine.documents.questions import load_questions  # noqa: E402
 from engine.evaluation.pooled import held_out, read_run  # noqa: E402
 from engine.evaluation.stats import bootstrap_mean, paired_difference  # noqa: E402
 from engine.rewards.judge import OfflineJudge  # noqa: E402
+from engine.rewards.text import polarity  # noqa: E402
 from engine.search.index import SearchIndex  # noqa: E402
 
 SYSTEM = "Answer the question with a few words copied from the passages, or with Yes or No."
-_YES_NO = re.compile(r"\s*(yes|no)\b", re.IGNORECASE)
 
 
 def prompt(tokenizer, passages: list[str], question: str) -> dict:
@@ -102,7 +101,7 @@ def main() -> None:
         covered = {q.id for _, asked in readers["trained (--runs)"] for q in asked}
         questions = [q for q in questions if q.id in covered]
     judge = OfflineJudge()
-    polar = [bool(_YES_NO.match(q.answer)) for q in questions]
+    polar = [bool(polarity(q.answer)) for q in questions]
     contexts = ["golden passage", f"echo@{args.k}"]
     wanted = {q.id for q in questions}
     scores = {}  # (reader, context) -> 1.0/0.0 per question, in `questions`' order
@@ -123,8 +122,11 @@ def main() -> None:
         for context in contexts:
             scores[label, context] = [judged[context, q.id] for q in questions]
 
+    def only(values: list[float], keep: list[bool]) -> list[float]:
+        return [v for v, k in zip(values, keep, strict=True) if k]
+
     def cell(values: list[float], keep: list[bool]) -> str:
-        kept = [v for v, k in zip(values, keep, strict=True) if k]
+        kept = only(values, keep)
         return f"{bootstrap_mean(kept)} ({int(sum(kept))}/{len(kept)})" if kept else "—"
 
     everything = [True] * len(questions)
@@ -141,12 +143,8 @@ def main() -> None:
         print("|---|---|---|")
         for context in contexts:
             a, b = scores[first, context], scores[name, context]
-            opened_a = [v for v, k in zip(a, opened, strict=True) if k]
-            opened_b = [v for v, k in zip(b, opened, strict=True) if k]
-            print(
-                f"| {context} | {paired_difference(b, a)} | "
-                f"{paired_difference(opened_b, opened_a)} |"
-            )
+            opened_difference = paired_difference(only(b, opened), only(a, opened))
+            print(f"| {context} | {paired_difference(b, a)} | {opened_difference} |")
 
 
 if __name__ == "__main__":
