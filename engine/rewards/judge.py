@@ -372,6 +372,9 @@ class OfflineJudge:
         named = _identifiers(case.truth)
         if named and not named & _identifiers(committed):
             return self._verdict(False, recall * 0.5, f"does not name {sorted(named)}")
+        missing = _items_unsaid(case.truth, committed) if not has_numbers else []
+        if missing:
+            return self._verdict(False, recall * 0.5, f"leaves out {missing} of the truth's list")
         extra = answer_terms - full - case.question_terms
         # A long answer covers many words by chance; it must not win by volume.
         if len(answer_terms) > 4 * len(truth_terms) + 10:
@@ -680,6 +683,36 @@ def _identifiers(said: str) -> set[str]:
         for m in _IDENTIFIER.finditer(said or "")
         if any(ch.isalpha() for ch in m.group())
     }
+
+
+# A truth that is a list of three or more short items, "A, B and C": each item is part of
+# the answer. Word recall alone credits most of a list, and nothing of an item written as a
+# symbol ("match, case and _").
+_LISTED = re.compile(r"^\s*([^,;.:]+(?:,[^,;.:]+)+?),?\s+and\s+([^,;.:]+?)\s*\.?\s*$", re.I)
+LIST_ITEM_WORDS = 4
+
+
+def _items_unsaid(truth: str, said: str) -> list[str]:
+    """The items of a listed truth that `said` leaves out: an item of words is said by any
+    of its words, an item with none (a symbol) by the symbol standing alone."""
+    listed = _LISTED.match(truth)
+    if not listed:
+        return []
+    items = [item.strip() for item in listed.group(1).split(",")] + [listed.group(2).strip()]
+    if any(not item or len(item.split()) > LIST_ITEM_WORDS for item in items):
+        return []
+    said_terms = text.content_terms(said)
+    unsaid = []
+    for item in items:
+        words = text.content_terms(item)
+        if words:
+            if not words & said_terms:
+                unsaid.append(item)
+        elif not re.search(
+            rf"(?<![\w{re.escape(item)}]){re.escape(item)}(?![\w{re.escape(item)}])", said
+        ):
+            unsaid.append(item)
+    return unsaid
 
 
 def _same_day(answer: tuple, truth: tuple) -> bool:
