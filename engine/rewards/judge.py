@@ -247,10 +247,14 @@ class OfflineJudge:
 
     def _claims(self, case: "_Case") -> bool:
         """Whether the answer is a claim in the question's own words (and the truth's): it
-        shares one of the question's words and adds none of its own."""
+        shares one of the question's words and adds none of its own. The shared words must
+        hold more than the question's names and periods: "FY21" or "Pfizer" to "Did Pfizer
+        grow its PPNE in FY21?" points at the question's subject and claims nothing."""
         said = text.lemmas(case.answer)
         known = text.lemmas(case.question) | text.lemmas(case.truth)
-        return bool(said & known) and said <= known
+        named = text.names(case.question)
+        predicate = {w for w in said & known if w not in named and not any(c.isdigit() for c in w)}
+        return bool(predicate) and said <= known
 
     def _judge_choice(self, case: "_Case") -> Verdict | None:
         """A question offering options ("increase or decrease", "operations, investing, and
