@@ -376,7 +376,7 @@ class OfflineJudge:
         named = _identifiers(case.truth)
         if named and not named & _identifiers(committed):
             return self._verdict(False, recall * 0.5, f"does not name {sorted(named)}")
-        missing = _items_unsaid(case.truth, committed) if not has_numbers else []
+        missing = _items_unsaid(case.truth, committed, answer_terms) if not has_numbers else []
         if missing:
             return self._verdict(False, recall * 0.5, f"leaves out {missing} of the truth's list")
         extra = answer_terms - full - case.question_terms
@@ -696,16 +696,16 @@ _LISTED = re.compile(r"^\s*([^,;.:]+(?:,[^,;.:]+)+?),?\s+and\s+([^,;.:]+?)\s*\.?
 LIST_ITEM_WORDS = 4
 
 
-def _items_unsaid(truth: str, said: str) -> list[str]:
-    """The items of a listed truth that `said` leaves out: an item of words is said by any
-    of its words, an item with none (a symbol) by the symbol standing alone."""
+def _items_unsaid(truth: str, said: str, said_terms: set[str]) -> list[str]:
+    """The items of a listed truth that `said` (whose key words are `said_terms`) leaves
+    out: an item of words is said by any of its words, an item with none (a symbol) by the
+    symbol standing alone."""
     listed = _LISTED.match(truth)
     if not listed:
         return []
     items = [item.strip() for item in listed.group(1).split(",")] + [listed.group(2).strip()]
     if any(not item or len(item.split()) > LIST_ITEM_WORDS for item in items):
         return []
-    said_terms = text.content_terms(said)
     unsaid = []
     for item in items:
         words = text.content_terms(item)

@@ -92,10 +92,10 @@ PRESETS: dict[str, dict] = {
             "temperature": 0.7,
             # LoRA adapters on every linear layer, not the top 6 layers' weights: taught on the
             # weights, the cold start took the reading the model came with (it answered "No" to
-            # most open questions). Pooled folds of python-reference, the preset's own runs:
-            # accuracy +0.218 [+0.145, +0.298] at the same recall, above the yes/no floor, as
-            # in cold starts (docs/results.md#lora-in-the-preset). Its cold start is slower on
-            # a CPU: RL gets about 10 steps of the 45 minutes.
+            # most open questions). Pooled folds of python-reference: accuracy +0.210 [+0.137,
+            # +0.290] in the preset's own runs, +0.234 [+0.169, +0.302] in cold starts of two
+            # seeds, at the same recall (docs/results.md#lora-in-the-preset). Its cold start is
+            # slower on a CPU: RL gets 10-20 steps of the 45 minutes.
             "lora": True,
             # Unused under LoRA (its adapters sit on every layer); a run without it (the
             # filings pack's) trains the top 6 layers' weights, as it was measured.
