@@ -19,6 +19,7 @@ import dataclasses
 import functools
 import hashlib
 import json
+import math
 import random
 import re
 import sqlite3
@@ -167,6 +168,9 @@ class OfflineJudge:
             if verdict:
                 return verdict
         if case.truth_numbers and case.answer_numbers:
+            change = case.truth_change()
+            if change:
+                return self._judge_change(case, *change)
             return self._judge_numbers(case)
         return self._judge_text(case)
 
@@ -346,6 +350,33 @@ class OfflineJudge:
             return self._verdict(False, 0.5, f"misses the truth's headline {headline.text}")
         return self._right("figures match")
 
+    def _judge_change(
+        self, case: "_Case", start: quantities.Quantity, end: quantities.Quantity
+    ) -> Verdict:
+        """A question asking how much something changed, whose truth says it went "from"
+        one figure "to" another: the answer gives both, in that order, or the change itself
+        (end - start, or relative to the start) with its direction. Either end alone is a
+        level, not the change ("24.6%" for "from 24.6% to 21.6%")."""
+        given = case.given_numbers()
+        if not given:
+            return self._wrong("gives only the question's own figures")
+        starts = [i for i, a in enumerate(given) if case._same_value(a, start)]
+        ends = [i for i, a in enumerate(given) if case._same_value(a, end)]
+        if starts and ends:
+            if min(starts) < max(ends):
+                return self._right("both ends of the truth's change")
+            return self._wrong("the truth's two ends, reversed")
+        committed = given[0]
+        sign = case._sign(committed, case.answer_text)
+        for change in _changes(start, end):
+            if case._same_value(committed, change):
+                if sign == change.sign:
+                    return self._right("the truth's change, with its direction")
+                return self._verdict(False, 0.25, "the truth's change with the wrong direction")
+        if starts or ends:
+            return self._wrong(f"one end of the truth's change ({committed.text}), not the change")
+        return self._wrong(f"figures do not match: {committed.text}")
+
     def _judge_text(self, case: "_Case") -> Verdict:
         has_numbers = bool(case.truth_numbers)
         # The unit of a truth's figure is no answer without the figure: "Net income million"
@@ -518,6 +549,19 @@ class _Case:
         # else positive.
         return self.question_direction or 1
 
+    def truth_change(self) -> tuple[quantities.Quantity, quantities.Quantity] | None:
+        """The two figures of a truth that says a change "from" one "to" the other, when
+        the question asks how much something changed; else None."""
+        if not _ASKS_CHANGE.search(self.question) or not _ASKS_HOW_MUCH.search(self.question):
+            return None
+        numbers, written = self.truth_numbers, self.truth_text
+        for start, end in zip(numbers, numbers[1:], strict=False):
+            if _FROM.search(written[: start.start]) and _TO.fullmatch(
+                written[start.end : end.start]
+            ):
+                return start, end
+        return None
+
     def quotes_row(self) -> bool:
         """Whether the answer quotes two or more different figures side by side, with
         nothing but separators between them ("Total assets 36,500 37,987 34,000")."""
@@ -529,6 +573,60 @@ class _Case:
             ):
                 return True
         return False
+
+
+# A question asking how much something changed, and a truth saying it went from one figure
+# to another ("from 24.6% in FY 2021 to 21.6% in FY 2022").
+_ASKS_CHANGE = re.compile(
+    r"\b(?:chang|differ|increas|decreas|grow|grew|declin|drop|rise|rose|fell|fall|shift)\w*",
+    re.I,
+)
+_ASKS_HOW_MUCH = re.compile(r"\bhow\s+(?:much|many|far)\b|\bby\s+what\b|\bwhat\b", re.I)
+_FROM = re.compile(r"\bfrom\s+(?:about\s+|approximately\s+)?$", re.I)
+_TO = re.compile(
+    r"(?:\s+(?:in|at|for|during|on|as\s+of)\s+[^,;:.]*?)?,?\s+to\s+(?:about\s+|approximately\s+)?",
+    re.I,
+)
+
+
+def _changes(start: quantities.Quantity, end: quantities.Quantity) -> list[quantities.Quantity]:
+    """The change from `start` to `end` as figures an answer may give, signed: the
+    difference in the start's scale (in percentage points between percentages), at the
+    coarser end's precision, and the change relative to the start, in percent to one decimal."""
+    # Both in the finer end's scale ("$1.2 billion" to "$900 million": a change in millions).
+    start_factor = start.factor or end.factor or 1.0
+    end_factor = end.factor or start_factor
+    factor = min(start_factor, end_factor)
+    before, after = start.mantissa * start_factor, end.mantissa * end_factor
+    difference = (after - before) / factor
+    decimals = min(
+        start.decimals - round(math.log10(start_factor / factor)),
+        end.decimals - round(math.log10(end_factor / factor)),
+    )
+    shown = max(decimals, 0)
+    changes = [
+        dataclasses.replace(
+            start,
+            mantissa=round(abs(difference), shown),
+            decimals=decimals,
+            factor=factor if start.factor or end.factor else None,
+            text=f"{abs(difference):,.{shown}f}",
+            sign=1 if difference > 0 else -1,
+        )
+    ]
+    if before:
+        relative = 100 * (after - before) / before
+        changes.append(
+            quantities.Quantity(
+                round(abs(relative), 1),
+                1,
+                1.0,
+                "percent",
+                f"{abs(relative):.1f}%",
+                sign=1 if relative > 0 else -1,
+            )
+        )
+    return [change for change in changes if change.mantissa]
 
 
 # Scale, currency and percent words: what a figure is measured in, not what it counts.
