@@ -215,6 +215,13 @@ class TrainConfig(Settings):
     hold_back_after: int = option(
         2, help="visits with no correct sample before RL stops asking a question (0: never)"
     )
+    # A question every sample answers right, with rewards that tie, teaches nothing the next
+    # time either: RL stops asking it after this many such visits in a row, and the steps go
+    # to questions the policy sometimes misses. A long run visits each question several times;
+    # a 45-minute one rarely twice.
+    retire_after: int = option(
+        0, help="visits in a row with every sample right before RL stops asking (0: never)"
+    )
     reward: RewardConfig = field(default_factory=RewardConfig)
     # bookkeeping
     eval_every: int = option(10, help="validate every N steps (0: only at the end)")
@@ -262,6 +269,8 @@ class TrainConfig(Settings):
             )
         if self.hold_back_after < 0:
             raise ValueError(f"hold_back_after must be 0 or more, not {self.hold_back_after}")
+        if self.retire_after < 0:
+            raise ValueError(f"retire_after must be 0 or more, not {self.retire_after}")
         if not 0 <= self.rl_fresh_share < 1:
             raise ValueError(
                 f"rl_fresh_share must be at least 0 and below 1, not {self.rl_fresh_share}"

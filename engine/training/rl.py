@@ -8,7 +8,8 @@ What it is (and where it departs from the papers):
   group-relative advantages (GRPO, or Dr. GRPO without the std division).
 - Curriculum: groups whose rewards are all equal carry no signal and are dropped; a
   question with no correct sample in `hold_back_after` visits is held back (near-impossible
-  questions teach shortcuts).
+  questions teach shortcuts), and with `retire_after`, one every sample answered right, with
+  equal rewards, that many visits in a row (a mastered question's groups tie).
 - Policy loss per token, tool output and prompt masked (`losses.policy_loss`: DPPO
   Binary-TV/KL, TIS, MIS against the rollout engine's μ), normalized over all model tokens
   of the step (`policy_update`).
@@ -132,6 +133,8 @@ class LoopState:
     sampler: QuestionSampler
     visits: dict[str, int] = field(default_factory=dict)
     solved: set[str] = field(default_factory=set)
+    # Visits in a row on which every sample was right and the rewards tied.
+    mastered: dict[str, int] = field(default_factory=dict)
     step: int = 0
 
     @classmethod
@@ -149,14 +152,27 @@ class LoopState:
             scheduler.load_state_dict(saved["scheduler"])
             loop.sampler.load(saved["sampler"])
             loop.visits, loop.solved = saved["visits"], set(saved["solved"])
+            loop.mastered = saved.get("mastered", {})  # absent from older checkpoints
             loop.step = saved["step"]
             restore_rng_states(saved["rng"])
         return loop
 
-    def count_group(self, question_id: str, any_correct: bool, hold_back_after: int) -> None:
+    def count_group(
+        self,
+        question_id: str,
+        any_correct: bool,
+        hold_back_after: int,
+        mastered: bool = False,
+        retire_after: int = 0,
+    ) -> None:
         """The curriculum's count of one sampled group: a question with no correct sample in
-        `hold_back_after` visits is held back (near-impossible questions teach shortcuts)."""
+        `hold_back_after` visits is held back (near-impossible questions teach shortcuts); one
+        `mastered` (every sample right, the rewards tied) `retire_after` visits in a row is
+        retired, held back too: its groups would tie again and take a step's place."""
         self.visits[question_id] = self.visits.get(question_id, 0) + 1
+        self.mastered[question_id] = self.mastered.get(question_id, 0) + 1 if mastered else 0
+        if retire_after and self.mastered[question_id] >= retire_after:
+            self.sampler.held_back.add(question_id)
         if any_correct:
             self.solved.add(question_id)
         elif (
@@ -174,6 +190,7 @@ class LoopState:
             "sampler": self.sampler.state(),
             "visits": self.visits,
             "solved": sorted(self.solved),
+            "mastered": self.mastered,
             "config": config.to_dict(),
         }
 
@@ -600,7 +617,7 @@ def train(
             engine, loop.sampler, by_id, config, judge, ranks, step
         )
         if not ids:
-            stopped_early = "every training question is held back"
+            stopped_early = "every training question is held back or retired"
             step -= 1
             break
         rollout_s = time.perf_counter() - step_started
@@ -613,10 +630,17 @@ def train(
         for g, qid in enumerate(ids):
             rows = range(g * G, (g + 1) * G)
             any_correct = any(correct[i] for i in rows)
-            loop.count_group(qid, any_correct, config.hold_back_after)
+            signal = has_signal(totals[list(rows)])
+            loop.count_group(
+                qid,
+                any_correct,
+                config.hold_back_after,
+                mastered=all(correct[i] for i in rows) and not signal,
+                retire_after=config.retire_after,
+            )
             if not any_correct:
                 failed_groups.append(qid)
-            if has_signal(totals[list(rows)]):
+            if signal:
                 train_rows.extend(rows)
         dgpo = (
             [teacher_for[q] for q in failed_groups if q in teacher_for] if config.dgpo_coef else []
@@ -659,6 +683,10 @@ def train(
             "sample_rounds": rounds,
             "dgpo_groups": len(dgpo),
             "held_back": len(loop.sampler.held_back),
+            "retired": sum(
+                config.retire_after > 0 and streak >= config.retire_after
+                for streak in loop.mastered.values()
+            ),
             "judge_errors": sum(r["judge_failed"] for r in rewards),
             "rollout_tokens_per_s": generated / max(rollout_s, 1e-9),
             "train_tokens_per_s": update.pop("trained_tokens") / max(train_s, 1e-9),

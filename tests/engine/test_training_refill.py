@@ -1,5 +1,7 @@
 """Dynamic sampling: groups whose rewards all tie are replaced by fresh questions' groups."""
 
+import json
+
 from engine.training import rl
 from tests.helpers.toy import config, run_training
 
@@ -40,3 +42,38 @@ def test_without_refills_a_step_trains_on_the_groups_left(tmp_path, monkeypatch)
 
     assert {m["sample_rounds"] for m in metrics} == {1}
     assert any(m["groups_dropped"] == 1 for m in metrics)  # acme's group, not replaced
+
+
+def every_answer_right_and_tied_on_acme(monkeypatch):
+    """Every rollout of "acme" is right with the same reward; every other group is wrong,
+    one rollout above the other."""
+    real = rl.score
+
+    def score(trajectories, questions, cfg, judge):
+        rewards = real(trajectories, questions, cfg, judge)
+        for row, (reward, question) in enumerate(zip(rewards, questions, strict=True)):
+            mastered = question.id == "acme"
+            reward["correct"] = 1.0 if mastered else 0.0
+            reward["total"] = 1.0 if mastered else float(row % 2) / 2
+        return rewards
+
+    monkeypatch.setattr(rl, "score", score)
+
+
+def test_a_question_mastered_twice_in_a_row_is_retired_from_the_rest_of_the_run(
+    tmp_path, monkeypatch
+):
+    every_answer_right_and_tied_on_acme(monkeypatch)
+    cfg = config(steps=8, questions_per_step=2, group_size=2, hold_back_after=0, retire_after=2)
+    _, metrics = run_training(tmp_path, cfg)
+    out = tmp_path / "run"
+
+    assert metrics[-1]["retired"] == 1, "acme was not visited twice: the test shows nothing"
+    asked = [json.loads(line)["question_id"] for line in (out / "samples.jsonl").open()]
+    retired_at = next(m["step"] for m in metrics if m["retired"])
+    later = [
+        json.loads(line)["question_id"]
+        for line in (out / "samples.jsonl").open()
+        if json.loads(line)["step"] > retired_at
+    ]
+    assert "acme" in asked and later and "acme" not in later

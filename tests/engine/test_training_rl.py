@@ -295,6 +295,34 @@ def test_with_hold_back_off_a_question_never_solved_is_still_asked():
     assert loop.sampler.held_back == set() and loop.sampler.take(1) == ["hard"]
 
 
+def test_a_question_mastered_visits_in_a_row_is_retired_and_a_missed_visit_resets_it():
+    model = torch.nn.Linear(2, 2)
+    loop = LoopState.begin(model, TrainConfig(retire_after=2), ["easy", "mixed"], None)
+    for mastered_now in (True, False, True):
+        loop.count_group("easy", True, hold_back_after=2, mastered=True, retire_after=2)
+        loop.count_group("mixed", True, hold_back_after=2, mastered=mastered_now, retire_after=2)
+
+    assert loop.sampler.held_back == {"easy"}
+    assert loop.mastered == {"easy": 3, "mixed": 1}
+    assert loop.sampler.take(2) == ["mixed"]
+    restored = LoopState.begin(
+        model,
+        TrainConfig(),
+        ["easy", "mixed"],
+        {**loop.saved(TrainConfig()), "step": 3, "rng": rng_states()},
+    )
+    assert restored.mastered == {"easy": 3, "mixed": 1}
+    assert restored.sampler.held_back == {"easy"}
+
+
+def test_with_retirement_off_a_mastered_question_is_still_asked():
+    loop = LoopState.begin(torch.nn.Linear(2, 2), TrainConfig(), ["easy"], None)
+    for _ in range(5):
+        loop.count_group("easy", True, hold_back_after=2, mastered=True, retire_after=0)
+
+    assert loop.sampler.held_back == set() and loop.sampler.take(1) == ["easy"]
+
+
 def test_a_run_whose_judge_always_fails_still_finishes_and_says_so(tmp_path, cold_started_run):
     broken = RewardConfig(
         judge=JudgeConfig(base_url="http://127.0.0.1:9/v1", model="judge", timeout=0.2, retries=0)
