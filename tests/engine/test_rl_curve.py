@@ -1,0 +1,56 @@
+"""bench/rl_curve.py: RL's learning curve from the fold runs' own logs."""
+
+import json
+
+import pytest
+
+from bench.rl_curve import curve, main
+
+
+def write_metrics(folder, records):
+    folder.mkdir()
+    (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    return folder
+
+
+def step(n, reward, right, tied, **val):
+    record = {
+        "step": n,
+        "reward/total": reward,
+        "accuracy": right,
+        "golden_recall": 0.9,
+        "groups_dropped": tied,
+        "entropy": 0.1,
+    }
+    return record | {f"val/{k}": v for k, v in val.items()}
+
+
+def test_each_validation_is_the_mean_of_the_folds_that_reached_it_with_the_steps_since():
+    fold0 = [
+        {"step": 0, "val/accuracy": 0.30, "val/golden_recall": 0.80},
+        step(1, 0.5, 0.50, 3),
+        step(2, 0.7, 0.75, 1, accuracy=0.40, golden_recall=0.90),
+        step(3, 0.9, 1.00, 4, accuracy=0.50, golden_recall=0.90),  # its last, by the clock
+    ]
+    fold1 = [
+        {"step": 0, "val/accuracy": 0.10, "val/golden_recall": 0.60},
+        step(1, 0.1, 0.25, 2),
+        step(2, 0.3, 0.25, 3, accuracy=0.20, golden_recall=0.70),
+    ]
+    rows = curve([fold0, fold1])
+
+    assert [r["step"] for r in rows] == [0, 2, 3]
+    assert rows[0]["val accuracy"] == pytest.approx(0.20) and rows[0]["training steps"] == 0
+    assert rows[0]["reward"] is None  # the cold start's level: no RL step before it
+    assert rows[1]["runs"] == 2 and rows[1]["val recall"] == pytest.approx(0.80)
+    assert rows[1]["training steps"] == 4
+    assert rows[1]["samples right"] == pytest.approx((0.5 + 0.75 + 0.25 + 0.25) / 4)
+    assert rows[1]["groups tied"] == pytest.approx(9 / 4)
+    assert rows[2]["runs"] == 1 and rows[2]["val accuracy"] == pytest.approx(0.50)
+    assert rows[2]["training steps"] == 1
+
+
+def test_runs_that_never_validated_are_refused_with_the_flag_that_would(tmp_path, capsys):
+    run = write_metrics(tmp_path / "run", [step(1, 0.5, 0.5, 2)])
+    with pytest.raises(SystemExit, match="--eval-every"):
+        main([str(run)])
