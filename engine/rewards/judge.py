@@ -341,12 +341,16 @@ class OfflineJudge:
             return self._wrong("gives only the question's own figures")
         headline = case.truth_numbers[0]
         # The truth's first figure is its headline; the rest often explain it. The
-        # answer's first figure is what it commits to.
-        if not case.matches_truth(given[0]):
-            size = case.magnitude_matches(given[0])
+        # answer's first figure is what it commits to, unless it labels each of its figures
+        # with a period and the question asks one: then it is the one of that period.
+        committed = _figure_of_period(case.answer_text, given, _periods(case.question))
+        if not case.matches_truth(committed):
+            size = case.magnitude_matches(committed)
             reason = "the right size with the wrong sign" if size else "figures do not match"
-            return self._verdict(False, 0.25 if size else 0.0, f"{reason}: {given[0].text}")
+            return self._verdict(False, 0.25 if size else 0.0, f"{reason}: {committed.text}")
         if not any(case.agrees(a, headline) for a in given):
+            if case.level_after_change(committed):
+                return self._right("the level the truth's change came to, with its direction")
             return self._verdict(False, 0.5, f"misses the truth's headline {headline.text}")
         return self._right("figures match")
 
@@ -562,6 +566,20 @@ class _Case:
                 return start, end
         return None
 
+    def level_after_change(self, figure: quantities.Quantity) -> bool:
+        """Whether `figure` is the level a truth's change came "to" ("declined 120 basis
+        points to 38.5%"), said with the truth's direction, to a question that asks what
+        happened rather than by how much: "It declined to 38.5%" answers it."""
+        if _ASKS_AMOUNT.search(self.question):
+            return False
+        turn = text.direction(self.truth)
+        if not turn or text.direction(self.answer) != turn:
+            return False
+        return any(
+            _LEVEL_AFTER.search(self.truth_text[: t.start]) and self.agrees(figure, t)
+            for t in self.truth_numbers[1:]
+        )
+
     def quotes_row(self) -> bool:
         """Whether the answer quotes two or more different figures side by side, with
         nothing but separators between them ("Total assets 36,500 37,987 34,000")."""
@@ -587,6 +605,46 @@ _TO = re.compile(
     r"(?:\s+(?:in|at|for|during|on|as\s+of)\s+[^,;:.]*?)?,?\s+to\s+(?:about\s+|approximately\s+)?",
     re.I,
 )
+
+
+# A question that asks for an amount of change, not what happened ("By how much did…").
+_ASKS_AMOUNT = re.compile(
+    r"\bhow\s+(?:much|many|far)\b|\bby\s+what\b"
+    r"|\bwhat\s+(?:is|was|were|are)\s+the\s+(?:change|increase|decrease|difference|growth|decline)",
+    re.I,
+)
+_LEVEL_AFTER = re.compile(r"\bto\s*$", re.I)
+# A period an answer labels a figure with: "2019", "FY2022", "FY 2022", "FY22".
+_PERIOD = re.compile(r"\b(?:FY\s?|CY\s?)?((?:19|20)\d{2})\b|\bFY\s?'?(\d{2})\b", re.I)
+
+
+def _periods(written: str) -> set[str]:
+    """The years a text names, fiscal or calendar, as four digits."""
+    return {long or f"20{short}" for long, short in _PERIOD.findall(written or "")}
+
+
+def _figure_of_period(
+    written: str, given: list[quantities.Quantity], asked: set[str]
+) -> quantities.Quantity:
+    """The figure an answer commits to: its first, unless the question asks one period and
+    the answer labels each figure with one ("24.6% in FY2021 and 21.6% in FY2022", "FY2021:
+    24.6%; FY2022: 21.6%"): then the one labelled with the period asked."""
+    if len(asked) != 1 or len(given) < 2:
+        return given[0]
+    labels = []
+    for i, figure in enumerate(given):
+        # Its period is written after it, up to the next figure or clause, else before it,
+        # back to the previous figure or a semicolon.
+        following = given[i + 1].start if i + 1 < len(given) else len(written)
+        after = re.split(r"[,;]", written[figure.end : following], maxsplit=1)[0]
+        previous = given[i - 1].end if i else 0
+        before = written[previous : figure.start].rsplit(";", 1)[-1]
+        found = _periods(after) or _periods(before)
+        if len(found) != 1:
+            return given[0]
+        labels.append(found.pop())
+    mine = [figure for figure, label in zip(given, labels, strict=True) if label in asked]
+    return mine[0] if len(mine) == 1 else given[0]
 
 
 def _changes(start: quantities.Quantity, end: quantities.Quantity) -> list[quantities.Quantity]:
