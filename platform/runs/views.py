@@ -53,6 +53,8 @@ CHARTS = [
     ("pass@k (validation)", ["val/pass@*"]),
     ("Searches per question", ["searches_per_question", "echo_rate", "retrieved_chunks"]),
     ("KL and entropy", ["kl_ref", "mismatch_kl", "entropy"]),
+    # Why RL trains on few groups: those whose rewards tied, and the curriculum's counts.
+    ("RL's groups: tied, held back, retired", ["groups_dropped", "held_back", "retired"]),
     ("Rollout/trainer mismatch", ["mismatch_abs", "masked_share", "clip_share"]),
     ("Speed", ["step_s", "rollout_s", "train_s"]),
 ]

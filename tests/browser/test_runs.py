@@ -151,6 +151,9 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
         "12.0% of the questions correctly against 5.0%"
     )
     expect(page.locator("#charts")).to_have_attribute("data-steps", "2", timeout=15_000)
+    expect(page.locator("#charts figcaption")).to_contain_text(
+        ["Reward", "KL and entropy", "RL's groups: tied, held back, retired"]
+    )
     expect(page.get_by_role("button", name="Cancel run")).to_have_count(0)
     page.get_by_role("button", name="Latest").click()
     expect(page.locator("#sample-step")).to_have_value("2")
