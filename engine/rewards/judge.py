@@ -556,7 +556,7 @@ class _Case:
     def truth_change(self) -> tuple[quantities.Quantity, quantities.Quantity] | None:
         """The two figures of a truth that says a change "from" one "to" the other, when
         the question asks how much something changed; else None."""
-        if not _ASKS_CHANGE.search(self.question) or not _ASKS_HOW_MUCH.search(self.question):
+        if not _ASKS_CHANGE.search(self.question) or not _ASKS_AMOUNT.search(self.question):
             return None
         numbers, written = self.truth_numbers, self.truth_text
         for start, end in zip(numbers, numbers[1:], strict=False):
@@ -599,20 +599,18 @@ _ASKS_CHANGE = re.compile(
     r"\b(?:chang|differ|increas|decreas|grow|grew|declin|drop|rise|rose|fell|fall|shift)\w*",
     re.I,
 )
-_ASKS_HOW_MUCH = re.compile(r"\bhow\s+(?:much|many|far)\b|\bby\s+what\b|\bwhat\b", re.I)
-_FROM = re.compile(r"\bfrom\s+(?:about\s+|approximately\s+)?$", re.I)
-_TO = re.compile(
-    r"(?:\s+(?:in|at|for|during|on|as\s+of)\s+[^,;:.]*?)?,?\s+to\s+(?:about\s+|approximately\s+)?",
-    re.I,
-)
-
-
 # A question that asks for an amount of change, not what happened ("By how much did…").
 _ASKS_AMOUNT = re.compile(
     r"\bhow\s+(?:much|many|far)\b|\bby\s+what\b"
     r"|\bwhat\s+(?:is|was|were|are)\s+the\s+(?:change|increase|decrease|difference|growth|decline)",
     re.I,
 )
+_FROM = re.compile(r"\bfrom\s+(?:about\s+|approximately\s+)?$", re.I)
+_TO = re.compile(
+    r"(?:\s+(?:in|at|for|during|on|as\s+of)\s+[^,;:.]*?)?,?\s+to\s+(?:about\s+|approximately\s+)?",
+    re.I,
+)
+
 _LEVEL_AFTER = re.compile(r"\bto\s*$", re.I)
 # A period an answer labels a figure with: "2019", "FY2022", "FY 2022", "FY22".
 _PERIOD = re.compile(r"\b(?:FY\s?|CY\s?)?((?:19|20)\d{2})\b|\bFY\s?'?(\d{2})\b", re.I)
