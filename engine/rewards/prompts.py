@@ -43,8 +43,14 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "refusals, hedges ('probably', 'A or B', a range), a list or a quoted table row of "
             "several figures with none singled out, repeating the question, endless repetition. "
             "The same fact in other words is correct ('three' = '3', '20 July 1969' = 'July 20, "
-            "1969'), and so is a right answer followed by a supporting detail. Formatting and "
-            "length do not make a wrong answer right. " + VERDICT_FORMAT
+            "1969'), and so is a right answer followed by a supporting detail. When the "
+            "reference is a list of items ('A, B and C'), every item must be said. A yes or no "
+            "left unsaid is read from a claim in words ('it grew'), never from a bare name or "
+            "period of the question ('FY21', 'PPNE'). When the question asks how much something "
+            "changed and the reference gives both ends ('from 24.6% to 21.6%'), one end alone is "
+            "wrong: it needs both ends in order, or the change with its direction. When the "
+            "answer labels figures with periods, the figure for the period asked must be the "
+            "reference's. Formatting and length do not make a wrong answer right. " + VERDICT_FORMAT
         ),
         user="Question:\n{question}\n\nReference answer:\n{ground_truth}\n\n"
         "Answer to grade:\n{answer}",
@@ -64,7 +70,13 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "ranges, lists of candidate figures, table rows quoted without singling out the "
             "figure, echoes of the question, loops and refusals fail. Equivalent wording "
             "passes: 'three' for '3', a date in another format, the answer followed by a "
-            "supporting figure. " + VERDICT_FORMAT
+            "supporting figure. A verified list (A, B and C) passes only with all its items. "
+            "An implied yes or no needs a claim ('its PPNE grew'); naming the question's "
+            "subject or period ('FY21') claims nothing. If the question asks the size of a "
+            "change and the verified answer runs 'from X to Y', either end alone fails; both "
+            "ends in order, or the difference or relative change in the right direction, pass. "
+            "Of figures labelled by period, only the one for the period asked counts. "
+            + VERDICT_FORMAT
         ),
         user="Question asked:\n{question}\n\nVerified answer:\n{ground_truth}\n\n"
         "Colleague's answer:\n{answer}",
@@ -82,7 +94,12 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "equivalent to anything when it hedges, offers alternatives or a range, lists "
             "several figures or quotes a row of them without choosing, restates the question, "
             "repeats itself endlessly, or declines. The same fact in other words is equivalent "
-            "('three' and '3'), also when followed by a supporting detail. " + VERDICT_FORMAT
+            "('three' and '3'), also when followed by a supporting detail. If A lists items, B "
+            "must name each. B without a yes or no implies one only by a claim in words, not "
+            "by naming the question's subject or period. If the question asks how much "
+            "something changed and A goes 'from X to Y', B must give X then Y, or the change "
+            "with its direction; X or Y alone is not equivalent. If B labels figures by "
+            "period, the one for the asked period decides. " + VERDICT_FORMAT
         ),
         user="Question: {question}\nAnswer A (ground truth): {ground_truth}\n"
         "Answer B (candidate): {answer}\nDoes B commit to the same answer as A?",
@@ -100,7 +117,12 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "contradicts the key is wrong. No credit for refusals, hedges, 'A or B', ranges, "
             "lists of numbers, table rows copied without picking the figure, copying the "
             "question or repeating words. Full credit for the key's answer in other words "
-            "('three' for '3') or followed by a supporting figure. " + VERDICT_FORMAT
+            "('three' for '3') or followed by a supporting figure. A key that lists items needs "
+            "every item. No yes or no from an answer that only names the question's subject or "
+            "year; a claim in words counts. For 'how much did it change' with a key 'from X to "
+            "Y', one end alone is wrong; both ends in order or the change with its direction "
+            "is right. Figures labelled by year: the one for the year asked is marked. "
+            + VERDICT_FORMAT
         ),
         user="Exam question: {question}\nAnswer key: {ground_truth}\nStudent's answer: {answer}",
     ),

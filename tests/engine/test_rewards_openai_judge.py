@@ -242,3 +242,19 @@ def test_the_meter_counts_each_verdict_asked_not_cached_ones_nor_retries(fake_mo
     with pytest.raises(Spent):
         compute_rewards(inputs, RewardConfig(), judge)
     assert len(fake_model.requests) == 2  # the refused verdict was never asked
+
+
+@pytest.mark.parametrize("prompt", JUDGE_PROMPTS, ids=lambda p: p.id)
+def test_every_prompt_states_the_offline_judges_later_kinds(prompt):
+    # The offline judge learned four kinds from its labelled set (docs/judge-rejudge.md); a
+    # wording that leaves one out lets the LLM judge credit what the offline one does not.
+    # Each kind is a list of word groups; every group needs one of its words.
+    kinds = {
+        "a listed truth needs every item": [("list",), ("item",)],
+        "a bare name or period claims nothing": [("claim",), ("subject", "name")],
+        "a change needs both ends or its direction": [("both ends", "x then y"), ("direction",)],
+        "the figure of the period asked": [("period", "year"), ("asked",)],
+    }
+    said = prompt.system.lower()
+    for kind, groups in kinds.items():
+        assert all(any(word in said for word in group) for group in groups), kind
