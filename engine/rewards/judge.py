@@ -364,16 +364,16 @@ class OfflineJudge:
         given = case.given_numbers()
         if not given:
             return self._wrong("gives only the question's own figures")
-        starts = [i for i, a in enumerate(given) if case._same_value(a, start)]
-        ends = [i for i, a in enumerate(given) if case._same_value(a, end)]
+        starts = [i for i, a in enumerate(given) if case.same_value(a, start)]
+        ends = [i for i, a in enumerate(given) if case.same_value(a, end)]
         if starts and ends:
             if min(starts) < max(ends):
                 return self._right("both ends of the truth's change")
             return self._wrong("the truth's two ends, reversed")
         committed = given[0]
-        sign = case._sign(committed, case.answer_text)
+        sign = case.sign(committed, case.answer_text)
         for change in _changes(start, end):
-            if case._same_value(committed, change):
+            if case.same_value(committed, change):
                 if sign == change.sign:
                     return self._right("the truth's change, with its direction")
                 return self._verdict(False, 0.25, "the truth's change with the wrong direction")
@@ -516,7 +516,7 @@ class _Case:
         million" and "lost $75 million" are one figure; "75 million" is another. Units go
         with it: one that only one side has ("30" for "30 seconds", "7 million shares" for
         "$7 million") must be the one the question names."""
-        if not self._same_value(figure, truth):
+        if not self.same_value(figure, truth):
             return False
         for mine, theirs in ((figure, truth), (truth, figure)):
             if mine.unit and not theirs.unit and mine.unit[0] not in self.units_named:
@@ -525,9 +525,9 @@ class _Case:
             counted = _counted(self.answer_text, figure.end)
             if counted and counted not in self.question_terms | text.content_terms(self.truth):
                 return False
-        return self._sign(figure, self.answer_text) == self._sign(truth, self.truth_text)
+        return self.sign(figure, self.answer_text) == self.sign(truth, self.truth_text)
 
-    def _same_value(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
+    def same_value(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
         """The same value, scales read as written when the question names none: an answer
         without a scale means what it says ("$37,987" is not "$37,987 million", "12
         thousand" is "12,000"). A truth's money without a scale ("$1577.00") is read as
@@ -543,7 +543,9 @@ class _Case:
             return False
         return agree(figure, truth)
 
-    def _sign(self, figure: quantities.Quantity, written: str) -> int:
+    def sign(self, figure: quantities.Quantity, written: str) -> int:
+        """+1 or -1: the figure's own sign, else the direction written beside it in
+        `written`, else the direction the question asks about."""
         if figure.sign:
             return figure.sign
         said = _direction_near(written, figure.start, figure.end)
