@@ -56,7 +56,9 @@ def doc_key(name: str | None) -> str:
     if not name:
         return ""
     stem = PurePath(name).name
-    if "." in stem and len(stem.rsplit(".", 1)[1]) <= 5:
+    # A file extension starts with a letter ("pdf", "md", "docx"); a version does not
+    # ("LGPL-2.1" and "LGPL-2" are two documents).
+    if "." in stem and re.fullmatch(r"[A-Za-z][A-Za-z0-9]{0,4}", stem.rsplit(".", 1)[1]):
         stem = stem.rsplit(".", 1)[0]
     return stem.lower()
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import random
 import sys
 from dataclasses import dataclass, field
@@ -51,6 +52,32 @@ class QuestionFileError(ValueError):
         super().__init__(f"{self.path}: {len(problems)} bad line(s), nothing loaded:\n{lines}")
 
 
+SEAL = "SEALED"  # the file beside a sealed question file
+
+
+class SealedQuestionsError(QuestionFileError):
+    """A question file kept sealed: a `SEALED` file beside it says that it is scored once, for
+    a frozen preset, so that no setting is chosen by its answers (docs/evaluation.md). Opened
+    by naming its folder in `SLEUTH_UNSEAL`, a deliberate act that a command line shows."""
+
+    def __init__(self, path: Path):
+        self.path = str(path)
+        self.problems = []
+        ValueError.__init__(
+            self,
+            f"{path} is sealed ({path.parent / SEAL}): it is scored once, for a frozen preset. "
+            f"To do that, run with SLEUTH_UNSEAL={path.parent.name}.",
+        )
+
+
+def check_unsealed(path: Path) -> None:
+    """Raise SealedQuestionsError when `path` is sealed and not opened by `SLEUTH_UNSEAL`."""
+    if (path.parent / SEAL).exists():
+        opened = os.environ.get("SLEUTH_UNSEAL", "").split(",")
+        if path.parent.name not in opened:
+            raise SealedQuestionsError(path)
+
+
 def question_id(question: str) -> str:
     """A stable id for a question that came without one."""
     return "q_" + hashlib.sha1(question.strip().encode()).hexdigest()[:12]
@@ -59,10 +86,11 @@ def question_id(question: str) -> str:
 def load_questions(path: str | Path) -> list[Question]:
     """Read a question file (.jsonl/.json lines, or .csv) and return every question in it.
 
-    Raises QuestionFileError listing every bad line (or saying the file is not UTF-8 text);
-    FileNotFoundError if it is missing.
+    Raises QuestionFileError listing every bad line (or saying the file is not UTF-8 text),
+    SealedQuestionsError for a sealed file not opened; FileNotFoundError if it is missing.
     """
     path = Path(path)
+    check_unsealed(path)
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as error:

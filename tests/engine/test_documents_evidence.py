@@ -62,3 +62,28 @@ def test_unmappable_passages_are_reported_not_dropped():
     assert (report.total, report.mapped) == (2, 0)
     assert [u.evidence_index for u in report.unmapped] == [0, 1]
     assert "OTHER_DOC" in report.unmapped[1].reason
+
+
+def test_a_document_named_with_a_version_is_not_read_as_an_extension():
+    # "LGPL-2.1" and "LGPL-2" are two documents; "ACME_2018_10K.pdf" is "ACME_2018_10K".
+    sections = {
+        "LGPL-2": "the written offer must be valid for at least three years to every user",
+        "LGPL-2.1": "the written offer must be valid for at least three years to every user",
+    }
+    corpus = [
+        c
+        for doc, text in sections.items()
+        for c in chunk_sections(
+            doc, [Section(text, page=1)], entity="LGPL", max_tokens=64, overlap_tokens=8
+        )
+    ]
+    q = Question(
+        "q", "How long?", "three years", "LGPL", [Evidence(sections["LGPL-2"], "LGPL-2", 1)]
+    )
+    pdf = Question(
+        "p", "How long?", "three years", "LGPL", [Evidence(sections["LGPL-2"], "LGPL-2.txt", 1)]
+    )
+    map_evidence([q, pdf], corpus)
+    doc_of = {c.id: c.doc for c in corpus}
+    assert {doc_of[c] for c in q.golden_chunk_ids} == {"LGPL-2"}
+    assert {doc_of[c] for c in pdf.golden_chunk_ids} == {"LGPL-2"}

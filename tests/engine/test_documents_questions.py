@@ -6,6 +6,7 @@ import pytest
 
 from engine.documents.questions import (
     QuestionFileError,
+    SealedQuestionsError,
     load_questions,
     save_questions,
     split_by_entity,
@@ -129,3 +130,21 @@ def test_split_by_entity_is_deterministic_for_a_seed(tmp_path):
     questions = make_questions(tmp_path, [e for e in "ABCDEFGH" for _ in range(2)])
     first = split_by_entity(questions, seed=3)
     assert split_by_entity(questions, seed=3) == first
+
+
+def test_a_sealed_question_file_is_loaded_only_when_its_folder_is_named(tmp_path, monkeypatch):
+    folder = tmp_path / "held-back"
+    folder.mkdir()
+    path = folder / "questions.jsonl"
+    path.write_text(json.dumps({"question": "How long?", "answer": "30 days"}) + "\n")
+    assert load_questions(path)[0].answer == "30 days"  # no seal: loads
+    (folder / "SEALED").write_text("scored once, for a frozen preset\n")
+    monkeypatch.delenv("SLEUTH_UNSEAL", raising=False)
+    with pytest.raises(SealedQuestionsError, match="SLEUTH_UNSEAL=held-back") as error:
+        load_questions(path)
+    assert isinstance(error.value, QuestionFileError)  # every command already reports these
+    monkeypatch.setenv("SLEUTH_UNSEAL", "another-set")
+    with pytest.raises(SealedQuestionsError):
+        load_questions(path)
+    monkeypatch.setenv("SLEUTH_UNSEAL", "another-set,held-back")
+    assert load_questions(path)[0].answer == "30 days"
