@@ -419,7 +419,9 @@ def section_report(
     chunks: int, rows: Sequence[PolicyScores], *, reference: str | None = None, seed: int = 0
 ) -> dict[str, Any]:
     """One table: every row's intervals; every row against `reference` (echo@chunks by
-    default) on recall, and the rows with a model against each other on recall and accuracy."""
+    default) on recall, the rows with a model against each other on recall and accuracy, and
+    against every other search without a model on recall (is the agent past the teacher's
+    searches, past the scoped question?)."""
     report_rows = []
     for row in rows:
         recall = _interval(row.recall, seed)
@@ -443,6 +445,8 @@ def section_report(
     pairs = [(row, base) for row in rows if base and row is not base and row.recall]
     models = [row for row in rows if row.has_model and row.correct]
     pairs += [(a, b) for i, a in enumerate(models) for b in models[i + 1 :]]
+    searches = [row for row in rows if not row.has_model and row.recall and row is not base]
+    pairs += [(a, b) for a in models if a.recall for b in searches]
     paired = []
     for a, b in pairs:
         recall = _paired(a.recall, b.recall, seed)

@@ -148,6 +148,10 @@ def test_fold_runs_are_pooled_per_question_and_their_answers_judged_again(tmp_pa
     pairs = {tuple(p["policies"]) for p in section["paired"]}
     assert (trained["policy"], "echo@2") in pairs
     assert ("scoped echo@2", "echo@2") in pairs
+    # and a model row with every other search that has no model: past the teacher's searches?
+    assert (trained["policy"], "teacher's searches@2") in pairs
+    assert (trained["policy"], "scoped echo@2") in pairs
+    assert ("scoped echo@2", "teacher's searches@2") not in pairs
 
 
 def test_without_runs_the_no_model_rows_come_at_each_chunk_count(corpus, capsys):
