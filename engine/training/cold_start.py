@@ -9,6 +9,7 @@ of the run's clock is spent (DGPO, Kotoge et al. 2025: a 0.1B student gets no re
 from otherwise). The same teacher trajectories are DGPO's targets in the RL loop (`rl`).
 """
 
+import dataclasses
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -33,15 +34,19 @@ from engine.training.teacher import (
 
 
 def synthetic_curriculum(
-    index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig
+    index: SearchIndex,
+    train_questions: Sequence[Question],
+    config: TrainConfig,
+    n: int | None = None,
 ) -> list[Question]:
-    """`config.synthetic_questions` questions from the tables of the training entities'
+    """`n` questions (default `config.synthetic_questions`) from the training entities'
     documents only: a validation entity's documents never feed training. Yes/no
     comparisons come in the share the customer's own questions answer yes or no, answered
     "Yes" as often as theirs are, "what drove" questions in the share that ask why: the
     question kinds, and the answers a student cannot yet read the reason for, are the
     customer's."""
-    if not config.synthetic_questions:
+    n = config.synthetic_questions if n is None else n
+    if not n:
         return []
     entities = {q.entity for q in train_questions if q.entity}
     chunks = [c for c in index.chunks if c.entity in entities]
@@ -49,7 +54,7 @@ def synthetic_curriculum(
     said = [polarity(q.answer) for q in train_questions if polarity(q.answer)]
     return offline_questions(
         chunks,
-        n=config.synthetic_questions,
+        n=n,
         seed=config.seed,
         yes_no_share=len(said) / asked,
         cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
@@ -59,12 +64,34 @@ def synthetic_curriculum(
     )
 
 
+def rl_own_questions(
+    index: SearchIndex,
+    train_questions: Sequence[Question],
+    config: TrainConfig,
+    imitated: Sequence[Question],
+) -> list[Question]:
+    """`config.rl_synthetic_questions` more synthetic questions, none of them the cold
+    start's (`imitated`), marked `rl_only`: RL's samples on questions the student has never
+    been shown, so that what it learns is to read the results, not the answers of the few
+    questions it sees again and again. A larger draw of the same synthesis holds the smaller
+    one, so the cold start's questions stay the same with or without these."""
+    if not config.rl_synthetic_questions:
+        return []
+    shown = {q.id for q in imitated} | {q.question for q in imitated}
+    drawn = synthetic_curriculum(
+        index, train_questions, config, n=config.synthetic_questions + config.rl_synthetic_questions
+    )
+    fresh = [q for q in drawn if q.id not in shown and q.question not in shown]
+    return [dataclasses.replace(q, meta={**q.meta, "rl_only": True}) for q in fresh]
+
+
 def teacher_data(
     engine, index: SearchIndex, train_questions: Sequence[Question], config: TrainConfig, log
 ) -> tuple[ScriptedTeacher, dict[str, Trajectory], dict[str, Question]]:
     """The scripted teacher, its correct trajectory for every question it reaches (the
     cold start's data and DGPO's target), and the questions RL samples from by id: the
-    training questions and the synthetic ones the teacher reaches."""
+    training questions and the synthetic ones the teacher reaches (RL's own among them,
+    `rl_only` in their meta, which the cold start leaves out)."""
     teacher = ScriptedTeacher(
         index,
         results_per_search=config.limits.results_per_search,
@@ -80,13 +107,16 @@ def teacher_data(
         statement_names=config.statement_names,
     )
     synthetic = synthetic_curriculum(index, train_questions, config)
-    if synthetic and config.synthetic_sections and config.section_search:
+    rl_own = rl_own_questions(index, train_questions, config, synthetic)
+    if (synthetic or rl_own) and config.synthetic_sections and config.section_search:
         phrases = section_phrases(teacher, train_questions)
         synthetic = name_sections(teacher, synthetic, phrases, seed=config.seed)
+        rl_own = name_sections(teacher, rl_own, phrases, seed=config.seed)
         log(
             f"section phrases: {len(phrases)} from the training questions, given to "
-            f"{sum('section_phrase' in q.meta for q in synthetic)} synthetic questions"
+            f"{sum('section_phrase' in q.meta for q in [*synthetic, *rl_own])} synthetic questions"
         )
+    # From what the cold start imitates only: with or without RL's own questions, the same.
     teacher.learn_boilerplate([*train_questions, *synthetic])
     teacher_for = teacher_trajectories(engine, teacher, train_questions)
     log(
@@ -109,6 +139,14 @@ def teacher_data(
             f"{sum(len(t.valid_searches) > 1 for t in taught.values())} of them taught with "
             "a second, refined search"
         )
+    if rl_own:
+        # Checked as the cold start's are (the teacher reaches them and reads their answer),
+        # never imitated: `rl_only` in their meta keeps them out of the cold start.
+        reached = teacher_trajectories(engine, teacher, rl_own, readable_answers=True)
+        rl_own = [q for q in rl_own if q.id in reached]
+        teacher_for |= reached
+        by_id |= {q.id: q for q in rl_own}
+        log(f"RL's own synthetic questions: {len(rl_own)} the teacher answers, never imitated")
     return teacher, teacher_for, by_id
 
 

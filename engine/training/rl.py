@@ -527,7 +527,11 @@ def train(
     teacher, teacher_for, by_id = teacher_data(engine, index, train_questions, config, log)
     # Only a run with a cold start keeps questions from it (a resumed one keeps the same).
     share = config.rl_fresh_share if config.sft_epochs > 0 else 0.0
-    kept = kept_for_rl(teacher_for, share, config.seed)
+    rl_only = {qid for qid, q in by_id.items() if q.meta.get("rl_only")}
+    kept = kept_for_rl(
+        {q: t for q, t in teacher_for.items() if q not in rl_only}, share, config.seed
+    )
+    kept |= rl_only  # RL's own synthetic questions (TrainConfig.rl_synthetic_questions)
     imitated = {qid: t for qid, t in teacher_for.items() if qid not in kept}
     # RL samples what the cold start did not imitate (all of it with no share kept back).
     rl_questions = [qid for qid in by_id if qid not in imitated] if kept else list(by_id)

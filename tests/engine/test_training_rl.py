@@ -10,6 +10,7 @@ from transformers import (
 
 from engine.agent.hf_engine import HFRolloutEngine
 from engine.agent.trajectory import Limits, SamplingParams
+from engine.documents.chunking import Chunk
 from engine.rewards.judge import JudgeConfig
 from engine.rewards.reward import RewardConfig
 from engine.search.index import SearchIndex
@@ -139,6 +140,74 @@ def test_rl_samples_only_the_questions_the_cold_start_left_to_it(tmp_path, monke
     assert len(imitated) == 2 and len(set(sampled)) == 2
     assert not {by_id[qid] for qid in sampled} & imitated
     assert rl.kept_for_rl({q: None for q in by_id}, 0.5, seed=0) == set(sampled)
+
+
+def test_rls_own_synthetic_questions_are_sampled_and_never_imitated(tmp_path, monkeypatch):
+    # RL on the questions the cold start showed learns their answers; on its own questions,
+    # synthesized beside the cold start's and never shown, only by reading the results.
+    from engine.training import rl
+
+    prose = (
+        "The descaling program removes limescale from the boiler and the pipes. "
+        "A grinder crushes the beans just before brewing. "
+        "The steam wand heats milk for cappuccino and latte drinks."
+    )
+    index = SearchIndex.build([*chunks(), Chunk("acme-3", "acme-manual", 3, "acme", prose)])
+
+    def run(rl_synthetic_questions: int, folder: str) -> tuple[set[str], list[str], dict]:
+        imitated, sampled = set(), []
+
+        def record_sft(model, trajectories, *, on_step, **kwargs):
+            imitated.update(t.question for t in trajectories)
+            on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": len(trajectories)})
+            return [1.0]
+
+        def record_take(self, n):
+            picked = take(self, n)
+            sampled.extend(picked)
+            return picked
+
+        take = rl.QuestionSampler.take
+        with monkeypatch.context() as patched:
+            patched.setattr(cold_start_module, "sft", record_sft)
+            patched.setattr(rl.QuestionSampler, "take", record_take)
+            tokenizer = tiny_tokenizer()
+            settings = config(
+                steps=2,
+                sft_epochs=1,
+                save_every=0,
+                synthetic_questions=2,
+                completion_questions=True,
+                rl_synthetic_questions=rl_synthetic_questions,
+            )
+            by_id = {}
+            teacher_data = cold_start_module.teacher_data
+
+            def record_teacher_data(*args):
+                made = teacher_data(*args)
+                by_id.update(made[2])
+                return made
+
+            patched.setattr(rl, "teacher_data", record_teacher_data)
+            rl.train(
+                settings,
+                model=tiny_model(tokenizer),
+                tokenizer=tokenizer,
+                index=index,
+                train_questions=questions(),
+                val_questions=questions()[:1],
+                out_dir=tmp_path / folder,
+                progress=False,
+                log=lambda line: None,
+            )
+        return imitated, sampled, by_id
+
+    imitated, sampled, by_id = run(4, "with")
+    own = {qid for qid, q in by_id.items() if q.meta.get("rl_only")}
+    assert own and own <= set(sampled)  # RL asks them
+    assert not {by_id[qid].question for qid in own} & imitated  # the cold start never does
+    without, _, _ = run(0, "without")
+    assert imitated == without  # and imitates what it would without them
 
 
 def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evidence(tmp_path):
