@@ -10,7 +10,9 @@ table gives, per validation step, the mean over the runs that reached it of vali
 accuracy and golden recall (each fold's held-out questions, so the mean is over every
 development question once), then the training steps since the previous validation: mean
 reward, the share of samples judged right, the samples' golden recall, the groups whose
-rewards tied (of `questions_per_step`) and the policy's entropy. No model runs.
+rewards tied (of `questions_per_step`) and the policy's entropy; and how many training
+questions RL had stopped asking by then (held back or retired: `--hold-back-after`,
+`--retire-after`), a mean over the runs. No model runs.
 
 A sampled validation of one sample a question is noisy (about ±0.06 on 124 questions); the
 paired comparison of the final greedy evaluations (`bench/paired_runs.py`) against the same
@@ -63,9 +65,19 @@ def curve(runs: list[list[dict]]) -> list[dict]:
         }
         for key, label in TRAINING_COLUMNS:
             row[label] = _mean(r[key] for r in trained if key in r) if trained else None
+        # Each run's count at its last training step so far: RL's questions left to ask.
+        row["held back"] = _mean(
+            last["held_back"]
+            for records in runs
+            if (last := _last([r for r in records if r["step"] <= step and "held_back" in r]))
+        )
         rows.append(row)
         previous = step
     return rows
+
+
+def _last(records: list[dict]) -> dict | None:
+    return max(records, key=lambda r: r["step"]) if records else None
 
 
 def _mean(values) -> float | None:
@@ -75,7 +87,7 @@ def _mean(values) -> float | None:
 
 def markdown(rows: list[dict]) -> str:
     labels = ["step", "runs", "val accuracy", "val recall", "training steps"]
-    labels += [label for _, label in TRAINING_COLUMNS]
+    labels += [label for _, label in TRAINING_COLUMNS] + ["held back"]
     lines = ["| " + " | ".join(labels) + " |", "|" + "---|" * len(labels)]
     for row in rows:
         cells = []
@@ -84,7 +96,8 @@ def markdown(rows: list[dict]) -> str:
             if value is None:
                 cells.append("—")
             elif isinstance(value, float):
-                cells.append(f"{value:.3f}" if label != "groups tied" else f"{value:.2f}")
+                wide = label in ("groups tied", "held back")
+                cells.append(f"{value:.2f}" if wide else f"{value:.3f}")
             else:
                 cells.append(str(value))
         lines.append("| " + " | ".join(cells) + " |")

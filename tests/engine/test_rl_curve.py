@@ -13,8 +13,9 @@ def write_metrics(folder, records):
     return folder
 
 
-def step(n, reward, right, tied, **val):
+def step(n, reward, right, tied, held_back=0, **val):
     record = {
+        "held_back": held_back,
         "step": n,
         "reward/total": reward,
         "accuracy": right,
@@ -30,12 +31,12 @@ def test_each_validation_is_the_mean_of_the_folds_that_reached_it_with_the_steps
         {"step": 0, "val/accuracy": 0.30, "val/golden_recall": 0.80},
         step(1, 0.5, 0.50, 3),
         step(2, 0.7, 0.75, 1, accuracy=0.40, golden_recall=0.90),
-        step(3, 0.9, 1.00, 4, accuracy=0.50, golden_recall=0.90),  # its last, by the clock
+        step(3, 0.9, 1.00, 4, 5, accuracy=0.50, golden_recall=0.90),  # its last, by the clock
     ]
     fold1 = [
         {"step": 0, "val/accuracy": 0.10, "val/golden_recall": 0.60},
-        step(1, 0.1, 0.25, 2),
-        step(2, 0.3, 0.25, 3, accuracy=0.20, golden_recall=0.70),
+        step(1, 0.1, 0.25, 2, 1),
+        step(2, 0.3, 0.25, 3, 3, accuracy=0.20, golden_recall=0.70),
     ]
     rows = curve([fold0, fold1])
 
@@ -48,6 +49,10 @@ def test_each_validation_is_the_mean_of_the_folds_that_reached_it_with_the_steps
     assert rows[1]["groups tied"] == pytest.approx(9 / 4)
     assert rows[2]["runs"] == 1 and rows[2]["val accuracy"] == pytest.approx(0.50)
     assert rows[2]["training steps"] == 1
+    # Questions RL stopped asking: each run's count at its latest step, the mean of the runs.
+    assert rows[0]["held back"] is None
+    assert rows[1]["held back"] == pytest.approx((0 + 3) / 2)
+    assert rows[2]["held back"] == pytest.approx((5 + 3) / 2)
 
 
 def test_runs_that_never_validated_are_refused_with_the_flag_that_would(tmp_path, capsys):
