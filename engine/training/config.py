@@ -186,10 +186,9 @@ class TrainConfig(Settings):
         0.0, help="share of the teacher's questions kept from the cold start for RL alone"
     )
     # Synthetic questions RL alone samples, never imitated: RL on the questions the cold start
-    # showed learns their answers (training samples right 0.70 -> 0.95 over 225 steps of
-    # `cpu-3h`, the held-out ones not: docs/results.md#rls-learning-curve-cpu-3h-both-folds-
-    # one-seed-2026-12-05); on questions it has never seen, a better reward can only come from
-    # reading the results better.
+    # showed learns their answers, not how to read; on questions it has never seen, a better
+    # reward can only come from reading the results better. No preset takes it: it added
+    # nothing over the cold start alone (docs/results.md, "RL on questions it was never shown").
     rl_synthetic_questions: int = option(
         0, help="more synthesized questions for RL alone, never in the cold start"
     )
