@@ -226,9 +226,7 @@ def _evidence_notes(
 
 
 def _table(rows: list[dict], config: RewardConfig) -> str:
-    names = ["correctness", "conciseness", "golden_recall", "format"]
-    if config.calibration:
-        names.append("calibration")
+    names = config.components
     header = ["id", "total", *names, "judge"]
     lines = [header]
     for row in rows:

@@ -14,6 +14,12 @@ total = Σ weight[c] · component[c] over
                  limit, less a penalty per malformed tool call or stray tag in the answer.
 - calibration:   only when its weight is above 0: 1 − (confidence − correct)², a Brier
                  score that rewards being right about being right; 0 with no confidence.
+- novelty:       only when its weight is above 0: 0 for a wrong answer made only of the
+                 question's own words ("Failing assertion" for "What exception does a
+                 failing assert raise?"), or no answer; else 1. A small student that has
+                 not read its results restates the question; such an answer is rarely right,
+                 and a group whose wrong answers differ only in that ties under the other
+                 components, so RL learns nothing from it.
 """
 
 import re
@@ -26,13 +32,16 @@ from engine.rewards.judge import Judge, JudgeConfig, JudgeError, OfflineJudge
 from engine.settings import Settings
 
 FINISH_REASONS = ("answer", "max_turns", "max_tokens", "malformed", "no_answer")
-COMPONENTS = ("correctness", "conciseness", "golden_recall", "format", "calibration")
+COMPONENTS = ("correctness", "conciseness", "golden_recall", "format", "calibration", "novelty")
+# Computed, logged and shown only when weighted above 0.
+OPTIONAL_COMPONENTS = ("calibration", "novelty")
 DEFAULT_WEIGHTS = {
     "correctness": 0.6,
     "conciseness": 0.1,
     "golden_recall": 0.2,
     "format": 0.1,
     "calibration": 0.0,
+    "novelty": 0.0,
 }
 # Longer answers and ground truths are cut before any component reads them: the judge
 # compares every number of one with every number of the other, so an unbounded text (a
@@ -86,6 +95,15 @@ class RewardConfig(Settings):
     def calibration(self) -> bool:
         return self.weights.get("calibration", 0.0) > 0
 
+    @property
+    def components(self) -> list[str]:
+        """The components this config computes: the optional ones only when weighted."""
+        return [
+            name
+            for name in COMPONENTS
+            if name not in OPTIONAL_COMPONENTS or self.weights.get(name, 0.0) > 0
+        ]
+
 
 @dataclass
 class RewardBreakdown:
@@ -138,6 +156,8 @@ def compute_reward(inp: RewardInput, config: RewardConfig, judge: Judge) -> Rewa
     }
     if config.calibration:
         components["calibration"] = _calibration(inp, correct, details)
+    if config.weights["novelty"] > 0:
+        components["novelty"] = _novelty(inp, answer, correct, details)
     components = {name: round(value, 4) for name, value in components.items()}
     total = sum(config.weights[name] * value for name, value in components.items())
     if errors:
@@ -232,3 +252,15 @@ def _calibration(inp: RewardInput, correct: bool, details: dict[str, Any]) -> fl
         return 0.0
     confidence = min(max(float(inp.confidence), 0.0), 1.0)
     return 1.0 - (confidence - (1.0 if correct else 0.0)) ** 2
+
+
+def _novelty(inp: RewardInput, answer: str, correct: bool, details: dict[str, Any]) -> float:
+    if not answer:
+        return 0.0
+    if correct:
+        return 1.0
+    said = text.content_terms(answer, keep_numbers=True)
+    if said and said <= text.content_terms(inp.question, keep_numbers=True):
+        details["novelty"] = "a wrong answer made only of the question's words"
+        return 0.0
+    return 1.0

@@ -628,7 +628,7 @@ def reward_preview_run(*, preview_id: str) -> str | None:
         components=[
             (name, name.replace("_", " ").capitalize(), weight)
             for name, weight in config.weights.items()
-            if weight > 0 or name != "calibration"
+            if name in config.components
         ],
         judged_by=(
             judge_config.name

@@ -131,6 +131,26 @@ def test_calibration_is_logged_only_when_weighted():
     assert score(trajectory(), config).components["calibration"] == 0.0  # none stated
 
 
+def test_novelty_marks_down_only_wrong_answers_made_of_the_questions_words():
+    assert "novelty" not in score(trajectory(answer="FY2018 capital expenditure")).components
+    config = RewardConfig(weights={"correctness": 0.6, "novelty": 0.1})
+    echo = score(trajectory(answer="The capital expenditures of 3M in FY2018"), config)
+    assert (echo.components["novelty"], echo.correct) == (0.0, False)
+    assert "question's words" in echo.details["novelty"]
+    # a wrong answer that says something else, a right one, and a bare "No" each keep it
+    assert score(trajectory(answer="$2,100 million"), config).components["novelty"] == 1.0
+    assert score(trajectory(), config).components["novelty"] == 1.0
+    assert score(trajectory(answer="No"), config).components["novelty"] == 1.0
+    assert (
+        score(trajectory(answer=None, finish_reason="no_answer"), config).components["novelty"]
+        == 0.0
+    )
+    # it counts in the total: the echo's total is the other components' alone
+    other = score(trajectory(answer="$2,100 million"), config)
+    assert other.total - echo.total == pytest.approx(0.1)
+    assert config.components == ["correctness", "conciseness", "golden_recall", "format", "novelty"]
+
+
 class BrokenJudge:
     def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
         raise JudgeError("judge at http://127.0.0.1:9 failed after 3 attempts")
