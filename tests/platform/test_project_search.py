@@ -101,7 +101,9 @@ def test_parsed_documents_are_indexed_without_a_run_one_build_per_burst(celery_w
 
     assert not Run.objects.filter(project=project).exists()
     assert project.index_prefix in builds(project)
-    assert len(builds(project)) <= 2  # coalesced: not one build per uploaded file
+    # Coalesced: not one build per uploaded file. How many fewer depends on how the parses
+    # and builds interleave (one or two on an idle machine, three seen under load).
+    assert len(builds(project)) < 4
     index = indexing.load_index(project.index_prefix)
     assert {c.doc for c in index.chunks} == {f"COMPANY{n}_2023_10K.jsonl" for n in range(4)}
 
