@@ -92,10 +92,6 @@ class RewardConfig(Settings):
         self.weights = {**{name: 0.0 for name in COMPONENTS}, **self.weights}
 
     @property
-    def calibration(self) -> bool:
-        return self.weights.get("calibration", 0.0) > 0
-
-    @property
     def components(self) -> list[str]:
         """The components this config computes: the optional ones only when weighted."""
         return [
@@ -154,7 +150,7 @@ def compute_reward(inp: RewardInput, config: RewardConfig, judge: Judge) -> Rewa
         "golden_recall": _golden_recall(inp, details),
         "format": _format(inp, answer, config, details),
     }
-    if config.calibration:
+    if config.weights["calibration"] > 0:
         components["calibration"] = _calibration(inp, correct, details)
     if config.weights["novelty"] > 0:
         components["novelty"] = _novelty(inp, answer, correct, details)
