@@ -255,8 +255,15 @@ def _novelty(inp: RewardInput, answer: str, correct: bool, details: dict[str, An
         return 0.0
     if correct:
         return 1.0
-    said = text.content_terms(answer, keep_numbers=True)
-    if said and said <= text.content_terms(inp.question, keep_numbers=True):
+    if restates_question(inp.question, answer):
         details["novelty"] = "a wrong answer made only of the question's words"
         return 0.0
     return 1.0
+
+
+def restates_question(question: str, answer: str) -> bool:
+    """Whether every content word of `answer` (numbers included) is one of `question`'s: the
+    answer says nothing the question did not ("Failing assertion" for "What exception does a
+    failing assert statement raise?"). An answer with no content word ("Yes") is not one."""
+    said = text.content_terms(answer, keep_numbers=True)
+    return bool(said) and said <= text.content_terms(question, keep_numbers=True)
