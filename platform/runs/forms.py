@@ -28,9 +28,19 @@ MAX_PREVIEW_ANSWERS = 5
 PREVIEW_QUESTIONS_OFFERED = 50
 
 
+# What an optional component pays for, beside its field: both are off (0) unless weighted.
+OPTIONAL_HELP = {
+    "calibration": "Pays a stated confidence that matches being right; 0 leaves it off.",
+    "novelty": (
+        "Marks down a wrong answer made only of the question's own words; 0 leaves it off."
+    ),
+}
+
+
 def _weight_field(component: str) -> forms.FloatField:
     return forms.FloatField(
         label=component.replace("_", " ").capitalize(),
+        help_text=OPTIONAL_HELP.get(component, ""),
         required=False,
         min_value=0,
         max_value=10,
@@ -57,6 +67,11 @@ class RewardOptionsForm(forms.Form):
         if weights and not any(value > 0 for value in {**DEFAULT_WEIGHTS, **weights}.values()):
             raise forms.ValidationError("At least one reward weight must be above 0.")
         return data
+
+    @property
+    def weight_fields(self) -> list:
+        """One field per reward component, in the reward's order (the page lists them all)."""
+        return [self[f"weight_{component}"] for component in COMPONENTS]
 
     def reward_weights(self) -> dict[str, float]:
         """The weights the customer changed (the others keep the preset's)."""

@@ -4,6 +4,7 @@ through short-lived presigned URLs; the landing page's published numbers; and ow
 isolation over every run URL (alice owns, bob is another customer, charlie is staff)."""
 
 import json
+import re
 import urllib.request
 
 import pytest
@@ -11,6 +12,7 @@ from django.test import override_settings
 
 from corpora.models import Document, Question, QuestionSet
 from corpora.services import project_create
+from engine.rewards.reward import COMPONENTS
 from runs.models import Checkpoint, Run, TrajectorySample
 from tests.helpers.pages import EVAL_REPORT, SAMPLE, make_run, page
 
@@ -53,6 +55,17 @@ def test_the_new_run_page_offers_both_presets_and_the_advanced_options(client_al
     assert "Generate questions from my documents" in html
 
 
+def test_every_reward_component_has_a_weight_field_the_optional_ones_saying_what_they_pay(
+    client_alice, project
+):
+    html = page(client_alice.get(f"/projects/{project.pk}/runs/new/"))
+
+    for component in COMPONENTS:
+        assert f'name="weight_{component}"' in html
+    assert "made only of the question's own words" in html  # novelty's help
+    assert "confidence that matches being right" in html  # calibration's
+
+
 def test_starting_a_run_records_the_preset_with_the_chosen_options(
     client_alice, project, question_set
 ):
@@ -66,6 +79,7 @@ def test_starting_a_run_records_the_preset_with_the_chosen_options(
             "steps": "3",
             "group_size": "3",
             "weight_correctness": "0.8",
+            "weight_novelty": "0.1",
         },
     )
 
@@ -75,6 +89,7 @@ def test_starting_a_run_records_the_preset_with_the_chosen_options(
     assert run.config["loss"]["kind"] == "tis" and run.config["group_size"] == 3
     assert run.config["reward"]["weights"]["correctness"] == 0.8
     assert run.config["reward"]["weights"]["golden_recall"] == 0.2  # untouched: the default
+    assert run.config["reward"]["weights"]["novelty"] == 0.1  # an optional component, on
     assert run.config["limits"]["max_turns"] == 2  # the rest comes from the preset
 
 
@@ -187,6 +202,28 @@ def test_the_reward_preview_uses_the_weights_from_the_form(client_alice, preview
     )
 
     assert "<strong>0.00</strong>" in html
+
+
+def test_the_reward_preview_shows_an_optional_component_once_it_is_weighted(
+    client_alice, preview, project
+):
+    html = preview(
+        client_alice,
+        project,
+        preset="quick-cpu",
+        question_text="What exception does a failing assert statement raise?",
+        ground_truth="AssertionError",
+        sample_answers="Failing assertion\nValueError",
+        searched="on",
+        weight_novelty="1",
+    )
+
+    head, body = html.split("<tbody>")
+    labels = re.findall(r"<th>(.*?)</th>", head, re.S)
+    novelty = next(i for i, label in enumerate(labels) if label.startswith("Novelty"))
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row, re.S) for row in body.split("</tr>")[:2]]
+    assert rows[0][novelty].strip() == "0.00"  # the question's words, wrong
+    assert rows[1][novelty].strip() == "1.00"  # wrong, but not a restatement
 
 
 def test_the_reward_preview_can_take_a_question_from_the_question_set(
