@@ -23,7 +23,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.rewards.reward import OPTIONAL_COMPONENTS  # noqa: E402
 
 TRAINING_COLUMNS = (
     ("reward/total", "reward"),
@@ -32,6 +37,10 @@ TRAINING_COLUMNS = (
     ("groups_dropped", "groups tied"),
     ("entropy", "entropy"),
 )
+# The reward's optional components: a column only where a run weighted them, so a run with
+# `novelty` on shows how often its samples answered wrong in the question's own words, or not at
+# all (1 − the column), as RL went on.
+OPTIONAL_COLUMNS = tuple((f"reward/{name}", name) for name in OPTIONAL_COMPONENTS)
 
 
 def read_metrics(run: Path) -> list[dict]:
@@ -63,7 +72,7 @@ def curve(runs: list[list[dict]]) -> list[dict]:
             "val recall": _mean(r["val/golden_recall"] for r in validated),
             "training steps": len(trained),
         }
-        for key, label in TRAINING_COLUMNS:
+        for key, label in TRAINING_COLUMNS + OPTIONAL_COLUMNS:
             row[label] = _mean(r[key] for r in trained if key in r) if trained else None
         # Each run's count at its last training step so far: RL's questions left to ask.
         row["held back"] = _mean(
@@ -87,7 +96,11 @@ def _mean(values) -> float | None:
 
 def markdown(rows: list[dict]) -> str:
     labels = ["step", "runs", "val accuracy", "val recall", "training steps"]
-    labels += [label for _, label in TRAINING_COLUMNS] + ["held back"]
+    labels += [label for _, label in TRAINING_COLUMNS]
+    labels += [
+        label for _, label in OPTIONAL_COLUMNS if any(row[label] is not None for row in rows)
+    ]
+    labels += ["held back"]
     lines = ["| " + " | ".join(labels) + " |", "|" + "---|" * len(labels)]
     for row in rows:
         cells = []

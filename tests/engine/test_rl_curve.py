@@ -59,3 +59,18 @@ def test_runs_that_never_validated_are_refused_with_the_flag_that_would(tmp_path
     run = write_metrics(tmp_path / "run", [step(1, 0.5, 0.5, 2)])
     with pytest.raises(SystemExit, match="--eval-every"):
         main([str(run)])
+
+
+def test_an_optional_reward_component_gets_a_column_only_where_a_run_weighted_it(tmp_path, capsys):
+    plain = [{"step": 0, "val/accuracy": 0.3, "val/golden_recall": 0.8}, step(1, 0.5, 0.5, 2)]
+    plain[-1] |= {"val/accuracy": 0.4, "val/golden_recall": 0.8}
+    main([str(write_metrics(tmp_path / "plain", plain))])
+    assert "novelty" not in capsys.readouterr().out
+
+    weighted = [dict(r) for r in plain]
+    weighted[1]["reward/novelty"] = 0.75
+    main([str(write_metrics(tmp_path / "weighted", weighted))])
+    header, _, cold, first = capsys.readouterr().out.splitlines()
+    column = header.split(" | ").index("novelty")
+    assert cold.split(" | ")[column] == "—"  # the cold start's row: no RL step before it
+    assert first.split(" | ")[column] == "0.750"
