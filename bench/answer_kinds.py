@@ -11,7 +11,7 @@ on every validation question of each entity split (`sleuth train --split-seed N`
 same companies back), so it is the ceiling of that habit, what a student that had learnt it
 perfectly would score.
 
-- yes to every yes/no: "Yes" to every question asking yes or no (`greedy_rules.asks_yes_no`),
+- yes to every yes/no: "Yes" to every question asking yes or no (the filings pack's `asks_yes_no`),
   nothing else right. The `cpu-45min` students answer so (the `yes_no_answers` rule makes
   them say yes or no; they say "Yes").
 - + every choice: also the truth itself to every question offering two (scored as the
@@ -28,8 +28,8 @@ import argparse
 import statistics
 from collections.abc import Callable
 
-from engine.agent.greedy_rules import asks_yes_no, offered_options
 from engine.documents.questions import Question, load_questions, split_by_entity
+from engine.packs.filings.decoding import asks_yes_no, offered_options
 from engine.rewards import quantities, text
 from engine.rewards.judge import OfflineJudge
 

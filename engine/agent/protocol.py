@@ -81,6 +81,24 @@ def closing_tag(text: str) -> str:
     return ""
 
 
+# A search query that opens with "[" opens a scope: the documents (and pages) it searches.
+SCOPE_OPEN = re.compile(r"\s*\[")
+
+
+def open_scope(segment: str) -> tuple[str, bool] | None:
+    """The scope of the last search `segment` opens, as written so far, and whether its "]"
+    is written; None when that search opens no scope."""
+    start = segment.rfind(SEARCH_OPEN)
+    if start < 0:
+        return None
+    query = segment[start + len(SEARCH_OPEN) :]
+    opened = SCOPE_OPEN.match(query)
+    if not opened:
+        return None
+    scope, closed, _ = query[opened.end() :].partition("]")
+    return scope, bool(closed)
+
+
 def searched_query(query: str, question: str) -> str:
     """The query a search runs: a scope alone (`[3M 2018]`, nothing after the brackets)
     searches the question itself within it (protocol 6), empty brackets (`[]`) the question

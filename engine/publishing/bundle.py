@@ -25,6 +25,7 @@ BUNDLED_MODULES = {
     "engine.agent.protocol": "agent_protocol.py",
     "engine.agent.tool": "agent_tool.py",
     "engine.agent.greedy_rules": "greedy_rules.py",
+    "engine.packs.filings.decoding": "filings_decoding.py",  # the filings pack's rules
     "engine.agent.grounding": "grounding.py",
 }
 ENGINE_PACKAGE = "engine"

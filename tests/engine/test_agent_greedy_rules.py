@@ -21,26 +21,28 @@ import torch
 from engine.agent.greedy_rules import (
     FIGURE_RULES,
     RULES,
-    answer_not_yes_no,
-    answer_off_form,
     answer_tag_off,
-    asks_what,
-    asks_yes_no,
     broken,
     companies_named,
     ends_in_loop,
     masks_tokens,
-    offered_options,
     rules_on,
     scope_uncopied,
-    scope_year_not_latest,
-    statement_left,
-    statement_words,
     terms_uncopied,
     unruled,
 )
 from engine.agent.hf_engine import HFRolloutEngine
 from engine.agent.trajectory import Limits, SamplingParams
+from engine.packs.filings.decoding import (
+    answer_not_yes_no,
+    answer_off_form,
+    asks_what,
+    asks_yes_no,
+    offered_options,
+    scope_year_not_latest,
+    statement_left,
+    statement_words,
+)
 from tests.helpers.decoding import (
     ANSWER_FORMS,
     ANSWER_TAGS,

@@ -360,15 +360,17 @@ def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(pub
 
 def test_the_bundled_rules_decide_as_the_engines(published):
     from engine.agent.greedy_rules import (
-        answer_not_yes_no,
-        answer_off_form,
         answer_tag_off,
-        asks_yes_no,
         ends_in_loop,
         scope_uncopied,
+        terms_uncopied,
+    )
+    from engine.packs.filings.decoding import (
+        answer_not_yes_no,
+        answer_off_form,
+        asks_yes_no,
         scope_year_not_latest,
         statement_left,
-        terms_uncopied,
     )
     from tests.helpers.decoding import (
         ANSWER_FORMS,
@@ -395,6 +397,7 @@ def test_the_bundled_rules_decide_as_the_engines(published):
     )
 
     rules = bundled_script(published).greedy_rules
+    filings = sys.modules["filings_decoding"]  # the pack's rules, beside it, as it imports them
     for text in LOOPS + NOT_LOOPS:
         assert rules.ends_in_loop(text) == ends_in_loop(text), text
     for segment in UNCOPIED + COPIED:
@@ -405,23 +408,23 @@ def test_the_bundled_rules_decide_as_the_engines(published):
     for segment in EARLIER_YEAR + LATEST_YEAR:
         assert rules.scope_uncopied(segment, SPAN) == scope_uncopied(segment, SPAN), segment
         ruled = scope_year_not_latest(segment, SPAN)
-        assert rules.scope_year_not_latest(segment, SPAN) == ruled, segment
+        assert filings.scope_year_not_latest(segment, SPAN) == ruled, segment
     for segment in UNNAMED + NAMED:
         ruled = scope_uncopied(segment, EBITDA, PEPSICO)
         assert rules.scope_uncopied(segment, EBITDA, PEPSICO) == ruled, segment
     for question in YES_NO_QUESTIONS + OTHER_QUESTIONS:
-        assert rules.asks_yes_no(question) == asks_yes_no(question), question
+        assert filings.asks_yes_no(question) == asks_yes_no(question), question
     for segment in ["<answer>", "<answer> Ye", "<answer>No.", "<answer>3M", "<answer>Nope"]:
-        assert rules.answer_not_yes_no(segment) == answer_not_yes_no(segment), segment
+        assert filings.answer_not_yes_no(segment) == answer_not_yes_no(segment), segment
     for segment, question, _ in ANSWER_FORMS:
         ruled = answer_off_form(segment, question)
-        assert rules.answer_off_form(segment, question) == ruled, (segment, question)
+        assert filings.answer_off_form(segment, question) == ruled, (segment, question)
     for segment, _ in ANSWER_TAGS:
         assert rules.answer_tag_off(segment) == answer_tag_off(segment), segment
     for question in (QUESTION, PROFIT, EBITDA):
         for segment in STATEMENT_LEFT + STATEMENT_KEPT + ["<search>[P 2022 | cash flow]"]:
             ruled = statement_left(segment, question)
-            assert rules.statement_left(segment, question) == ruled, (segment, question)
+            assert filings.statement_left(segment, question) == ruled, (segment, question)
 
 
 def test_the_bundled_script_reads_the_companies_a_question_names_as_the_engine_does(published):
