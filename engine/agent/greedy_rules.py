@@ -247,8 +247,9 @@ def answer_tag_off(segment: str) -> bool:
 RULES = ("loop_guard", "grounded_scope", "grounded_terms", "answer_tag", *FILINGS_RULES)
 
 
-# The `Limits` switches of the figure rules (`agent.grounding`): masks over an answer's figures,
-# applied by the same engines as the rules above, at any temperature.
+# The `Limits` switches of the figure rules (`agent.grounding`, and the filings pack's
+# `packs.filings.rows`): masks over an answer's figures, applied by the same engines as the
+# rules above, at any temperature.
 FIGURE_RULES = ("grounded_figures", "row_figures")
 
 

@@ -13,12 +13,8 @@ It is a decoding rule, applied where the agent is used (evaluation, serving), no
 trainer's rollouts: their log-probs must be the model's own distribution's, which the
 trainer recomputes without any mask.
 
-Row figures (`Limits.row_figures`) go further where an answer quotes a row of its results: an
-answer whose words before its first figure begin a row's label ("Total assets" of "Total
-assets $236,495 $219,295") writes that row's first figure, the latest period's in a filing's
-tables, as the cold start's quoted answers do (`documents.synthesis`: a lookup asks a row's first
-column, answered with its label, then its figure). A student that wrote the right label went on
-with another row's or column's figure, or one it made up, in most of its wrong lookups.
+Row figures (`Limits.row_figures`, a table row's first figure as "the" figure) are the filings
+pack's (`engine.packs.filings.rows`): they read a row of a filing's tables.
 
 Figures are runs of digits, commas and points starting with a digit; a comma or point that
 ends one ("59,268." at a sentence's end) is punctuation. SmolLM2's tokenizer, like most,
@@ -32,18 +28,16 @@ from dataclasses import dataclass
 
 import torch
 
-from engine.documents.synthesis import split_row
-
-_FIGURE = re.compile(r"\d[\d,.]*")
+FIGURE = re.compile(r"\d[\d,.]*")
 _OPEN_FIGURE = re.compile(r"\d[\d,.]*$")
-_SEPARATORS = ",."
+SEPARATORS = ",."
 
 
 def figures_in(text: str) -> set[str]:
     """The figures `text` shows, each as written and without thousands separators."""
     figures = set()
-    for match in _FIGURE.finditer(text or ""):
-        figure = match.group().rstrip(_SEPARATORS)
+    for match in FIGURE.finditer(text or ""):
+        figure = match.group().rstrip(SEPARATORS)
         figures.update((figure, figure.replace(",", "")))
     return figures
 
@@ -62,73 +56,11 @@ class ShownFigures:
         return cls(figures, starts)
 
     def complete(self, figure: str) -> bool:
-        return figure.rstrip(_SEPARATORS) in self.figures
+        return figure.rstrip(SEPARATORS) in self.figures
 
     def may_continue(self, figure: str) -> bool:
         """Whether an unfinished `figure` is, or starts, a shown one."""
         return figure in self.starts or self.complete(figure)
-
-
-_WORD = re.compile(r"[a-z]+")
-_MIN_PREFIX_WORDS = 2  # "Total", "Net": one shared word names no row
-_MAX_LABEL_CHARACTERS = 80  # as `documents.synthesis` reads a table's rows
-
-
-def _label_words(text: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(text.lower()))
-
-
-def _same_word(a: str, b: str) -> bool:
-    """Equal, or one the other's start of four letters or more ("limitation", "limitations")."""
-    short, long = sorted((a, b), key=len)
-    return a == b or (len(short) >= 4 and long.startswith(short))
-
-
-def _shared_prefix(a: tuple[str, ...], b: tuple[str, ...]) -> int:
-    n = 0
-    while n < min(len(a), len(b)) and _same_word(a[n], b[n]):
-        n += 1
-    return n
-
-
-@dataclass(frozen=True)
-class ResultRows:
-    """The table rows a trajectory's results show: each label's words and its first figure."""
-
-    rows: tuple[tuple[tuple[str, ...], str], ...]
-
-    @classmethod
-    def of(cls, text: str) -> ResultRows:
-        rows = []
-        for line in text.splitlines():
-            label, values = split_row(line)
-            if any(c.isdigit() for c in label) or len(label) > _MAX_LABEL_CHARACTERS:
-                continue  # a sentence that ends with a figure ("… compared with 2021")
-            first = next((f for v in values for f in _FIGURE.findall(v)), None)
-            if first and (words := _label_words(label)):
-                rows.append((words, first.rstrip(_SEPARATORS)))
-        return cls(tuple(rows))
-
-    def quoted(self, answer: str) -> ShownFigures | None:
-        """What an answer's first figure may be: the first figure of the rows whose label the
-        answer's words before it begin, or are begun by (at least two words, or a whole label
-        of one; a label equal to them before one they only begin). None when the answer
-        quotes no row, or its first figure is written and closed."""
-        first = _FIGURE.search(answer)
-        if first and first.end() < len(answer):
-            return None  # the first figure is closed: later figures are the model's
-        words = _label_words(answer[: first.start()] if first else answer)
-        best, figures = (0, False), set()
-        for label, figure in self.rows:
-            shared = _shared_prefix(words, label)
-            whole = shared == len(words) == len(label)
-            if shared < min(len(words), len(label)) or not (shared >= _MIN_PREFIX_WORDS or whole):
-                continue
-            if (shared, whole) > best:
-                best, figures = (shared, whole), set()
-            if (shared, whole) == best:
-                figures.add(figure)
-        return ShownFigures.of(" ".join(figures)) if figures else None
 
 
 class FigureGrounding:
@@ -142,7 +74,7 @@ class FigureGrounding:
         self.separator_ids = [
             i
             for i, t in enumerate(token_texts)
-            if t.startswith(tuple(_SEPARATORS)) and i not in digits
+            if t.startswith(tuple(SEPARATORS)) and i not in digits
         ]
         # Everything else closes an open figure: words, spaces, tags, end-of-sequence.
         closes = torch.ones(len(token_texts), dtype=torch.bool)
@@ -177,7 +109,7 @@ class FigureGrounding:
         """Whether `token` after an answer whose open figure is `current` writes only shown
         figures (the one it leaves open only the start of one)."""
         for char in token:
-            if char.isdigit() or (current and char in _SEPARATORS):
+            if char.isdigit() or (current and char in SEPARATORS):
                 current += char
             elif current:
                 if not shown.complete(current):

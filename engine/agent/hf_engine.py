@@ -19,7 +19,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from transformers.cache_utils import Cache, DynamicCache, DynamicLayer
 
 from engine.agent.greedy_rules import broken, companies_named, ranked_tokens, rules_on
-from engine.agent.grounding import FigureGrounding, ResultRows, ShownFigures
+from engine.agent.grounding import FigureGrounding, ShownFigures
 from engine.agent.models import returned_cache, with_cache
 from engine.agent.protocol import (
     ANSWER_CLOSE,
@@ -45,6 +45,7 @@ from engine.agent.trajectory import (
     SearchCall,
     Trajectory,
 )
+from engine.packs.filings.rows import ResultRows
 
 _STOP_TAIL_TOKENS = 8  # enough tokens to spell any stop string
 _SHARED_PREFIX_MIN = 16  # a prefix shared by fewer tokens is not worth its own prefill

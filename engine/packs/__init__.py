@@ -10,7 +10,9 @@ pack's name is saved with the agent (`agent.json`), whose limits carry its rules
 wherever the agent is used.
 
 Data and names only (the question kinds are the synthesizer's), so that the agent's
-settings, the trainer and the platform may all read it without torch.
+settings, the trainer and the platform may all read it without torch. A pack's rules of
+decoding are modules of its own (`filings.decoding`, `filings.rows`), which the engines that
+decode import.
 """
 
 from __future__ import annotations

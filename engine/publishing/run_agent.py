@@ -29,6 +29,7 @@ from types import SimpleNamespace
 # rules of decoding, as in training, evaluation and serving.
 import agent_protocol
 import agent_tool
+import filings_rows
 import greedy_rules
 import grounding
 import search_index
@@ -158,7 +159,7 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
         rules = []  # per-token rules of decoding; each absent in agents saved before it
         if limits.get("grounded_figures") or limits.get("row_figures"):
             shown = grounding.ShownFigures.of(seen) if limits.get("grounded_figures") else None
-            rows = grounding.ResultRows.of(results) if limits.get("row_figures") else None
+            rows = filings_rows.ResultRows.of(results) if limits.get("row_figures") else None
             rules.append(_GroundedFigures(tokenizer, len(ids), shown, rows, figure_masks))
         if any(limits.get(rule) for rule in greedy_rules.RULES):
             rules.append(

@@ -10,9 +10,10 @@ import string
 import pytest
 import torch
 
-from engine.agent.grounding import FigureGrounding, ResultRows, ShownFigures, figures_in
+from engine.agent.grounding import FigureGrounding, ShownFigures, figures_in
 from engine.agent.hf_engine import Grounding, HFRolloutEngine
 from engine.agent.trajectory import Limits, SamplingParams
+from engine.packs.filings.rows import ResultRows
 from tests.helpers.decoding import (
     RESULTS,
     ROW_ANSWERS,

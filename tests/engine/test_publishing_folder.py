@@ -324,11 +324,11 @@ def test_the_bundled_scripts_logits_processor_masks_inside_the_answer_only(publi
 
 
 def test_the_bundled_script_quotes_a_rows_first_figure_as_the_engine_does(published):
-    from engine.agent.grounding import ResultRows
+    from engine.packs.filings.rows import ResultRows
     from tests.helpers.decoding import RESULTS, ROW_ANSWERS
 
     run_agent = bundled_script(published)
-    engine, bundle = ResultRows.of(RESULTS), run_agent.grounding.ResultRows.of(RESULTS)
+    engine, bundle = ResultRows.of(RESULTS), run_agent.filings_rows.ResultRows.of(RESULTS)
     for answer in ROW_ANSWERS:
         expected, got = engine.quoted(answer), bundle.quoted(answer)
         assert (got and got.figures) == (expected and expected.figures), answer
@@ -342,7 +342,7 @@ def test_the_bundled_scripts_logits_processor_quotes_a_row_alone_or_grounded(pub
 
     run_agent = bundled_script(published)
     tokenizer = char_tokenizer()
-    rows = run_agent.grounding.ResultRows.of(RESULTS)
+    rows = run_agent.filings_rows.ResultRows.of(RESULTS)
 
     def allowed(text: str, shown_text=None) -> set[str]:
         ids = torch.tensor([tokenizer.encode(text, add_special_tokens=False)])
