@@ -50,7 +50,8 @@ class LossConfig(Settings):
 
     def __post_init__(self) -> None:
         if self.kind not in LOSS_KINDS:
-            # PPO-clip is not offered: with one update per batch its ratio π/π_old is 1.
+            # PPO-clip is not offered: with one update per batch its ratio π/π_old is 1, and
+            # with several (`updates_per_step`) DPPO's trust region on π−μ bounds them.
             raise ValueError(f"unknown loss kind {self.kind!r}; one of {', '.join(LOSS_KINDS)}")
 
     SETTINGS_LABEL: ClassVar[str] = "loss"
@@ -176,6 +177,11 @@ class TrainConfig(Settings):
     dgpo_coef: float = option(
         0.2, help="teacher NLL weight on groups with no correct sample (0: off)", flag="--dgpo"
     )
+    # Optimizer steps taken on each batch of rollouts. One is on-policy; from the second, π
+    # has moved from the μ the batch was sampled with, and DPPO's trust region masks the
+    # tokens that have left it: more learning from each batch, where on a CPU the rollouts
+    # cost as much as the update. No preset takes more than one (not yet measured).
+    updates_per_step: int = option(1, help="optimizer steps on each batch of rollouts")
     # RL samples questions; those the cold start imitated, three epochs over, the policy
     # answers alike in every sample, so their groups tie and teach nothing. This share of the
     # questions the teacher reaches is left out of the cold start, and RL samples those (and
@@ -281,6 +287,8 @@ class TrainConfig(Settings):
         for name in ("synthetic_questions", "rl_synthetic_questions"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be 0 or more, not {getattr(self, name)}")
+        if self.updates_per_step < 1:
+            raise ValueError(f"updates_per_step must be 1 or more, not {self.updates_per_step}")
         if not 0 <= self.rl_fresh_share < 1:
             raise ValueError(
                 f"rl_fresh_share must be at least 0 and below 1, not {self.rl_fresh_share}"

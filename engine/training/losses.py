@@ -7,9 +7,10 @@ All tensors are [batch, time] over the tokens of whole trajectories:
     mask          1 on model-generated tokens, 0 on prompt and tool output (never trained on)
 
 Losses (`LossConfig.kind`). There is no PPO-clip: the trainer takes one optimizer step per
-batch of rollouts, so π_old is π itself and its clipped ratio would always be 1. The
-rollout engine samples with the current weights, so μ is π_old up to engine numerics, and
-the losses below weigh and mask by π/μ instead:
+batch of rollouts by default, so π_old is π itself and its clipped ratio would always be 1.
+The rollout engine samples with the current weights, so μ is π_old up to engine numerics, and
+the losses below weigh and mask by π/μ instead; with several updates a batch
+(`updates_per_step`), μ stays the batch's sampler and DPPO's trust region is what bounds them:
     "dppo_tv"  DPPO (Qi et al., arXiv 2602.04879), Binary-TV: gradient A·sg(min(π/μ, C))·∇log π,
                dropping a token only when it has left the trust region in its advantage's
                direction: A>0 and π−μ > δ, or A<0 and π−μ < −δ.

@@ -16,7 +16,8 @@ What it is (and where it departs from the papers):
 - DGPO's teacher term: on groups where every rollout failed, add the NLL of the teacher's
   correct trajectory (the sampled forward KL to the teacher); nothing where the student
   already succeeds.
-- One optimizer step per batch of rollouts (on-policy). The transformers rollout engine
+- One optimizer step per batch of rollouts (on-policy), or `updates_per_step` of them, DPPO's
+  trust region masking the tokens the policy has moved past. The transformers rollout engine
   shares the model object, or holds a bfloat16 copy of it (`precision`, agent.precision),
   and sglang engines receive the weights through their weight-update API: either way the
   next step samples from the updated weights.
@@ -650,26 +651,43 @@ def train(
             [teacher_for[q] for q in failed_groups if q in teacher_for] if config.dgpo_coef else []
         )
 
-        # 4. loss, token-level over every kept model token, and one optimizer step
+        # 4. loss, token-level over every kept model token, and `updates_per_step` optimizer
+        # steps on it; the first update's metrics are the step's (on-policy), the last's
+        # trust-region share is kept beside them (`last_update/…`)
         train_started = time.perf_counter()
-        update = policy_update(
-            model,
-            trajectories,
-            advantages,
-            train_rows,
-            dgpo,
-            config=config,
-            precision=precision,
-            reference=reference,
-            pad_id=pad_id,
-            check=check_stop,
-            ranks=ranks,
-        )
-        if update.pop("stepped"):
-            loop.optimizer.step()
+        updates = []
+        for _ in range(config.updates_per_step):
+            update = policy_update(
+                model,
+                trajectories,
+                advantages,
+                train_rows,
+                dgpo,
+                config=config,
+                precision=precision,
+                reference=reference,
+                pad_id=pad_id,
+                check=check_stop,
+                ranks=ranks,
+            )
+            stepped = update.pop("stepped")
+            if stepped:
+                loop.optimizer.step()
+            loop.optimizer.zero_grad(set_to_none=True)
+            updates.append(update)
+            if not stepped:
+                break
+        if stepped:
             loop.scheduler.step()
             sync_weights(engine, model)
-        loop.optimizer.zero_grad(set_to_none=True)
+        update = updates[0]
+        update["trained_tokens"] = sum(u["trained_tokens"] for u in updates)
+        if len(updates) > 1:
+            final_update = updates[-1]
+            update["updates"] = len(updates)
+            for key in ("masked_share", "mismatch_abs", "grad_norm"):
+                if key in final_update:
+                    update[f"last_update/{key}"] = final_update[key]
         train_s = time.perf_counter() - train_started
 
         # 5. log: every reward component, behaviour, mismatch, speed
