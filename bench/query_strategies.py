@@ -58,7 +58,7 @@ from pathlib import Path
 
 from engine.documents.evidence import map_evidence
 from engine.documents.questions import Question, load_questions, split_by_entity
-from engine.documents.synthesis import offline_questions
+from engine.packs import synthesized_questions
 from engine.search.index import SearchIndex, tokenize
 from engine.training.teacher import ScriptedTeacher
 
@@ -158,8 +158,9 @@ def main() -> None:
         train, questions = split_by_entity(questions, 0.25, args.split_seed)
         questions = [q for q in questions if q.golden_chunk_ids]
         entities = {q.entity for q in train if q.entity}
-        synthetic = offline_questions(
-            [c for c in index.chunks if c.entity in entities], n=args.synthetic, seed=0
+        # FinanceBench's filings: the filings pack's kinds, as its runs synthesized them.
+        synthetic = synthesized_questions(
+            "filings", [c for c in index.chunks if c.entity in entities], args.synthetic
         )
         teacher.learn_boilerplate([*train, *synthetic])
         labelled = [(q, oracle_kind(teacher, q)) for q in [*train, *synthetic]]

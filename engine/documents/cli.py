@@ -1,5 +1,6 @@
 """`sleuth questions generate`: question / answer / golden-chunk triples from an index's
-chunks, offline from tables, or by a teacher model on an OpenAI-compatible endpoint."""
+chunks, offline from the documents' own sentences (and a pack's kinds, a filing's tables),
+or by a teacher model on an OpenAI-compatible endpoint."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="synthesize questions from an index's chunks",
         description="Without a teacher, questions are read off the documents (no model "
         "needed): what a thing does, what a term is, how many there are, from any prose; "
-        "table cells, year-on-year comparisons and reasons for a change, from filings. "
+        "with the filings pack's kinds, table cells, year-on-year comparisons and reasons "
+        "for a change. "
         "With --teacher-base-url and --teacher-model (or SLEUTH_TEACHER_BASE_URL / "
         "SLEUTH_TEACHER_MODEL / SLEUTH_TEACHER_API_KEY), a teacher model writes them.",
     )
@@ -28,30 +30,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--yes-no-share",
         type=float,
         default=0.0,
-        help="offline only: share of yes/no comparisons of a row's two latest years "
+        help="offline, filings kinds: share of yes/no comparisons of a row's two latest years "
         "(default 0: lookups only)",
     )
     p.add_argument(
         "--yes-share",
         type=float,
         default=0.5,
-        help="offline only: share of those comparisons answered Yes (default 0.5; a "
+        help="offline, filings kinds: share of those comparisons answered Yes (default 0.5; a "
         "training run uses the share of its own yes/no questions answered Yes)",
     )
     p.add_argument(
         "--cause-share",
         type=float,
         default=0.0,
-        help="offline only: share of 'what drove' questions, where a filing says why a figure "
-        "changed ('… increased, primarily due to …'), answered by the reason (default 0)",
+        help="offline, filings kinds: share of 'what drove' questions, where a filing says "
+        "why a figure changed ('… increased, primarily due to …'), answered by the reason "
+        "(default 0)",
     )
     p.add_argument(
         "--kinds",
-        default="generic,filings",
+        default="generic",
         metavar="KINDS",
         help="offline only: comma-separated question kinds, 'generic' (action, definition, "
-        "count), 'reading' (completion), 'filings' (table, comparison, cause) or 'all' "
-        "(default: generic,filings)",
+        "count), 'reading' (completion), a pack's name for its kinds ('filings': table, "
+        "comparison, cause), or 'all' (default: generic)",
     )
     p.add_argument("--teacher-base-url", default=os.environ.get("SLEUTH_TEACHER_BASE_URL"))
     p.add_argument("--teacher-model", default=os.environ.get("SLEUTH_TEACHER_MODEL"))
@@ -64,14 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_generate(args) -> int:
     from engine.documents.questions import save_questions
-    from engine.documents.synthesis import (
-        ALL_KINDS,
-        FILINGS_KINDS,
-        GENERIC_KINDS,
-        READING_KINDS,
-        offline_questions,
-        teacher_questions,
-    )
+    from engine.documents.synthesis import GENERIC_KINDS, READING_KINDS, teacher_questions
+    from engine.packs import PACKS, synthesized_questions
     from engine.search.index import SearchIndex
 
     if args.n < 1:
@@ -82,16 +79,15 @@ def cmd_generate(args) -> int:
             flag = "--" + name.replace("_", "-")
             print(f"sleuth: error: {flag} must be between 0 and 1", file=sys.stderr)
             return 2
-    groups = {
-        "all": ALL_KINDS,
-        "generic": GENERIC_KINDS,
-        "reading": READING_KINDS,
-        "filings": FILINGS_KINDS,
-    }
+    # A pack's kinds are asked for by its name; one pack's at a time.
+    packs = {name: pack.synthesis_kinds for name, pack in PACKS.items()}
+    groups = {"generic": GENERIC_KINDS, "reading": READING_KINDS, **packs}
+    every = tuple(k for kinds in groups.values() for k in kinds)
+    groups = {"all": every, **groups}
     kinds: list[str] = []
     for word in (w.strip() for w in args.kinds.split(",") if w.strip()):
-        if word not in groups and word not in ALL_KINDS:
-            choices = ", ".join([*groups, *ALL_KINDS])
+        if word not in groups and word not in every:
+            choices = ", ".join([*groups, *every])
             print(
                 f"sleuth: error: unknown kind {word!r} in --kinds (choose from {choices})",
                 file=sys.stderr,
@@ -125,14 +121,10 @@ def cmd_generate(args) -> int:
             return 2
         source = f"teacher {args.teacher_model} ({rejected} replies rejected)"
     else:
-        questions = offline_questions(
-            index.chunks,
-            n=args.n,
-            seed=args.seed,
-            yes_no_share=args.yes_no_share,
-            cause_share=args.cause_share,
-            yes_share=args.yes_share,
-            kinds=kinds,
+        pack = next((name for name, own in packs.items() if set(own) & set(kinds)), "")
+        mix = {n: getattr(args, n) for n in ("yes_no_share", "cause_share", "yes_share")}
+        questions = synthesized_questions(
+            pack, index.chunks, args.n, args.seed, kinds=kinds, mix=mix if pack else None
         )
         made = sorted({q.meta["source"].removeprefix("offline-") for q in questions})
         source = f"the documents' own words (offline: {', '.join(made) or 'none'})"

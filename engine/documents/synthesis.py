@@ -13,21 +13,15 @@ Two generators, one filter:
     the sentence is golden evidence. A question asks only about a subject that names
     something the corpus rarely mentions, and names its entity when the subject alone
     would not pick out one entity's documents.
-  - the filings kinds (`FILINGS_KINDS`) read financial-style tables (a header row of years,
-    then rows of a label and one value per year) and ask for one cell, naming the entity
-    and the year, in one of several sentence shapes (a student trained on one template
-    learns the template, not the task). Every chunk of the entity that holds the same row
-    and value is golden evidence: a filing repeats its tables, and a search that finds any
-    copy has found the answer. Labels with table debris are skipped. With `cause_share`,
-    that share are "what drove" questions read off a filing's own account of a change
-    ("Marketing expense increased, primarily due to business investments…" asks what
-    drove the increase in marketing expense, answered by the reason as the filing words
-    it): the answer is words to copy from the results, not a figure.
+  A pack adds kinds that read one kind of document (the filings pack's read a filing's
+  year-column tables and its accounts of a change: `engine.packs.filings.questions`); its
+  questions come first and the generic kinds fill what they leave
+  (`engine.packs.synthesized_questions`).
 - `teacher_questions` asks a teacher model on any OpenAI-compatible endpoint to write a
   question and answer from a chunk.
 - `is_self_contained` drops questions that are ambiguous without the chunk: a question
-  must name its entity, and a period when its passage is dated (a filing's tables and
-  teacher questions on a filing's pages).
+  must name its entity, and a period when its passage is dated (a teacher's question on a
+  dated page).
 """
 
 from __future__ import annotations
@@ -43,13 +37,10 @@ from itertools import zip_longest
 from engine.documents.chunking import Chunk
 from engine.documents.questions import Evidence, Question, question_id
 
-_YEAR = re.compile(r"\b(?:19|20)\d\d\b")
 _PERIOD = re.compile(
     r"\b(?:19|20)\d\d\b|\bFY\s?'?\d{2,4}\b|\bQ[1-4]\b|\b(?:first|second|third|fourth) quarter\b",
     re.IGNORECASE,
 )
-_VALUE = re.compile(r"\(?-?\$?\(?\d[\d,]*(?:\.\d+)?\)?%?\)?|[—–-]")
-_UNIT = re.compile(r"\bin (millions|thousands|billions)\b|\((millions|thousands|billions)\)", re.I)
 
 TEACHER_PROMPT = """You write exam questions about an organisation's documents.
 Entity: {entity}
@@ -84,114 +75,8 @@ def is_self_contained(question: str, entity: str | None, period: bool = True) ->
     )
 
 
-@dataclass(frozen=True)
-class TableRow:
-    """One row of a year-column table: its label, the years of the columns and the values
-    as the table writes them ("(1,577)"), one per year; `unit` is the table's (" million")."""
-
-    label: str
-    years: tuple[str, ...]
-    values: tuple[str, ...]
-    unit: str
-
-    def answer(self, i: int) -> str:
-        """The i-th value as an answer: "-1,577 million"."""
-        return _answer(self.values[i], self.unit)
-
-    def quote(self, i: int) -> str:
-        """The row's label and its i-th value as the table writes them, then the unit:
-        "Purchases of property, plant and equipment (PP&E) (1,577) million"."""
-        return f"{self.label} {self.values[i]}{self.unit}"
-
-
-def table_rows(chunk: Chunk) -> list[TableRow]:
-    """The rows of year-column tables in a chunk (a header row of years, then rows of a
-    label and one value per year)."""
-    rows = []
-    years: list[str] = []
-    unit = _unit(chunk.text)
-    for line in chunk.text.splitlines():
-        found = _YEAR.findall(line)
-        if len(found) >= 2 and len(_YEAR.sub("", line).split()) <= 6:
-            years = found  # a header row: the columns of the rows below it
-            continue
-        if not years:
-            continue
-        label, values = split_row(line)
-        if len(values) != len(years) or not 3 <= len(label) <= 80 or _YEAR.search(label):
-            continue
-        # A row starting in lower case is the wrapped tail of the row above: no label.
-        if label[0].islower():
-            continue
-        per_share = "per share" in label.lower() or "eps" in label.lower().split()
-        rows.append(TableRow(label, tuple(years), tuple(values), "" if per_share else unit))
-    return rows
-
-
-def table_facts(chunk: Chunk, with_raw: bool = False) -> list[tuple]:
-    """(row label, year, value) cells of year-column tables in a chunk; with `with_raw`
-    also the value as the table writes it."""
-    facts = []
-    for row in table_rows(chunk):
-        for i, (year, value) in enumerate(zip(row.years, row.values, strict=True)):
-            if _blank(value):
-                continue
-            fact = (row.label, year, row.answer(i))
-            facts.append((*fact, value) if with_raw else fact)
-    return facts
-
-
-def split_row(line: str) -> tuple[str, list[str]]:
-    """A table row as (label, trailing values): "Inventories (509) (387) 57"; ("", []) for a
-    line that is no row (no label of letters first)."""
-    tokens = line.split()
-    values: list[str] = []
-    while tokens and _VALUE.fullmatch(tokens[-1]):
-        values.insert(0, tokens.pop())
-    # "$ 5,363" was already joined by tidy_text; a lone "$" before a value is noise.
-    label = " ".join(t for t in tokens).rstrip(" :—-$")
-    if not re.match(r"[A-Za-z]", label):
-        return "", []
-    return label, values
-
-
-# Sentence shapes of a one-cell question ({e} entity, {l} row label, {y} year). Varied on
-# purpose, and as customers write them: the entity before or after the figure, a fiscal
-# year written "FY2019", a preamble before the question proper.
-_SHAPES = (
-    "What was {e}'s {l} in {y}?",
-    "What is the FY{y} {l} for {e}?",
-    "How much was {l} for {e} in fiscal {y}?",
-    "According to its financial statements, what did {e} report as {l} for {y}?",
-    "In {y}, what was the {l} of {e}?",
-    "What amount of {l} did {e} report for fiscal year {y}?",
-    "Using the company's annual report, what was {e}'s {l} in FY{y}?",
-    "{e}: what was the {l} in {y}? Answer with the figure as reported.",
-)
-# A label is words, not table debris ("cash and due from banks $27.2 $27.2 $ —").
-_CLEAN_LABEL = re.compile(r"[A-Za-z][A-Za-z ,'&()/—–-]*[A-Za-z)]")
-_MIN_LABEL_LETTERS = 6  # "Total", "Other", "Net": too vague to ask about alone
-
-
-def _clean_label(label: str) -> bool:
-    letters = sum(ch.isalpha() for ch in label)
-    return bool(_CLEAN_LABEL.fullmatch(label)) and letters >= _MIN_LABEL_LETTERS
-
-
-# Yes/no shapes of a two-year comparison ({a} the earlier year, {b} the later): each asks
-# whether the row went up, or whether it went down, so that either answer can be true.
-_COMPARISONS = (
-    ("Did {e}'s {l} increase from {a} to {b}?", "up"),
-    ("Was {e}'s {l} lower in {b} than in {a}?", "down"),
-    ("Did {e} report a decline in {l} between FY{a} and FY{b}?", "down"),
-    ("Has {e}'s {l} grown from fiscal {a} to fiscal {b}?", "up"),
-    ("Is the {l} {e} reported for {b} higher than for {a}?", "up"),
-    ("Did {l} fall at {e} from {a} to {b}?", "down"),
-)
-
-
-# Question kinds, by what they read. A pack chooses among them (`kinds=`); the generic
-# kinds assume nothing of the documents but sentences.
+# Question kinds, by what they read. The generic kinds assume nothing of the documents but
+# sentences; a pack adds its own (`engine.packs`).
 GENERIC_KINDS = ("action", "definition", "count")
 # "completion": a sentence of the documents quoted with one of its rarer words blanked out,
 # answered by that word. Any prose makes it, where the kinds above need a sentence of a
@@ -199,273 +84,22 @@ GENERIC_KINDS = ("action", "definition", "count")
 # no skill, and what it teaches is reading: the answer is a word of the results to copy.
 # Chosen with `completion_questions` (TrainConfig), off by default.
 READING_KINDS = ("completion",)
-# "table": one cell of a year-column table; "comparison": whether a row rose or fell
-# between its two latest years (yes/no); "cause": what drove a change a filing explains.
-FILINGS_KINDS = ("table", "comparison", "cause")
-ALL_KINDS = GENERIC_KINDS + READING_KINDS + FILINGS_KINDS
+ALL_KINDS = GENERIC_KINDS + READING_KINDS
 
 
 def offline_questions(
     chunks: Iterable[Chunk],
     n: int = 100,
     seed: int = 0,
-    yes_no_share: float = 0.0,
-    cause_share: float = 0.0,
-    yes_share: float = 0.5,
-    kinds: Iterable[str] = GENERIC_KINDS + FILINGS_KINDS,
+    kinds: Iterable[str] = GENERIC_KINDS,
 ) -> list[Question]:
-    """Up to n questions of the `kinds` asked for (default every kind but the reading ones).
-
-    The filings kinds come first, in the shares asked for: up to `cause_share` of them
-    what drove a change a filing explains (`cause_questions`), about `yes_no_share` of the
-    table questions yes/no comparisons of a row's two latest years (about `yes_share` of
-    them answered "Yes"), the rest a lookup of one cell, at most one per chunk row label.
-    They make nothing where there are no year-column tables or filings' accounts of a
-    change, so the generic kinds (`prose_questions`) fill what they leave: all of n on
-    manuals, papers or articles, and on filings only what their tables do not fill, so a
-    filings run asks what it always asked."""
+    """Up to n questions of the `kinds` asked for (default the generic ones), read off the
+    documents' sentences (`prose_questions`); an unknown kind raises ValueError."""
     kinds = tuple(kinds)
     unknown = sorted(set(kinds) - set(ALL_KINDS))
     if unknown:
         raise ValueError(f"unknown question kinds {unknown}; choose from {list(ALL_KINDS)}")
-    chunks = list(chunks)
-    causes = []
-    if "cause" in kinds and cause_share > 0:
-        causes = cause_questions(chunks, round(n * cause_share), seed)
-    tables = []
-    if "table" in kinds or "comparison" in kinds:
-        # Without lookups every table question is a comparison; without comparisons none.
-        share = yes_no_share if "table" in kinds else 1.0
-        share = share if "comparison" in kinds else 0.0
-        tables = _table_questions(chunks, n - len(causes), seed, share, yes_share)
-    prose = []
-    generic = [k for k in kinds if k in GENERIC_KINDS + READING_KINDS]
-    if generic and len(causes) + len(tables) < n:
-        prose = prose_questions(chunks, n - len(causes) - len(tables), seed, generic)
-    return [*causes, *tables, *prose]
-
-
-def _table_questions(
-    chunks: list[Chunk], n: int, seed: int, yes_no_share: float, yes_share: float
-) -> list[Question]:
-    rng = random.Random(seed)
-    candidates = []
-    for chunk in chunks:
-        seen_labels = set()
-        for row in table_rows(chunk):
-            if row.label.lower() in seen_labels or not chunk.entity:
-                continue
-            if not _clean_label(row.label):
-                continue
-            seen_labels.add(row.label.lower())
-            candidates.append((chunk, row))
-    rng.shuffle(candidates)
-    by_entity: dict[str, list[Chunk]] = {}
-    for chunk in chunks:
-        by_entity.setdefault(chunk.entity or "", []).append(chunk)
-    questions, asked = [], set()
-    for chunk, row in candidates:
-        # No draw without comparisons: the lookups of a seed stay those it always gave.
-        compare = yes_no_share > 0 and rng.random() < yes_no_share
-        made = _comparison(row, chunk, rng, yes_share) if compare else _lookup(row, chunk, rng)
-        if made is None:
-            continue
-        text, answer, read = made
-        key = (chunk.entity, row.label.lower(), tuple(y for y, _ in read))
-        if key in asked or not is_self_contained(text, chunk.entity):
-            continue
-        asked.add(key)
-        line = next(x for x in chunk.text.splitlines() if x.strip().startswith(row.label[:20]))
-        source = "offline-comparison" if compare else "offline-table"
-        question = _question(text, answer, chunk, line, source)
-        if compare:
-            # The figures the answer is worked out from: the student must be shown them.
-            question.meta["reads"] = [row.answer(i) for _, i in read]
-        else:
-            # The answer as the row says it, which a teacher may write instead (`quoted`).
-            question.meta["quoted"] = row.quote(read[0][1])
-        raws = [row.values[i] for _, i in read]
-        question.golden_chunk_ids = [
-            c.id
-            for c in by_entity[chunk.entity]
-            if row.label in c.text and all(raw in c.text for raw in raws)
-        ] or [chunk.id]
-        question.evidence[0].chunk_ids = list(question.golden_chunk_ids)
-        questions.append(question)
-        if len(questions) >= n:
-            break
-    return questions
-
-
-_WENT = ("increased", "decreased", "declined", "grew", "rose", "fell", "improved")
-_BECAUSE = ("due to", "driven by", "as a result of", "reflecting", "attributable to")
-# A filing's account of a change: "<what> increased <by how much>, primarily due to <why>."
-_CAUSE = re.compile(
-    r"(?:^|(?<=[.;:]\s)|(?<=\n))(?P<what>[A-Z][A-Za-z&'/, -]{3,70}?)\s+"
-    r"(?P<went>" + "|".join(_WENT) + r")\b"
-    r"(?P<how>[^.;:\n]{0,80}?),?\s+(?:primarily |mainly |largely |principally )?"
-    r"(?:" + "|".join(_BECAUSE) + r")\s+"
-    r"(?P<why>[^.;\n]{8,160}?)(?=[.;]|, partially offset|, offset|\n\n|$)",
-)
-_UP = {"increased", "grew", "rose", "improved"}
-_DOC_YEAR = re.compile(r"(?<!\d)(?:19|20)\d\d(?!\d)")
-# Subjects that are no measure a question can name on its own.
-_VAGUE_SUBJECT = re.compile(
-    r"^(?:it|this|these|that|which|we|our|the increase|the decrease)\b", re.I
-)
-# Page debris run into a subject: "table of Contents EXPENSES Total expenses".
-_SUBJECT_DEBRIS = re.compile(r".\b(?:The|Total|Table|Contents)\b|\b[A-Z]{5,}\b|[Cc]ontents")
-# A subject ending in one of these is a clause cut short ("primary factors that").
-_DANGLING = frozenset("that which of the and or in for to by as its their".split())
-# A question that asks why something changed, as the customer's own may.
-_ASKS_CAUSE = re.compile(
-    r"\bwhat drove\b|\bwhy (?:did|do|does|has|have|is|are|was|were)\b"
-    r"|\bwhat (?:was|were) the (?:main )?(?:reason|driver)",
-    re.I,
-)
-
-
-def asks_cause(question: str) -> bool:
-    """Whether a question asks what drove a change, or why ("What drove gross margin…")."""
-    return bool(_ASKS_CAUSE.search(question))
-
-
-# Sentence shapes of a "what drove" question ({e} entity, {w} what changed, {c} "increase"
-# or "decrease", {v} the verb as the filing writes it, {y} year).
-_CAUSE_SHAPES = (
-    "What drove the {c} in {e}'s {w} in {y}?",
-    "Why did {e}'s {w} {v} in FY{y}?",
-    "What was the main reason for the {c} in {w} at {e} in fiscal {y}?",
-    "In {y}, what drove {e}'s {w} to {v}?",
-)
-_BASE_VERB = {
-    "increased": "increase",
-    "decreased": "decrease",
-    "declined": "decline",
-    "grew": "grow",
-    "rose": "rise",
-    "fell": "fall",
-    "improved": "improve",
-}
-
-
-def cause_questions(chunks: Iterable[Chunk], n: int, seed: int = 0) -> list[Question]:
-    """Up to n "what drove" questions, one per measure and document: where a filing says
-    why something changed ("Processed revenue increased 28 percent, primarily driven by an
-    increase in processed volumes"), the question asks what drove it in the filing's year
-    and the answer is the reason as written ("An increase in processed volumes"), golden
-    on every chunk of the document that says it (chunks overlap)."""
-    by_doc: dict[str, list[Chunk]] = {}
-    candidates = []
-    for chunk in chunks:
-        by_doc.setdefault(chunk.doc, []).append(chunk)
-        year = _DOC_YEAR.search(chunk.doc or "")  # "AMERICANEXPRESS_2022_10K": a filing's year
-        if not chunk.entity or not year or not _may_tell_a_cause(chunk.text):
-            continue
-        # A sentence wrapped across lines goes on in lower case; a line that starts in upper
-        # case starts anew (after a heading, "Results of operations").
-        text = re.sub(r"[ \t]*\n\s*(?=[a-z(])", " ", chunk.text)
-        for m in _CAUSE.finditer(text):
-            what = m.group("what").strip(" ,")
-            if _VAGUE_SUBJECT.match(what) or _SUBJECT_DEBRIS.search(what):
-                continue
-            if len(what.split()) > 8 or "," in what or what.split()[-1].lower() in _DANGLING:
-                continue
-            candidates.append((chunk, year.group(0), m))
-    rng = random.Random(seed)
-    rng.shuffle(candidates)
-    questions, asked = [], set()
-    flat: dict[str, list[tuple[str, str]]] = {}  # a document's chunks, one space between words
-    for chunk, year, m in candidates:
-        what, went = _sentence_subject(m.group("what").strip(" ,")), m.group("went")
-        key = (chunk.doc, what.lower())
-        if key in asked:
-            continue
-        asked.add(key)
-        text = rng.choice(_CAUSE_SHAPES).format(
-            e=chunk.entity,
-            w=what,
-            c="increase" if went in _UP else "decrease",
-            v=_BASE_VERB[went],
-            y=year,
-        )
-        why = m.group("why").strip(" ,")
-        if re.search(r"\b[A-Z]$", why):  # cut at an abbreviation's point ("from U.S.")
-            continue
-        answer = why[0].upper() + why[1:]
-        question = _question(text, answer, chunk, m.group(0), "offline-cause")
-        if not is_self_contained(text, chunk.entity):
-            continue
-        said = " ".join(m.group(0).split())
-        if chunk.doc not in flat:
-            flat[chunk.doc] = [(c.id, " ".join(c.text.split())) for c in by_doc[chunk.doc]]
-        question.golden_chunk_ids = [i for i, t in flat[chunk.doc] if said in t] or [chunk.id]
-        question.evidence[0].chunk_ids = list(question.golden_chunk_ids)
-        questions.append(question)
-        if len(questions) >= n:
-            break
-    return questions
-
-
-def _may_tell_a_cause(text: str) -> bool:
-    """A plain search before the sentence pattern, which is slow on every chunk."""
-    return any(w in text for w in _BECAUSE) and any(w in text for w in _WENT)
-
-
-def _sentence_subject(what: str) -> str:
-    """A sentence's subject as a question writes it mid-sentence: the first word in lower
-    case, unless the next is capitalised too, a name ("Intelligent Cloud revenue")."""
-    words = what.split()
-    if len(words) > 1 and words[1][:1].isupper():
-        return what
-    return _lower_first(what)
-
-
-def _lookup(row: TableRow, chunk: Chunk, rng: random.Random):
-    """A one-cell question on the row's first year with a value: (text, answer, [(year,
-    column)])."""
-    i = next((i for i, v in enumerate(row.values) if not _blank(v)), None)
-    if i is None:
-        return None
-    text = rng.choice(_SHAPES).format(e=chunk.entity, l=_lower_first(row.label), y=row.years[i])
-    return text, row.answer(i), [(row.years[i], i)]
-
-
-def _comparison(row: TableRow, chunk: Chunk, rng: random.Random, yes_share: float = 0.5):
-    """A yes/no question on whether the row rose or fell between its two latest years,
-    the shape picked so that the answer is "Yes" with probability `yes_share`; None when
-    the two are not distinct figures."""
-    columns = sorted(range(len(row.years)), key=lambda i: row.years[i], reverse=True)[:2]
-    if len(columns) < 2 or row.years[columns[0]] == row.years[columns[1]]:
-        return None
-    later, earlier = columns
-    new, old = _number(row.values[later]), _number(row.values[earlier])
-    if new is None or old is None or new == old:
-        return None
-    went = "up" if new > old else "down"
-    want_yes = rng.random() < yes_share
-    shape = rng.choice([s for s, d in _COMPARISONS if (d == went) == want_yes])
-    text = shape.format(
-        e=chunk.entity, l=_lower_first(row.label), a=row.years[earlier], b=row.years[later]
-    )
-    text = text[0].upper() + text[1:]
-    read = [(row.years[earlier], earlier), (row.years[later], later)]
-    return text, "Yes" if want_yes else "No", read
-
-
-def _blank(value: str) -> bool:
-    """A dash: the table has no figure in this column."""
-    return value.strip() in ("—", "-")
-
-
-def _number(value: str) -> float | None:
-    """A table value as a number, read as `_answer` writes it ("(1,577)" is -1577); a dash
-    or debris is None."""
-    written = _answer(value, "").replace("$", "").replace(",", "").rstrip("%")
-    try:
-        return float(written)
-    except ValueError:
-        return None
+    return prose_questions(chunks, n, seed, kinds) if kinds and n > 0 else []
 
 
 # Generic kinds: questions from the sentences of any document. They read English sentence
@@ -646,7 +280,7 @@ def prose_questions(
         # A quoted sentence names its passage itself; a subject may need its entity named.
         if fact.kind != "completion" and chunk.entity and elsewhere(fact.subject, chunk.entity):
             text = f"In {chunk.entity}, {text[0].lower()}{text[1:]}"
-        question = _question(text, fact.answer, chunk, fact.sentence, f"offline-{fact.kind}")
+        question = question_from(text, fact.answer, chunk, fact.sentence, f"offline-{fact.kind}")
         golden = [i for i, t in by_doc[chunk.doc] if fact.sentence in t] or [chunk.id]
         question.golden_chunk_ids = golden
         question.evidence[0].chunk_ids = list(golden)
@@ -718,7 +352,7 @@ def _facts(
             # "How many levels are there?" asks about nothing in particular; "types of
             # changes we can make" holds a clause.
             lowered = {w.lower() for w in noun.split()}
-            if len(content) < 2 or noun.split()[-1].lower() in _DANGLING:
+            if len(content) < 2 or noun.split()[-1].lower() in DANGLING_WORDS:
                 continue
             if lowered & (_CLAUSE_WORDS | _VAGUE_WORDS | {"i", "our", "your", "my"}):
                 continue
@@ -811,8 +445,8 @@ def _mid_sentence(subject: str) -> str:
     article in lower case ("A frame" -> "a frame"), a name as written."""
     first, _, rest = subject.partition(" ")
     if first in ("A", "An", "The"):
-        return f"{first.lower()} {_sentence_subject(rest) if rest else ''}".strip()
-    return _sentence_subject(subject)
+        return f"{first.lower()} {sentence_subject(rest) if rest else ''}".strip()
+    return sentence_subject(subject)
 
 
 def _names_a_thing(subject: str) -> bool:
@@ -823,7 +457,7 @@ def _names_a_thing(subject: str) -> bool:
         return False
     if words[0].lower() in _STOP_WORDS - {"the", "a", "an"}:
         return False
-    if words[-1].lower() in _DANGLING or words[-1].lower() in _STOP_WORDS:
+    if words[-1].lower() in DANGLING_WORDS or words[-1].lower() in _STOP_WORDS:
         return False
     lowered = [w.lower().replace("’", "'") for w in words]
     if any(w in _CLAUSE_WORDS or w in _REFERRING_WORDS or w.endswith("n't") for w in lowered):
@@ -851,7 +485,7 @@ def _span(text: str) -> str:
     words = text.split()
     if not 1 <= len(words) <= _MAX_ANSWER_WORDS or not _WORD.search(text):
         return ""
-    if words[0].lower() in _STOP_WORDS or words[-1].lower() in _DANGLING:
+    if words[0].lower() in _STOP_WORDS or words[-1].lower() in DANGLING_WORDS:
         return ""
     if words[0].lower().endswith("ly"):  # "recursively deletes …": a verb phrase, no thing
         return ""
@@ -898,11 +532,13 @@ def teacher_questions(
             rejected += 1
             continue
         asked.add(pair[0])
-        questions.append(_question(pair[0], pair[1], chunk, chunk.text, f"teacher:{model}"))
+        questions.append(question_from(pair[0], pair[1], chunk, chunk.text, f"teacher:{model}"))
     return questions, rejected
 
 
-def _question(text: str, answer: str, chunk: Chunk, evidence: str, source: str) -> Question:
+def question_from(text: str, answer: str, chunk: Chunk, evidence: str, source: str) -> Question:
+    """A synthesized question on `chunk`, its golden evidence the passage `evidence` there;
+    `source` says what made it ("offline-action", a pack's kind, "teacher:<model>")."""
     return Question(
         id=question_id(f"{chunk.id} {text}"),
         question=text,
@@ -929,29 +565,22 @@ def _parse_pair(content: str) -> tuple[str, str] | None:
     return (question, answer) if question and answer else None
 
 
-def _unit(text: str) -> str:
-    match = _UNIT.search(text)
-    if not match:
-        return ""
-    word = (match.group(1) or match.group(2)).lower()
-    return " " + word.rstrip("s")
+# A phrase ending in one of these is a clause cut short ("primary factors that").
+DANGLING_WORDS = frozenset("that which of the and or in for to by as its their".split())
 
 
-def _answer(value: str, unit: str) -> str:
-    """A table value as an answer: "(1,577)" and "$(952)" are negative, "5.2%" keeps no unit."""
-    value = value.replace(" ", "")
-    dollar = "$" if "$" in value else ""
-    bare = value.replace("$", "")
-    negative = bare.startswith(("(", "-"))
-    number = bare.replace("(", "").replace(")", "").lstrip("-")
-    sign = "-" if negative else ""
-    if number.endswith("%"):
-        return sign + number
-    return f"{sign}{dollar}{number}{unit}"
+def sentence_subject(what: str) -> str:
+    """A sentence's subject as a question writes it mid-sentence: the first word in lower
+    case, unless the next is capitalised too, a name ("Intelligent Cloud revenue")."""
+    words = what.split()
+    if len(words) > 1 and words[1][:1].isupper():
+        return what
+    return lower_first(what)
 
 
-def _lower_first(label: str) -> str:
-    # Keep acronyms ("PP&E", "EBITDA") as they are; lower an ordinary capitalised word.
+def lower_first(label: str) -> str:
+    """`label` as written mid-sentence: an ordinary capitalised first word lowered; acronyms
+    ("PP&E", "EBITDA") kept as they are."""
     first, _, rest = label.partition(" ")
     if first[:1].isupper() and first[1:].islower():
         first = first.lower()

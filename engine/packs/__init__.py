@@ -9,18 +9,20 @@ records are in `docs/packs.md`). A run chooses one with `TrainConfig.pack` (`sle
 pack's name is saved with the agent (`agent.json`), whose limits carry its rules of decoding
 wherever the agent is used.
 
-Data and names only (the question kinds are the synthesizer's), so that the agent's
-settings, the trainer and the platform may all read it without torch. A pack's rules of
-decoding are modules of its own (`filings.decoding`, `filings.rows`), which the engines that
-decode import.
+Data, names and plain Python only, so that the agent's settings, the trainer and the
+platform may all read it without torch. A pack's rules of decoding are modules of its own
+(`filings.decoding`, `filings.rows`), which the engines that decode import; so are its
+synthesized question kinds (`filings.questions`), which `synthesized_questions` asks first.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.documents.synthesis import GENERIC_KINDS
+from engine.documents.chunking import Chunk
+from engine.documents.questions import Question
+from engine.documents.synthesis import GENERIC_KINDS, READING_KINDS, offline_questions
 from engine.packs.filings import FILINGS
 
 
@@ -49,7 +51,9 @@ class Setting:
 @dataclass(frozen=True)
 class Pack:
     """A named bundle of settings true of one kind of document only. `synthesis_kinds`:
-    the synthesized question kinds it adds to the generic ones."""
+    the synthesized question kinds it adds to the generic ones, made by `questions(chunks,
+    n, seed, kinds, **mix)` in the shares `mix(customer's questions)` reads off the
+    customer's own."""
 
     name: str
     label: str
@@ -58,6 +62,8 @@ class Pack:
     synthesis_kinds: tuple[str, ...] = ()
     # Patterns a document of the pack's kind shows: two of them, and it looks like one.
     signals: tuple = ()
+    questions: Callable[..., list[Question]] | None = None
+    mix: Callable[[Sequence[Question]], dict] | None = None
 
     def overrides(self) -> dict:
         """The pack's settings as TrainConfig overrides, nested as in `TrainConfig.to_dict`."""
@@ -92,6 +98,8 @@ def _pack(data: dict) -> Pack:
         settings,
         tuple(data.get("synthesis_kinds", ())),
         tuple(data.get("signals", ())),
+        data.get("questions"),
+        data.get("mix"),
     )
 
 
@@ -147,6 +155,41 @@ def synthesis_kinds(name: str) -> tuple[str, ...]:
     pack's."""
     pack = pack_named(name)
     return GENERIC_KINDS + (pack.synthesis_kinds if pack else ())
+
+
+def synthesized_questions(
+    name: str,
+    chunks: Iterable[Chunk],
+    n: int,
+    seed: int = 0,
+    *,
+    kinds: Iterable[str] | None = None,
+    asked: Sequence[Question] = (),
+    mix: dict | None = None,
+) -> list[Question]:
+    """Up to n questions with answers from `chunks`, no model: first the kinds of pack
+    `name` (none for ""), in the `mix` of shares its kinds take (default: the mix the
+    customer's own questions, `asked`, show), then the generic kinds filling what they
+    leave: all of n on manuals, papers or articles, and on a pack's documents what its
+    kinds do not fill. `kinds` (default `synthesis_kinds(name)`) may add the reading kinds
+    or leave some out; one that is neither generic nor the pack's raises ValueError."""
+    pack = pack_named(name)
+    own_kinds = pack.synthesis_kinds if pack else ()
+    kinds = tuple(synthesis_kinds(name) if kinds is None else kinds)
+    known = GENERIC_KINDS + READING_KINDS + own_kinds
+    unknown = sorted(set(kinds) - set(known))
+    if unknown:
+        raise ValueError(f"unknown question kinds {unknown}; choose from {list(known)}")
+    chunks = list(chunks)
+    made: list[Question] = []
+    if pack and pack.questions and set(kinds) & set(own_kinds):
+        if mix is None:
+            mix = pack.mix(asked) if pack.mix else {}
+        made = pack.questions(chunks, n, seed, [k for k in kinds if k in own_kinds], **mix)
+    generic = [k for k in kinds if k not in own_kinds]
+    if generic and len(made) < n:
+        made += offline_questions(chunks, n - len(made), seed, generic)
+    return made
 
 
 SIGNALS_A_DOCUMENT_SHOWS = 2  # one alone ("balance sheet", "fiscal year") is a word, not a kind

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 from engine.agent.trajectory import Trajectory
 from engine.documents.questions import Question
-from engine.documents.synthesis import READING_KINDS, asks_cause, offline_questions
-from engine.packs import synthesis_kinds
+from engine.documents.synthesis import READING_KINDS
+from engine.packs import synthesis_kinds, synthesized_questions
 from engine.rewards.text import polarity
 from engine.search.index import SearchIndex
 from engine.training.config import TrainConfig
@@ -40,27 +40,23 @@ def synthetic_curriculum(
     n: int | None = None,
 ) -> list[Question]:
     """`n` questions (default `config.synthetic_questions`) from the training entities'
-    documents only: a validation entity's documents never feed training. Yes/no
-    comparisons come in the share the customer's own questions answer yes or no, answered
-    "Yes" as often as theirs are, "what drove" questions in the share that ask why: the
-    question kinds, and the answers a student cannot yet read the reason for, are the
-    customer's."""
+    documents only: a validation entity's documents never feed training. The generic kinds,
+    and the run's pack's in the mix of the customer's own questions (a filing's yes/no and
+    "what drove" questions as often as theirs: the question kinds, and the answers a student
+    cannot yet read the reason for, are the customer's)."""
     n = config.synthetic_questions if n is None else n
     if not n:
         return []
     entities = {q.entity for q in train_questions if q.entity}
     chunks = [c for c in index.chunks if c.entity in entities]
-    asked = max(len(train_questions), 1)
-    said = [polarity(q.answer) for q in train_questions if polarity(q.answer)]
-    return offline_questions(
+    return synthesized_questions(
+        config.pack,
         chunks,
-        n=n,
-        seed=config.seed,
-        yes_no_share=len(said) / asked,
-        cause_share=sum(asks_cause(q.question) for q in train_questions) / asked,
-        yes_share=said.count("yes") / len(said) if said else 0.5,
-        # The generic kinds, and the run's pack's (and the reading kind, if asked for).
+        n,
+        config.seed,
+        # The reading kind too, if asked for.
         kinds=synthesis_kinds(config.pack) + (READING_KINDS if config.completion_questions else ()),
+        asked=train_questions,
     )
 
 

@@ -21,7 +21,7 @@ from corpora.indexing import index_folder, load_index
 from corpora.indexing import readable_documents as _readable_documents
 from corpora.models import Project, Question, QuestionSet
 from corpora.selectors import project_suggested_pack
-from engine.packs import synthesis_kinds
+from engine.packs import synthesized_questions
 from engine.training.config import TrainConfig
 
 from . import artifacts
@@ -66,14 +66,13 @@ def question_set_generate(*, project_id: int, n: int = 100) -> QuestionSet:
 
     from core.s3 import s3_client
     from engine.documents.questions import save_questions
-    from engine.documents.synthesis import offline_questions
 
     project = Project.objects.get(pk=project_id)
     index = load_index(project_index_build(project_id=project_id))
     # The kinds any documents hold, and a pack's own where the documents look like its kind
     # (a filing's tables): the set is a draft the customer reviews before a run uses it.
-    kinds = synthesis_kinds(project_suggested_pack(project=project))
-    generated = offline_questions(index.chunks, n=n, kinds=kinds)
+    pack = project_suggested_pack(project=project)
+    generated = synthesized_questions(pack, index.chunks, n)
     if len(generated) < 2:
         raise StageFailed(
             "Could not generate questions from your documents (they have too few tables "

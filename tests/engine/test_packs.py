@@ -81,8 +81,9 @@ def test_the_pack_an_agents_rules_belong_to():
 
 
 def test_a_run_synthesizes_the_generic_kinds_and_its_packs():
-    from engine.documents.synthesis import FILINGS_KINDS, GENERIC_KINDS
+    from engine.documents.synthesis import GENERIC_KINDS
     from engine.packs import synthesis_kinds
+    from engine.packs.filings.questions import FILINGS_KINDS
 
     assert synthesis_kinds("") == GENERIC_KINDS
     assert set(synthesis_kinds("filings")) == set(GENERIC_KINDS) | set(FILINGS_KINDS)

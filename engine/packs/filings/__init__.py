@@ -8,7 +8,7 @@ day: read the effects as leads, not as settled gains.
 
 import re
 
-from engine.documents.synthesis import FILINGS_KINDS
+from engine.packs.filings.questions import FILINGS_KINDS, filings_questions, mix_asked
 
 # What marks a document as a company's filing: its form, its regulator, its statements.
 # A document showing two of them looks like one (`packs.suggested_pack`).
@@ -172,9 +172,11 @@ FILINGS = {
             False,
         ),
     },
-    # The synthesized question kinds the pack adds to the generic ones (documents.synthesis):
-    # a cell of a year-column table, a yes/no comparison of a row's two latest years, what
-    # drove a change a filing explains.
+    # The synthesized question kinds the pack adds to the generic ones (`questions`): a cell
+    # of a year-column table, a yes/no comparison of a row's two latest years, what drove a
+    # change a filing explains; made in the mix of the customer's own questions.
     "synthesis_kinds": FILINGS_KINDS,
+    "questions": filings_questions,
+    "mix": mix_asked,
     "signals": SIGNALS,
 }

@@ -25,7 +25,7 @@ import re
 from typing import TYPE_CHECKING
 
 from engine.agent.protocol import ANSWER_OPEN, SCOPE_OPEN, SEARCH_OPEN, open_scope
-from engine.documents.synthesis import asks_cause
+from engine.packs.filings.questions import asks_cause
 from engine.search.index import YEAR
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ def _opens_figure(written: str) -> bool:
 def answer_off_form(segment: str, question: str) -> bool:
     """Whether the answer the `segment` writes is not of the form the question asks (the
     filings pack's rule): for a question asking what drove a change, or why
-    (`synthesis.asks_cause`), it opens as a figure does (a digit, a sign); for a choice
+    (`questions.asks_cause`), it opens as a figure does (a digit, a sign); for a choice
     (`offered_options`), its first word is no form of either option (`_forms`); for a
     question opening with a question word (`asks_what`), it is "Yes" or "No"."""
     start = segment.find(ANSWER_OPEN)

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from engine.agent.grounding import FIGURE, SEPARATORS, ShownFigures
-from engine.documents.synthesis import split_row
+from engine.packs.filings.questions import split_row
 
 _WORD = re.compile(r"[a-z]+")
 _MIN_PREFIX_WORDS = 2  # "Total", "Net": one shared word names no row
