@@ -60,13 +60,12 @@ from engine.agent.protocol import (
 )
 from engine.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from engine.documents.questions import Question
+from engine.packs.filings.teaching import latest_year, statement_named
 from engine.rewards.quantities import extract_quantities, same_quantity, scale_hint
 from engine.rewards.text import content_terms, polarity
 from engine.search.index import (
     HEADING_CHARS,
-    STATEMENT_NAMES,
     SearchIndex,
-    filter_alternatives,
     mend_split_letters,
     tokenize,
 )
@@ -74,18 +73,6 @@ from engine.search.index import (
 _WORD = re.compile(r"[A-Za-z0-9]*[A-Za-z][A-Za-z0-9&'.-]*[A-Za-z0-9]|[A-Za-z]")  # "3M" too
 _YEAR = re.compile(r"(?:19|20)\d{2}")
 _DIGIT = re.compile(r"\d")
-# A financial statement's name as a question writes it: "the P&L statement", "statements of
-# financial position" (`STATEMENT_NAMES`), a plural or a trailing "statement" included.
-_STATEMENT_NAMED = re.compile(
-    r"\b(?:"
-    + "|".join(
-        r"\s+".join(re.escape(word) + ("s?" if word.isalpha() else "") for word in name.split())
-        for names in STATEMENT_NAMES
-        for name in names
-    )
-    + r")(?:\s+statements?)?(?!\w)",
-    re.IGNORECASE,
-)
 _POSSESSIVE = re.compile(r"['’]s?$")
 _CLAUSE = re.compile(r"(?<=[.!?:])\s+")  # sentences, and a preamble ending in a colon
 # A synthesized reason is taught when this share of its words is shown: the judge credits
@@ -102,10 +89,12 @@ class ScriptedTeacher:
     results_per_search: int = 3
     first_results_per_search: int = 0  # the first search's hits (0: results_per_search)
     # The scope names the latest year the question asks about beside its entity (`scope`):
-    # a filing's convention (the filings pack's), which names nothing in most documents.
+    # a filing's convention, which names nothing in most documents (the filings pack's
+    # habit: `packs.filings.teaching.latest_year`).
     scope_years: bool = False
     # Failing a heading phrase, the section search reads a financial statement the question
-    # names by another of its names ("the P&L"; `section`): the filings pack's.
+    # names by another of its names ("the P&L"; `section`): the filings pack's habit
+    # (`packs.filings.teaching.statement_named`).
     statement_names: bool = False
     # A second search within the evidence's kind of page (3. above): what a student cannot
     # find with the question's words, if it learns which kind a question needs.
@@ -269,9 +258,8 @@ class ScriptedTeacher:
         tool falls back to the entity's documents when none has the year): a filing reports
         its year beside earlier ones, so "between FY2021 and FY2022" is read in the FY2022
         filing."""
-        years = self.years(question) if self.scope_years else []
-        named = " ".join([self.entity_mention(question), *([max(years)] if years else [])])
-        named = named.strip()
+        year = latest_year(question.question) if self.scope_years else []
+        named = " ".join([self.entity_mention(question), *year]).strip()
         return f"[{named}] " if named and self.index.documents_named(named) else ""
 
     def queries(self, question: Question) -> list[str] | None:
@@ -334,10 +322,8 @@ class ScriptedTeacher:
                 if phrase := self._phrase_or_nothing(run):
                     return phrase, frozenset(tokenize(" ".join(phrase)))
         for held in headings if self.statement_names else []:
-            for name in _STATEMENT_NAMED.finditer(question.question):
-                for reading in filter_alternatives(tokenize(name[0])):
-                    if reading <= held:
-                        return name[0].lower().split(), reading
+            if named := statement_named(question.question, held):
+                return named
         return [], frozenset()
 
     def _phrase_or_nothing(self, run: list[str]) -> list[str]:
@@ -628,8 +614,7 @@ def scope_drills(
                 lambda m, new_years=new_years: new_years.get(m.group(), m.group()),
                 question.question.replace(mention, name),
             )
-            scoped_year = [max(new_years.values())] if years and teacher.scope_years else []
-            named = " ".join([name, *scoped_year])
+            named = " ".join([name, *(latest_year(text) if teacher.scope_years else [])])
             # The section the question names, else (with refine_always) its key terms.
             second = teacher.section_query(question, f"[{named}] ")
             if not second and teacher.refine_always:
