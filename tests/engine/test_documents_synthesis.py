@@ -21,18 +21,7 @@ from engine.documents.synthesis import (
     teacher_questions,
 )
 from engine.search.index import SearchIndex
-
-STATEMENT = """Acme Corp
-Consolidated Statement of Cash Flows
-(Millions) 2018 2017
-Net income $5,363 $4,869
-Purchases of property, plant and equipment (1,577) (1,373)
-Other — net 9 (6)
-"""
-
-
-def chunks():
-    return chunk_sections("ACME_2018_10K", [Section(STATEMENT, page=60)], entity="Acme")
+from tests.helpers.filings import LONG_PAGES
 
 
 @pytest.mark.parametrize(
@@ -88,9 +77,6 @@ def teacher_url():
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}/v1"
     server.shutdown()
-
-
-LONG_PAGES = [Section(STATEMENT * 3, page=p) for p in (1, 2, 3)]
 
 
 def test_teacher_questions_keep_only_self_contained_ones(teacher_url):

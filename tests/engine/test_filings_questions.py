@@ -15,24 +15,13 @@ from engine.packs.filings.questions import (
     mix_asked,
     table_facts,
 )
+from tests.helpers.filings import LONG_PAGES, statement_chunks
 
-STATEMENT = """Acme Corp
-Consolidated Statement of Cash Flows
-(Millions) 2018 2017
-Net income $5,363 $4,869
-Purchases of property, plant and equipment (1,577) (1,373)
-Other — net 9 (6)
-"""
-LONG_PAGES = [Section(STATEMENT * 3, page=p) for p in (1, 2, 3)]
 MANUAL = """Cleaning the machine
 The descaling program removes limescale from the boiler and the pipes.
 A grinder is a unit that crushes the beans just before brewing.
 There are three brewing strengths on the control panel.
 """
-
-
-def chunks():
-    return chunk_sections("ACME_2018_10K", [Section(STATEMENT, page=60)], entity="Acme")
 
 
 def manual():
@@ -47,12 +36,15 @@ def filings(pool, n=100, seed=0, **mix):
 
 def test_the_default_path_asks_nothing_of_a_filing_s_tables():
     # No pack: the generic kinds read sentences only, never a year-column table's cells.
-    for made in (offline_questions(chunks(), n=100), synthesized_questions("", chunks(), 100)):
+    for made in (
+        offline_questions(statement_chunks(), n=100),
+        synthesized_questions("", statement_chunks(), 100),
+    ):
         assert not {q.meta["source"] for q in made} & {f"offline-{k}" for k in FILINGS_KINDS}
     with pytest.raises(ValueError, match="unknown question kinds"):
-        synthesized_questions("", chunks(), 10, kinds=["table"])
+        synthesized_questions("", statement_chunks(), 10, kinds=["table"])
     with pytest.raises(ValueError, match="unknown question kinds"):
-        offline_questions(chunks(), kinds=FILINGS_KINDS)
+        offline_questions(statement_chunks(), kinds=FILINGS_KINDS)
 
 
 def test_the_pack_makes_nothing_of_a_manual_and_leaves_it_to_the_generic_kinds():
@@ -76,7 +68,9 @@ def test_the_mix_follows_the_customer_s_own_questions():
     assert mix == {"yes_no_share": 0.75, "cause_share": 0.25, "yes_share": 2 / 3}
     assert mix_asked([]) == {"yes_no_share": 0.0, "cause_share": 0.0, "yes_share": 0.5}
     # A run's customer questions all Yes or No: its synthesized table questions are too.
-    tables = synthesized_questions("filings", chunks(), 10, asked=[asked("Did X rise?", "No")])
+    tables = synthesized_questions(
+        "filings", statement_chunks(), 10, asked=[asked("Did X rise?", "No")]
+    )
     assert tables and all(q.answer == "No" for q in tables if q.meta["source"] != "offline-table")
 
 
@@ -90,26 +84,30 @@ $5,000 million in 2022.
 
 
 def test_offline_questions_ask_for_one_table_cell_naming_entity_and_year():
-    questions = filings(chunks(), n=100)
+    questions = filings(statement_chunks(), n=100)
     (q,) = [q for q in questions if "purchases of property, plant and equipment" in q.question]
     assert "Acme" in q.question and "2018" in q.question
     assert q.answer == "-1,577 million"
     assert q.golden_chunk_ids == ["ACME_2018_10K:p60:c0"]
     assert q.evidence[0].page == 60 and "(1,577)" in q.evidence[0].text
-    assert ("Net income", "2017", "$4,869 million") in table_facts(chunks()[0])
+    assert ("Net income", "2017", "$4,869 million") in table_facts(statement_chunks()[0])
 
 
 def test_a_lookup_carries_its_answer_as_the_row_says_it_and_a_comparison_none():
-    (lookup,) = [q for q in filings(chunks(), n=100) if "purchases of property" in q.question]
+    (lookup,) = [
+        q for q in filings(statement_chunks(), n=100) if "purchases of property" in q.question
+    ]
     assert lookup.meta["quoted"] == "Purchases of property, plant and equipment (1,577) million"
-    comparisons = filings(chunks(), n=100, yes_no_share=1.0)
+    comparisons = filings(statement_chunks(), n=100, yes_no_share=1.0)
     assert comparisons and not any("quoted" in q.meta for q in comparisons)
 
 
 def test_offline_questions_are_deterministic_and_capped():
-    first = filings(chunks(), n=2, seed=1)
+    first = filings(statement_chunks(), n=2, seed=1)
     assert len(first) == 2
-    assert [q.question for q in filings(chunks(), n=2, seed=1)] == [q.question for q in first]
+    assert [q.question for q in filings(statement_chunks(), n=2, seed=1)] == [
+        q.question for q in first
+    ]
 
 
 def test_offline_questions_vary_their_shape_and_skip_table_debris():
@@ -138,7 +136,7 @@ def test_offline_comparisons_ask_yes_or_no_and_the_answer_follows_the_figures():
     }
     answers = set()
     for seed in range(12):
-        for q in filings(chunks(), n=100, seed=seed, yes_no_share=1.0):
+        for q in filings(statement_chunks(), n=100, seed=seed, yes_no_share=1.0):
             (label,) = [label for label in went if label in q.question.lower()]
             asks_up = any(w in q.question for w in ("increase", "grown", "higher"))
             assert q.answer == ("Yes" if asks_up == (went[label] == "up") else "No"), q.question
@@ -222,7 +220,7 @@ def test_offline_questions_mix_in_causes_in_the_share_asked_for():
 
 
 def test_the_filings_kinds_come_first_and_the_generic_kinds_fill_what_they_leave():
-    tables = chunks()  # three table rows
+    tables = statement_chunks()  # three table rows
     pool = [*tables, *manual()]
     mixed = filings(pool, n=6)
     sources = [q.meta["source"] for q in mixed]
