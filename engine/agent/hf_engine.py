@@ -45,6 +45,7 @@ from engine.agent.trajectory import (
     SearchCall,
     Trajectory,
 )
+from engine.packs.filings.names import reading_statement_names
 from engine.packs.filings.rows import ResultRows
 
 _STOP_TAIL_TOKENS = 8  # enough tokens to spell any stop string
@@ -244,9 +245,8 @@ class RolloutEngine:
         recorded): the query as run (`searched_query`)."""
         query = searched_query(query, trajectory.question)
         k = k or self.limits.hits_for(trajectory.searches_run)
-        hits = new_hits(
-            self.tool, query, k, set(trajectory.retrieved_chunk_ids), trajectory.question
-        )
+        tool = reading_statement_names(self.tool) if self.limits.statement_synonyms else self.tool
+        hits = new_hits(tool, query, k, set(trajectory.retrieved_chunk_ids), trajectory.question)
         head, tail = self._encode("\n<results>\n"), self._encode("\n</results>\n")
         room = max(self.limits.max_result_tokens - len(head) - len(tail), 0)
         # Only chunks whose id survived the cut count as shown to the model.

@@ -24,6 +24,7 @@ from engine.agent.protocol import (
 )
 from engine.agent.tool import SearchTool, fit_hits, new_hits
 from engine.agent.trajectory import Limits, SamplingParams, SearchCall, Trajectory
+from engine.packs.filings.names import reading_statement_names
 
 _CHARS_PER_TOKEN = 4
 
@@ -115,7 +116,8 @@ class OpenAIAgent:
         query = searched_query(query, trajectory.question)
         shown = set(trajectory.retrieved_chunk_ids)
         k = self.limits.hits_for(trajectory.searches_run)
-        hits = new_hits(self.tool, query, k, shown, trajectory.question)
+        tool = reading_statement_names(self.tool) if self.limits.statement_synonyms else self.tool
+        hits = new_hits(tool, query, k, shown, trajectory.question)
         room = self.limits.max_result_tokens * _CHARS_PER_TOKEN
         # Characters stand in for tokens (no tokenizer here); as in the hf engine, every
         # hit gets an equal share of the room.

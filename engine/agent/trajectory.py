@@ -101,15 +101,25 @@ class Limits:
         help="an answer that begins with a row's label writes that row's first figure "
         "(evaluation, serving)",
     )
+    # Not a rule of decoding (rollouts keep it): what the search tool reads a page filter as.
+    # Every agent stored before it existed searched so (`upgrade_settings`).
+    statement_synonyms: bool = option(
+        False,
+        help="the search tool reads a page filter naming a financial statement under any of "
+        "its names ('P&L' for 'Statements of Operations')",
+    )
 
     @classmethod
     def upgrade_settings(cls, data: dict) -> dict:
         """Limits as stored before two rules were split in two (no `latest_year_scope` or
         `answer_tag` among them): the scope rule then held a scope to the latest year too,
-        and the answer-form rule an answer to its own closing tag."""
+        and the answer-form rule an answer to its own closing tag. Stored before the filings
+        pack's statement names left the search index (no `statement_synonyms`): its search
+        tool read them, whatever its pack."""
         data = dict(data)
         data.setdefault("latest_year_scope", bool(data.get("grounded_scope")))
         data.setdefault("answer_tag", bool(data.get("answer_form")))
+        data.setdefault("statement_synonyms", True)
         return data
 
     @classmethod

@@ -27,6 +27,7 @@ BUNDLED_MODULES = {
     "engine.agent.greedy_rules": "greedy_rules.py",
     "engine.packs.filings.decoding": "filings_decoding.py",  # the filings pack's rules
     "engine.packs.filings.rows": "filings_rows.py",
+    "engine.packs.filings.names": "filings_names.py",
     "engine.agent.grounding": "grounding.py",
 }
 ENGINE_PACKAGE = "engine"

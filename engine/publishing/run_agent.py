@@ -12,7 +12,8 @@ until the model writes <answer>…</answer> or a limit is reached. Prints the an
 transcript with --verbose). This file is copied into every published folder as
 agent/run_agent.py, beside the engine's own search, results and rules of decoding
 (search_index.py, search_tool.py, agent_protocol.py, agent_tool.py, greedy_rules.py,
-grounding.py), which the publisher writes from the engine's source: no second copy.
+grounding.py, and the filings pack's filings_*.py), which the publisher writes from the engine's
+source: no second copy.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from types import SimpleNamespace
 # rules of decoding, as in training, evaluation and serving.
 import agent_protocol
 import agent_tool
+import filings_names
 import filings_rows
 import greedy_rules
 import grounding
@@ -126,6 +128,8 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
     ).eval()
     index = search_index.SearchIndex.load(index_dir)
     limits = stored_limits(settings["limits"])
+    if limits["statement_synonyms"]:  # the filings pack's: a statement under its other names
+        index = filings_names.reading_statement_names(index)
     system = settings["system_prompt"]
 
     def encode(text: str) -> list[int]:
@@ -213,10 +217,12 @@ def run(question: str, model_dir: Path, index_dir: Path, settings: dict) -> dict
 
 def stored_limits(limits: dict) -> dict:
     """agent.json's limits, as the engine's `Limits.stored` reads them: saved before two rules
-    were split, the scope rule held the latest year too, the answer-form rule the closing tag."""
+    were split, the scope rule held the latest year too, the answer-form rule the closing tag;
+    saved before the statement names left the index, its search read them."""
     limits = dict(limits)
     limits.setdefault("latest_year_scope", bool(limits.get("grounded_scope")))
     limits.setdefault("answer_tag", bool(limits.get("answer_form")))
+    limits.setdefault("statement_synonyms", True)
     return limits
 
 

@@ -27,10 +27,9 @@ names it and the prose's does not. The pages a heading line titles (a line of th
 holding every filter word and at most `TITLE_WORDS` words, stopwords aside, or the filter's
 words and one more) come first, then the rest the filter keeps: a filter written short ("|
 cash flow" for "the cash flow statement") keeps the prose pages that open on cash flows as
-well as the statement, and the query's words would rank the prose first. A filter that names
-a financial statement by one of its names (`STATEMENT_NAMES`) finds it under any other: a
-question asks for "the statement of financial position" or "the P&L", a filing heads the page
-"Consolidated Balance Sheets" or "Consolidated Statements of Operations".
+well as the statement, and the query's words would rank the prose first. A filter is read as
+written; a pack may read it in other ways too (`reading_filters`: the filings pack reads a
+financial statement's name under its other names, "the P&L" for "Statements of Operations").
 
 Every chunk is indexed with its page's heading (`HEADING_WEIGHT` times), so the words that
 name a page find all of it, not only its first chunk: a question about "the cash flow
@@ -65,9 +64,11 @@ American Express, which names American Water Works too, and found the other's pa
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -89,18 +90,6 @@ HEADING_WEIGHT = 3  # a heading's words count as often in each chunk of its page
 # "Consolidated Statements of Cash Flows", "Cash Flows:"; a longer one is the page's prose.
 TITLE_WORDS = 4
 FILTER_FIELDS = ("doc", "entity", "page")
-# The names questions and filings give the same financial statement (US GAAP's and IFRS's).
-STATEMENT_NAMES = (
-    ("balance sheet", "statement of financial position", "statement of financial condition"),
-    (
-        "income statement",
-        "statement of income",
-        "statement of operations",
-        "statement of earnings",
-        "profit and loss",
-        "p&l",
-    ),
-)
 
 # Words are runs of letters/digits; "_" and punctuation separate them, so a file name
 # like "3M_2018_10K" yields the words a question uses ("3m", "2018", "10k").
@@ -135,9 +124,6 @@ def tokenize(text: str, format_version: int = FORMAT_VERSION) -> list[str]:
     if format_version >= 3:
         text = _LETTERS_DIGITS.sub(" ", text)
     return [_stem(w) for w in _WORD.findall(text) if w not in _STOPWORDS]
-
-
-_STATEMENT_STEMS = [[frozenset(tokenize(name)) for name in names] for names in STATEMENT_NAMES]
 
 
 def names_word(word: str, names: list[str], entity: list[str], exact: bool = True) -> bool:
@@ -198,16 +184,9 @@ def split_where(scope: str) -> tuple[str, str]:
     return names.strip(), heading.strip()
 
 
-def filter_alternatives(stems: list[str]) -> list[frozenset[str]]:
-    """The stems a page filter may be read as: its own, and where it names a financial
-    statement (`STATEMENT_NAMES`), each with that name swapped for the statement's others
-    ("p&l statement": also "income statement", "statement of operations"…)."""
-    readings = [frozenset(stems)]
-    for names in _STATEMENT_STEMS:
-        named = next((name for name in names if name <= readings[0]), None)
-        if named is not None:
-            readings = [r - named | other for r in readings for other in names]
-    return list(dict.fromkeys(readings))
+def as_written(stems: list[str]) -> list[frozenset[str]]:
+    """A page filter's one reading: its own stems (`SearchIndex.reading_filters`)."""
+    return [frozenset(stems)]
 
 
 def page_of(chunk: Chunk) -> tuple:
@@ -303,6 +282,15 @@ class SearchIndex:
         self._entity_word_lists = sorted({tuple(w) for w in self._entity_words.values() if w})
         self._names_company: dict[str, bool] = {}
         self._companies_asked: dict[str, frozenset[str]] = {}
+        self._filter_readings: Callable[[list[str]], list[frozenset[str]]] = as_written
+
+    def reading_filters(self, readings: Callable[[list[str]], list[frozenset[str]]]) -> SearchIndex:
+        """This index with its page filters read in each of the ways `readings(stems)` gives
+        (a pack's other names of a page), sharing its chunks, scores and caches."""
+        self._read_headings()  # shared, not read again by each reader
+        reader = copy.copy(self)
+        reader._filter_readings = readings
+        return reader
 
     @classmethod
     def build(cls, chunks: list[Chunk], k1: float = 1.5, b: float = 0.75) -> SearchIndex:
@@ -451,10 +439,10 @@ class SearchIndex:
 
     def _pages_headed(self, stems: list[str]) -> np.ndarray:
         """The chunks on pages whose heading holds every one of `stems`, in one of the ways
-        the filter may be read (`filter_alternatives`)."""
+        the filter may be read (`reading_filters`)."""
         self._read_headings()
         found = np.zeros(len(self._chunks), dtype=bool)
-        for reading in filter_alternatives(stems):
+        for reading in self._filter_readings(stems):
             mask = np.ones(len(self._chunks), dtype=bool)
             for stem in reading:
                 holding = np.zeros(len(self._chunks), dtype=bool)
@@ -469,7 +457,7 @@ class SearchIndex:
         reading's and one more."""
         self._read_headings()
         readings = [
-            (wanted, max(TITLE_WORDS, len(wanted) + 1)) for wanted in filter_alternatives(stems)
+            (wanted, max(TITLE_WORDS, len(wanted) + 1)) for wanted in self._filter_readings(stems)
         ]
         return np.array(
             [

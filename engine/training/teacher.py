@@ -60,6 +60,7 @@ from engine.agent.protocol import (
 )
 from engine.agent.trajectory import MODEL, PROMPT, TOOL, Trajectory
 from engine.documents.questions import Question
+from engine.packs.filings.names import reading_statement_names
 from engine.packs.filings.teaching import latest_year, statement_named
 from engine.rewards.quantities import extract_quantities, same_quantity, scale_hint
 from engine.rewards.text import content_terms, polarity
@@ -250,7 +251,9 @@ class ScriptedTeacher:
 
     def _shown(self, query: str, first: bool = False) -> set[str]:
         k = (first and self.first_results_per_search) or self.results_per_search
-        return {h.chunk_id for h in self.index.search(query, k)}
+        # With the pack's habit of writing a statement's other names, the tool reads them.
+        index = reading_statement_names(self.index) if self.statement_names else self.index
+        return {h.chunk_id for h in index.search(query, k)}
 
     def scope(self, question: Question) -> str:
         """`"[3M] "`: the entity as the question names it, when it names documents; else no

@@ -13,6 +13,7 @@ import torch
 from tokenizers import Regex, Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast
 
+from engine.agent.greedy_rules import unruled
 from engine.agent.hf_engine import HFRolloutEngine
 from engine.agent.protocol import SEARCH_CLOSE
 from engine.agent.trajectory import (
@@ -24,6 +25,8 @@ from engine.agent.trajectory import (
     SearchCall,
     Trajectory,
 )
+from engine.documents.chunking import Chunk
+from engine.search.index import SearchIndex
 from tests.helpers.decoding import Hit
 from tests.helpers.models import tiny_llama
 
@@ -473,3 +476,29 @@ def test_a_malformed_call_is_not_the_first_search():
     trajectory.searches.append(SearchCall(query="alpha", chunk_ids=["alpha-0"]))
     assert limits.hits_for(trajectory.searches_run) == 3
     assert Limits(results_per_search=3).hits_for(0) == 3  # 0: as every search
+
+
+def test_the_filings_pack_s_searches_read_a_statement_under_its_other_names(engine):
+    # "the P&L" names the page a filing heads "Statements of Operations": the search tool of
+    # an agent with the pack's `statement_synonyms` finds it, any other reads the filter as
+    # written (no page holds "p&l": the filter is dropped, the query's words rank).
+    pages = [
+        Chunk("W:p1:c0", "W", 1, "Walmart", "Consolidated Balance Sheets\nRevenue deferred"),
+        Chunk("W:p2:c0", "W", 2, "Walmart", "Consolidated Statements of Operations\nRevenue"),
+    ]
+    index = SearchIndex.build(pages)
+
+    def shown(limits: Limits) -> list[str]:
+        searcher = HFRolloutEngine(
+            engine.model, engine.tokenizer, index, system_prompt=SYSTEM, limits=limits
+        )
+        trajectory = Trajectory(question="What was Walmart's revenue in the P&L?")
+        searcher.run_search(trajectory, "[Walmart | p&l] revenue deferred", 1)
+        return trajectory.searches[0].chunk_ids
+
+    assert shown(Limits(max_result_tokens=200, statement_synonyms=True)) == ["W:p2:c0"]
+    assert shown(Limits(max_result_tokens=200)) == ["W:p1:c0"]
+    # An agent stored before the switch existed searched so: it still does. Rollouts keep it:
+    # it is no rule of decoding.
+    assert Limits.stored({}).statement_synonyms and not Limits().statement_synonyms
+    assert unruled(Limits(statement_synonyms=True)).statement_synonyms

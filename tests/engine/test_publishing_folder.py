@@ -11,9 +11,10 @@ from transformers import AutoModelForCausalLM
 
 from engine.agent.protocol import closing_tag, searched_query
 from engine.documents.chunking import Chunk
+from engine.packs.filings.names import STATEMENT_NAMES, reading_statement_names
 from engine.publishing import PublishInfo, make_archive, publish_folder
 from engine.publishing.bundle import BUNDLED_MODULES
-from engine.search.index import STATEMENT_NAMES, SearchHit, SearchIndex
+from engine.search.index import SearchHit, SearchIndex
 from engine.training.config import TrainConfig
 from tests.helpers.toy import chunks, questions, tiny_model, tiny_tokenizer
 
@@ -139,8 +140,12 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
         Chunk("ACME_2018:p9:c0", "ACME_2018", 9, "Acme", "Notes\nRevenue on the income statement"),
     ]
     SearchIndex.build(docs).save(tmp_path / "index")
-    engine = SearchIndex.load(tmp_path / "index")
-    bundled = bundled_script(published).search_index.SearchIndex.load(tmp_path / "index")
+    # As the filings pack's agent reads it: a statement under its other names too.
+    engine = reading_statement_names(SearchIndex.load(tmp_path / "index"))
+    script = bundled_script(published)
+    bundled = script.filings_names.reading_statement_names(
+        script.search_index.SearchIndex.load(tmp_path / "index")
+    )
     queries = [
         "[Acme 2018 | cash flow] capital expenditure",
         "[Acme | cash flow statement] capital expenditure",
@@ -159,7 +164,7 @@ def test_the_bundled_index_puts_the_pages_a_heading_titles_first_as_the_engine(p
     hits = engine.search(queries[0], k=5)
     assert hits[0].score < max(h.score for h in hits), "the test would not see titles ignored"
     # The standalone search is the engine's own, statements' names and all.
-    assert bundled_script(published).search_index.STATEMENT_NAMES == STATEMENT_NAMES
+    assert bundled_script(published).filings_names.STATEMENT_NAMES == STATEMENT_NAMES
 
 
 def test_the_bundled_script_shows_results_as_the_engine_does(published):
@@ -258,6 +263,26 @@ def test_the_bundled_script_shows_as_many_hits_a_search_as_the_engine(published)
             assert run_agent.hits_for(saved, searches_run) == limits.hits_for(searches_run)
     older = {"results_per_search": 3}  # an agent saved before the first search's own number
     assert run_agent.hits_for(older, 0) == 3
+
+
+def test_the_bundled_script_reads_stored_limits_as_the_engine_does(published):
+    from dataclasses import asdict
+
+    from engine.agent.trajectory import Limits
+
+    run_agent = bundled_script(published)
+    for stored in (
+        {"results_per_search": 3},  # saved before the statement names left the index
+        {"grounded_scope": True, "answer_form": True},  # before two rules were split
+        asdict(Limits()),
+        asdict(Limits(statement_synonyms=True)),
+    ):
+        engine = asdict(Limits.stored(stored))
+        script = run_agent.stored_limits(stored)
+        for name in ("statement_synonyms", "latest_year_scope", "answer_tag"):
+            assert script[name] == engine[name], (stored, name)
+    assert run_agent.stored_limits({})["statement_synonyms"] is True
+    assert run_agent.stored_limits(asdict(Limits()))["statement_synonyms"] is False
 
 
 def test_the_bundled_script_closes_a_cut_turn_as_the_engine_does(published):

@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from engine.packs.filings.names import reading_statement_names
 from engine.search.index import SearchIndex, mend_split_letters, tokenize
 from engine.search.tool import format_hits_for_model
 from tests.helpers.search import AMERICANS, chunk
@@ -379,7 +380,7 @@ def test_a_page_filter_reads_a_letter_a_pdf_split_off_a_heading_word_joined_back
     ]
 
 
-def test_a_page_filter_naming_a_financial_statement_finds_it_under_the_filings_name():
+def test_the_filings_pack_reads_a_filter_naming_a_statement_under_its_other_names():
     # Questions ask for "the statement of financial position" and "the P&L statement";
     # filings head those pages "Consolidated Balance Sheets", "Statements of Operations".
     docs = [
@@ -388,7 +389,7 @@ def test_a_page_filter_naming_a_financial_statement_finds_it_under_the_filings_n
         chunk("W:p3:c0", "Liquidity\nOur financial position: accounts payable rose", page=3),
         chunk("W:p4:c0", "Notes\nIncome taxes on the statement of income", page=4),
     ]
-    index = SearchIndex.build(docs)
+    index = reading_statement_names(SearchIndex.build(docs))
 
     def found(query):
         return [h.chunk_id for h in index.search(query, k=4)]
@@ -400,6 +401,12 @@ def test_a_page_filter_naming_a_financial_statement_finds_it_under_the_filings_n
         assert found(f"[Walmart | {name}] revenue") == ["W:p2:c0", "W:p4:c0"], name
     # A filter naming no statement is read as written: "income" alone is no statement.
     assert found("[Walmart | income] revenue") == ["W:p4:c0"]
+    # Without the filings pack's names, a filter is read as written: the statement of
+    # operations is no "income statement".
+    plain = SearchIndex.build(docs)
+    assert [h.chunk_id for h in plain.search("[Walmart | income statement] revenue", k=4)] == [
+        "W:p4:c0"
+    ]
 
 
 def test_within_a_scope_words_are_weighed_by_their_rarity_among_the_scoped_chunks():

@@ -7,6 +7,7 @@ import re
 from engine.agent.hf_engine import HFRolloutEngine
 from engine.documents.chunking import Chunk
 from engine.documents.questions import Evidence, Question
+from engine.packs.filings.names import reading_statement_names
 from engine.search.index import SearchIndex
 from engine.training.cold_start import synthetic_curriculum
 from engine.training.teacher import (
@@ -267,7 +268,8 @@ def test_the_section_words_are_the_questions_own_phrase_word_for_word():
 
 
 def test_a_statement_its_heading_names_otherwise_is_searched_by_the_questions_name():
-    index = SearchIndex.build(statement_pages())
+    # Searched as the filings pack's agent searches: a statement under its other names too.
+    index = reading_statement_names(SearchIndex.build(statement_pages()))
     teacher = statement_teacher(index, section_search=True, statement_names=True)
 
     # "acme income statement . …" heads the income page: the question's "P&L statement" is

@@ -107,6 +107,14 @@ FILINGS = {
             True,
             False,
         ),
+        "limits.statement_synonyms": (
+            "the search tool reads a page filter naming a financial statement under every name "
+            "questions and filings give it ('the P&L' finds 'Statements of Operations')",
+            "the setting every filings run was measured with: the index read them for every "
+            "run before 2026-12-06 (docs/packs.md#statement-names)",
+            True,
+            False,
+        ),
         "limits.answer_tag": (
             "an answer closes with its own tag, never a search's",
             "answers lost to a </search> kept (docs/packs.md#rules-off)",

@@ -5,7 +5,8 @@ docs/packs.md ("scope-years", "statement-names")."""
 
 import re
 
-from engine.search.index import STATEMENT_NAMES, filter_alternatives, tokenize
+from engine.packs.filings.names import STATEMENT_NAMES, statement_readings
+from engine.search.index import tokenize
 
 _YEAR = re.compile(r"(?:19|20)\d{2}")
 # A financial statement's name as a question writes it: "the P&L statement", "statements of
@@ -37,7 +38,7 @@ def statement_named(question: str, held: set[str]) -> tuple[list[str], frozenset
     holds; None when it names none that `held` holds by any name. The search tool's page
     filter reads the name as any of the statement's names."""
     for name in _STATEMENT_NAMED.finditer(question):
-        for reading in filter_alternatives(tokenize(name[0])):
+        for reading in statement_readings(tokenize(name[0])):
             if reading <= held:
                 return name[0].lower().split(), reading
     return None
