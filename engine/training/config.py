@@ -180,7 +180,8 @@ class TrainConfig(Settings):
     # Optimizer steps taken on each batch of rollouts. One is on-policy; from the second, π
     # has moved from the μ the batch was sampled with, and DPPO's trust region masks the
     # tokens that have left it: more learning from each batch, where on a CPU the rollouts
-    # cost as much as the update. No preset takes more than one (not yet measured).
+    # cost as much as the update. No preset takes more than one: two changed nothing, the
+    # trust region never binding at LoRA's step size (docs/results.md, "Two updates a batch").
     updates_per_step: int = option(1, help="optimizer steps on each batch of rollouts")
     # RL samples questions; those the cold start imitated, three epochs over, the policy
     # answers alike in every sample, so their groups tie and teach nothing. This share of the
