@@ -11,7 +11,8 @@ interval over the questions both sides scored. A gain counts only where the inte
 0. Each side must be one setting (runs differing only in seed and fold). `--a-rules-off`
 (`--b-rules-off`) runs that side's checkpoints again with every decoding rule off, as
 `sleuth compare` does for its "rules off" row: a setting measured against runs recorded
-before a rule left the default path.
+before a rule left the default path. `--a-cold-start` runs A's kept cold starts (each run's
+agent before its first RL step) under A's rules: with B the same runs, B − A is RL's share.
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from engine.agent.greedy_rules import unruled  # noqa: E402
 from engine.documents.evidence import map_evidence  # noqa: E402
 from engine.documents.questions import load_questions  # noqa: E402
-from engine.evaluation.compare import rules_off_scores, run_limits  # noqa: E402
+from engine.evaluation.compare import (  # noqa: E402
+    cold_start_scores,
+    rules_off_scores,
+    run_limits,
+)
 from engine.evaluation.pooled import (  # noqa: E402
     check_one_setting,
     held_out,
@@ -39,12 +44,21 @@ from engine.rewards.judge import OfflineJudge  # noqa: E402
 from engine.search.index import SearchIndex  # noqa: E402
 
 
-def pooled(folders, questions, judge, *, index=None, rules_off=False):
+def pooled(folders, questions, judge, *, index=None, rules_off=False, cold_start=False):
     runs = [read_run(folder) for folder in folders]
     check_one_setting(runs)
+    evaluation = SimpleNamespace(device="auto", batch_size=16)
+    if cold_start:
+        return cold_start_scores(
+            runs,
+            questions,
+            index=index,
+            limits=run_limits(runs[0].config),
+            judge=judge,
+            args=evaluation,
+        )
     if rules_off:
         off = unruled(run_limits(runs[0].config))
-        evaluation = SimpleNamespace(device="auto", batch_size=16)
         return rules_off_scores(
             runs, questions, index=index, limits=off, judge=judge, args=evaluation
         )
@@ -63,6 +77,11 @@ def main(argv=None) -> int:
     parser.add_argument("--b", nargs="+", required=True, help="run folders of setting B")
     parser.add_argument("--a-rules-off", action="store_true", help="A's checkpoints, rules off")
     parser.add_argument("--b-rules-off", action="store_true", help="B's checkpoints, rules off")
+    parser.add_argument(
+        "--a-cold-start",
+        action="store_true",
+        help="A's cold starts alone (the runs before RL): with --b the same runs, RL's share",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -70,7 +89,14 @@ def main(argv=None) -> int:
     questions = load_questions(args.questions)
     map_evidence(questions, index.chunks)
     judge = OfflineJudge()
-    a = pooled(args.a, questions, judge, index=index, rules_off=args.a_rules_off)
+    a = pooled(
+        args.a,
+        questions,
+        judge,
+        index=index,
+        rules_off=args.a_rules_off,
+        cold_start=args.a_cold_start,
+    )
     b = pooled(args.b, questions, judge, index=index, rules_off=args.b_rules_off)
 
     report = {}
@@ -90,7 +116,8 @@ def main(argv=None) -> int:
         print(json.dumps(report, indent=2))
         return 0
     off = {True: " (rules off)", False: ""}
-    print(f"A: {' '.join(args.a)}{off[args.a_rules_off]}")
+    before = " (cold starts alone, before RL)" if args.a_cold_start else ""
+    print(f"A: {' '.join(args.a)}{off[args.a_rules_off]}{before}")
     print(f"B: {' '.join(args.b)}{off[args.b_rules_off]}\n")
     print("| metric | A [95 %] | B [95 %] | B − A [95 %] | n |\n|---|---|---|---|---|")
     for metric, row in report.items():

@@ -15,6 +15,9 @@ from engine.evaluation.cli import (
     load_index_and_questions,
 )
 
+# The trained agent's runs before RL: the trained row less this one is RL's share.
+COLD_START_ROW = "cold start alone (before RL)"
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -24,7 +27,8 @@ def register(subparsers) -> None:
         description="One table, one ruler: golden recall and strict accuracy with bootstrap "
         "95 % intervals over questions, chunks per question and n, for the trained agent "
         "(its runs' recorded held-out trajectories, judged again; and re-evaluated with every "
-        "decoding rule off where a run kept its checkpoint), echo at the agent's chunk count "
+        "decoding rule off where a run kept its checkpoint; its cold start alone, before RL, "
+        "where the runs kept it), echo at the agent's chunk count "
         "and echo's best up to it, the question scoped to its entity, the scripted teacher's "
         "searches, and optionally the base model; then every row's paired difference against "
         "echo, and the models' against each other. A gain holds when its interval excludes 0.",
@@ -46,6 +50,12 @@ def register(subparsers) -> None:
         help="chunk counts for the no-model rows (default: the agent's, or 5,10 without runs)",
     )
     p.add_argument("--base", action="store_true", help="also the untrained base model (slow)")
+    p.add_argument(
+        "--no-cold-start",
+        action="store_true",
+        help="leave out the runs' cold starts alone (by default re-evaluated where the runs "
+        "kept them: the trained row less theirs is RL's share)",
+    )
     p.add_argument(
         "--complete",
         action="store_true",
@@ -149,6 +159,12 @@ def cmd_compare(args) -> int:
                 models.append(
                     rules_off_scores(
                         runs, questions, index=index, limits=off, judge=judge, args=args
+                    )
+                )
+            if not args.no_cold_start and any(run.cold_start for run in runs):
+                models.append(
+                    cold_start_scores(
+                        runs, questions, index=index, limits=limits, judge=judge, args=args
                     )
                 )
         if args.base:
@@ -264,17 +280,48 @@ def _complete(runs, questions, *, index, limits, args) -> int:
 
 def rules_off_scores(runs, questions, *, index, limits, judge, args):
     """The runs' checkpoints with every decoding rule off, each on the questions it held out."""
+    return _agents_scores(
+        "trained (rules off)",
+        {run.name: run.checkpoint for run in runs},
+        runs,
+        questions,
+        index=index,
+        limits=limits,
+        judge=judge,
+        args=args,
+        missing="no checkpoint",
+    )
+
+
+def cold_start_scores(runs, questions, *, index, limits, judge, args):
+    """The runs' cold starts alone (the same runs before any RL step), each on the questions
+    it held out, under the limits the runs ran with: the row RL's share is read against."""
+    return _agents_scores(
+        COLD_START_ROW,
+        {run.name: run.cold_start for run in runs},
+        runs,
+        questions,
+        index=index,
+        limits=limits,
+        judge=judge,
+        args=args,
+        missing="no cold start kept",
+    )
+
+
+def _agents_scores(name, agents, runs, questions, *, index, limits, judge, args, missing):
+    """The agent folder `agents[run.name]` of each run, greedy, on the questions that run held
+    out; "not recorded" where a run has none."""
     from engine.evaluation import pooled
 
-    name = "trained (rules off)"
-    without = [run.name for run in runs if run.checkpoint is None]
+    without = [run.name for run in runs if agents[run.name] is None]
     if without:
-        return pooled.PolicyScores(name, note=f"not recorded (no checkpoint in {without[0]})")
+        return pooled.PolicyScores(name, note=f"not recorded ({missing} in {without[0]})")
     by_id = {q.id: q for q in questions}
     attempts = [
         _attempts(
-            f"{run.name} (rules off)",
-            str(run.checkpoint),
+            f"{run.name} ({name})",
+            str(agents[run.name]),
             [by_id[qid] for qid in run.attempts["trained"] if qid in by_id],
             index=index,
             limits=limits,

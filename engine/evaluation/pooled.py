@@ -13,6 +13,9 @@ Rows:
   over seeds. Its recorded held-out trajectories are judged again here, by today's judge;
 - the same weights with every decoding rule off (`greedy_rules.unruled`), re-evaluated from
   a run's checkpoint (the CLI does it; absent checkpoints are "not recorded");
+- the cold start alone: each run's agent before its first RL step (`cold-start/`, beside
+  `final/`), re-evaluated under the run's own rules; the trained row less this one is RL's
+  share of these very runs (the CLI does it; runs that kept none are "not recorded");
 - echo@N: one search, the question itself, N hits;
 - echo's best up to N: echo@k for the k ≤ N of highest recall on these very questions (a choice
   made on the answers, so in echo's favour: the agent has to beat it regardless);
@@ -45,6 +48,7 @@ from engine.evaluation.stats import Interval, bootstrap_mean, paired_difference,
 from engine.rewards.judge import JudgeError
 
 EVAL_TRAJECTORIES = "eval_trajectories.jsonl"  # as `sleuth train` writes it (training.evaluate)
+COLD_START_DIR = "cold-start"  # the run's agent before any RL step, beside final/ (training.rl)
 # What may differ between runs pooled as one agent: which questions each held out, and the seed.
 POOLED_SETTINGS_MAY_DIFFER = frozenset({"seed", "split_seed", "fold", "max_minutes"})
 
@@ -77,6 +81,13 @@ class RecordedRun:
     def checkpoint(self) -> Path | None:
         final = self.folder / "final"
         return final if final.is_dir() else None
+
+    @property
+    def cold_start(self) -> Path | None:
+        """The agent the run's cold start left, before any RL step; None where the run had no
+        cold start or was written before runs kept it."""
+        folder = self.folder / COLD_START_DIR
+        return folder if folder.is_dir() else None
 
 
 def read_run(folder: str | Path) -> RecordedRun:

@@ -1,6 +1,7 @@
 """`sleuth train`: cold start + RL on a corpus and a question set, with a progress bar.
 
-Writes DIR/checkpoints/step-N/, DIR/final/ (a Hugging Face model folder), DIR/metrics.jsonl,
+Writes DIR/checkpoints/step-N/, DIR/final/ (a Hugging Face model folder), DIR/cold-start/
+(the same before RL: `sleuth compare` reads RL's share against it), DIR/metrics.jsonl,
 DIR/samples.jsonl, DIR/config.json and DIR/eval.json (the `sleuth eval --json` format:
 the trained agent against `echo` and `base` on the validation entities).
 """

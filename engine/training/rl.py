@@ -22,8 +22,8 @@ What it is (and where it departs from the papers):
   and sglang engines receive the weights through their weight-update API: either way the
   next step samples from the updated weights.
 - The function `train` reads top to bottom: set-up (the policy, its rollout engine, the
-  teacher's data, the cold start, the optimizer and a resume's state: `LoopState`), then
-  the loop, then the agent handed over (`save_agent`).
+  teacher's data, the cold start, kept as an agent (`keep_cold_start`), the optimizer and a
+  resume's state: `LoopState`), then the loop, then the agent handed over (`save_agent`).
 - Data-parallel (`training.distributed`): with several ranks, each samples its share of a
   step's questions, everything after the rollouts is computed alike on every rank from
   the gathered trajectories, and the gradients are summed; rank 0 alone scores, writes
@@ -51,6 +51,7 @@ from engine.agent.settings import ADAPTER_DIR, write_agent_settings
 from engine.agent.trajectory import SamplingParams, Trajectory
 from engine.documents.questions import Question
 from engine.evaluation.metrics import behaviour, summarize
+from engine.evaluation.pooled import COLD_START_DIR
 from engine.rewards.judge import build_judge
 from engine.rewards.reward import compute_rewards
 from engine.search.index import SearchIndex
@@ -426,10 +427,15 @@ def policy_update(
     }
 
 
-def save_agent(model, tokenizer, config: TrainConfig, folder: Path) -> Path:
+def save_agent(
+    model, tokenizer, config: TrainConfig, folder: Path, *, keep_model: bool = False
+) -> Path:
     """The trained agent as it is handed over: its weights (LoRA merged), its tokenizer and
-    the agent settings it was trained under."""
+    the agent settings it was trained under. `keep_model` leaves a LoRA model unmerged, to
+    train on (the merge works on a copy)."""
     if config.lora:
+        if keep_model:
+            model = copy.deepcopy(model)
         # The adapter alone too, so that agents from one base can share it when served.
         model.save_pretrained(folder / ADAPTER_DIR)
         model = model.merge_and_unload()
@@ -437,6 +443,20 @@ def save_agent(model, tokenizer, config: TrainConfig, folder: Path) -> Path:
     tokenizer.save_pretrained(folder)
     write_agent_settings(folder, config.limits, base_model=config.model)
     return folder
+
+
+def keep_cold_start(model, tokenizer, config: TrainConfig, folder: Path, log) -> Path | None:
+    """The agent the cold start left, saved beside where `final/` will be: RL's share of this
+    very run is then measured against it (`sleuth compare`), with no second training stopped
+    before RL. A LoRA model is merged in a copy, which a GPU must have room for: without it
+    the run goes on and says so (a crash here would lose the cold start itself)."""
+    if config.lora and model.device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(model.device)
+        needed = sum(p.numel() * p.element_size() for p in model.parameters())
+        if free < 1.2 * needed:
+            log(f"cold start not kept: no room on {model.device} for a merged copy")
+            return None
+    return save_agent(model, tokenizer, config, folder, keep_model=True)
 
 
 class StopRequested(Exception):
@@ -565,6 +585,8 @@ def train(
             log=log,
             ranks=ranks,
         )
+        if ranks.main:
+            keep_cold_start(model, tokenizer, config, out_dir / COLD_START_DIR, log)
     if warmed.seconds_per_batch and budget:
         # The final evaluation runs at this machine's speed, which the cold start measured:
         # RL ends early enough for it on a slow machine with a large validation set.

@@ -249,6 +249,40 @@ def test_complete_runs_the_rest_from_the_checkpoint_and_rules_off_reruns_it(
     }
 
 
+def test_the_runs_cold_starts_are_evaluated_beside_them_for_rls_share(tmp_path, corpus, capsys):
+    from tests.helpers.toy import tiny_model_folder
+
+    index, questions = corpus
+    limits = {"max_turns": 2, "max_new_tokens": 12, "results_per_search": 1}
+    model = tiny_model_folder(tmp_path)
+    recorded = [
+        {"a1": (["ACME_2020:p1:c0"], "$5 million"), "a2": ([], "no idea")},
+        {"b1": (["BETA_2020:p1:c0"], "$9 million"), "g1": ([], "$4 million")},
+    ]
+    runs = [
+        write_run(tmp_path / f"f{fold}", attempts, fold=fold, limits=limits, model=model)
+        for fold, attempts in enumerate(recorded)
+    ]
+    for folder in runs:
+        shutil.copytree(model, f"{folder}/cold-start")
+
+    section = json.loads(compare(capsys, index, questions, "--runs", *runs, "--json"))
+    section = section["sections"][0]
+    before = row(section, "cold start alone")
+    assert before["n"] == 4 and before["accuracy"] is not None and not before["note"]
+    # RL's share: the trained row paired with the same runs before RL.
+    assert ("trained (no rules)", "cold start alone (before RL)") in {
+        tuple(p["policies"]) for p in section["paired"]
+    }
+    left_out = json.loads(compare(capsys, index, questions, "--runs", *runs, "--no-cold-start",
+                                  "--json"))  # fmt: skip
+    assert not [r for r in left_out["sections"][0]["rows"] if r["policy"].startswith("cold")]
+
+    shutil.rmtree(f"{runs[1]}/cold-start")  # one run kept none: the row says so
+    section = json.loads(compare(capsys, index, questions, "--runs", *runs, "--json"))
+    assert "no cold start kept in f1" in row(section["sections"][0], "cold start alone")["note"]
+
+
 def test_scopes_a_question_does_not_name_are_counted_as_the_labels(tmp_path, corpus, capsys):
     index, _ = corpus
     unnamed = question("u1", "Beta", "How much was spent on machines?", "$3 million",

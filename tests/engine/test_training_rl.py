@@ -1,6 +1,7 @@
 """The RL trainer on a toy corpus with a tiny randomly initialized model (seconds, not minutes)."""
 
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -9,8 +10,10 @@ from transformers import (
 )
 
 from engine.agent.hf_engine import HFRolloutEngine
+from engine.agent.settings import ADAPTER_DIR, read_agent_settings
 from engine.agent.trajectory import Limits, SamplingParams
 from engine.documents.chunking import Chunk
+from engine.evaluation.pooled import COLD_START_DIR
 from engine.rewards.judge import JudgeConfig
 from engine.rewards.reward import RewardConfig
 from engine.search.index import SearchIndex
@@ -306,6 +309,36 @@ def test_a_tiny_model_learns_the_toy_search_task(cold_started_run):
     assert before == 0.0
     assert after >= 0.75
     assert [m["step"] for m in metrics] == [1, 2, 3]
+
+
+def test_a_run_keeps_its_cold_start_beside_the_agent_it_hands_over(cold_started_run):
+    result, _ = cold_started_run
+    kept = Path(result["final"]).parent / COLD_START_DIR
+    tokenizer = tiny_tokenizer()
+    before_rl = AutoModelForCausalLM.from_pretrained(kept)
+
+    # The cold start's agent, with the settings it ran under: what RL's share is read against.
+    assert read_agent_settings(kept).limits == read_agent_settings(result["final"]).limits
+    assert greedy_recall(before_rl, tokenizer, SearchIndex.build(chunks())) >= 0.75
+
+
+def test_a_lora_run_keeps_its_cold_start_and_trains_its_adapter_on_after_it(tmp_path):
+    result, _ = run_training(
+        tmp_path, config(steps=1, sft_epochs=1, lora=True, lora_rank=4, scope_drills=0)
+    )
+    run = Path(result["final"]).parent
+
+    # The cold start was saved merged from a copy: the run's own model stayed an adapter,
+    # which RL trained and the final agent saved as one.
+    for agent in (run / COLD_START_DIR, run / "final"):
+        assert (agent / ADAPTER_DIR / "adapter_config.json").is_file()
+        merged = AutoModelForCausalLM.from_pretrained(agent)
+        assert not any("lora" in name for name, _ in merged.named_parameters())
+
+
+def test_a_run_with_no_cold_start_keeps_none(tmp_path):
+    result, _ = run_training(tmp_path, config(steps=1))
+    assert not (Path(result["final"]).parent / COLD_START_DIR).exists()
 
 
 def _comparable(record: dict) -> dict:
