@@ -170,20 +170,20 @@ GOALS: tuple[Goal, ...] = (
 def mean_run(runs: Sequence[RunResult]) -> RunResult:
     """The runs' mean, each figure averaged (a ratio is then the means' ratio)."""
 
-    def mean(values) -> float:
+    def mean(values) -> float | None:
         values = list(values)
-        return sum(values) / len(values)
+        return None if None in values else sum(values) / len(values)
 
     scores = [run.scores for run in runs]
+    # RL's share is an interval of each run's own questions: no mean of them is one.
     averaged = {
         field.name: mean(getattr(s, field.name) for s in scores)
         for field in fields(BaselineComparison)
-        if field.name != "k"
+        if field.name not in ("k", "rl_share")
     }
 
     def mean_known(name: str) -> float | None:
-        values = [getattr(run, name) for run in runs]
-        return None if None in values else mean(values)
+        return mean(getattr(run, name) for run in runs)
 
     precisions = {run.precision for run in runs}
     return RunResult(

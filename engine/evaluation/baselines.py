@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+COLD_START = "cold-start"  # the report's name for the run's agent before RL (training.evaluate)
+
 
 @dataclass(frozen=True)
 class BaselineComparison:
@@ -20,6 +22,11 @@ class BaselineComparison:
     base_answer: float
     searches_after_miss: float
     chunks: float
+    # The same run before RL (its cold start alone), where the run kept it, and RL's share:
+    # the trained agent less it, {"recall": interval, "accuracy": interval} (eval.json's).
+    cold_recall: float | None = None
+    cold_answer: float | None = None
+    rl_share: dict | None = None
 
     @classmethod
     def of(cls, report: dict | None) -> BaselineComparison | None:
@@ -29,6 +36,8 @@ class BaselineComparison:
         trained, echo, base = (policies.get(name) for name in ("trained", f"echo@{k}", "base"))
         if not (trained and echo and base):
             return None
+        cold = policies.get(COLD_START)
+        share = (report or {}).get("rl_share")
         try:
             return cls(
                 k=k,
@@ -39,9 +48,17 @@ class BaselineComparison:
                 base_answer=_accuracy(base),
                 searches_after_miss=trained["searches_after_miss"],
                 chunks=trained["retrieved_chunks"],
+                cold_recall=cold["golden_recall"] if cold and share else None,
+                cold_answer=_accuracy(cold) if cold and share else None,
+                rl_share=share if cold else None,
             )
         except KeyError:
             return None
+
+    @property
+    def rl_share_holds(self) -> bool:
+        """Whether RL's share, on recall or on accuracy, has an interval that excludes 0."""
+        return any(d and (d["low"] > 0 or d["high"] < 0) for d in (self.rl_share or {}).values())
 
     @property
     def recall_times(self) -> float | None:

@@ -241,26 +241,48 @@ def trajectory_intervals(
     (`trajectories[name][i]`: the samples of `questions[i]`, averaged per question)."""
     intervals = {}
     for name, runs in trajectories.items():
-        samples = max((len(s) for s in runs), default=0)
-        scores = score_attempts(
-            name,
-            [
-                {
-                    q.id: Attempt(tuple(s[j].retrieved_chunk_ids), s[j].answer)
-                    for q, s in zip(questions, runs, strict=True)
-                    if j < len(s)
-                }
-                for j in range(samples)
-            ],
-            questions,
-            judge,
-        )
+        scores = _trajectory_scores(name, runs, questions, judge)
         recall, accuracy = _interval(scores.recall, 0), _interval(scores.correct or {}, 0)
         intervals[name] = {
             "recall": recall.to_dict() if recall else None,
             "accuracy": accuracy.to_dict() if accuracy else None,
         }
     return intervals
+
+
+def paired_intervals(
+    questions: Sequence,
+    trajectories: Mapping[str, Sequence[Sequence[Any]]],
+    judge: Any,
+    a: str,
+    b: str,
+) -> dict[str, dict | None]:
+    """Policy `a` less policy `b` on the same questions, recall and accuracy, each with its
+    paired 95 % interval (trajectories as `trajectory_intervals` reads them)."""
+    left, right = (_trajectory_scores(n, trajectories[n], questions, judge) for n in (a, b))
+    recall = _paired(left.recall, right.recall, 0)
+    accuracy = _paired(left.correct or {}, right.correct or {}, 0)
+    return {
+        "recall": recall.to_dict() if recall else None,
+        "accuracy": accuracy.to_dict() if accuracy else None,
+    }
+
+
+def _trajectory_scores(name: str, runs: Sequence[Sequence[Any]], questions, judge):
+    samples = max((len(s) for s in runs), default=0)
+    return score_attempts(
+        name,
+        [
+            {
+                q.id: Attempt(tuple(s[j].retrieved_chunk_ids), s[j].answer)
+                for q, s in zip(questions, runs, strict=True)
+                if j < len(s)
+            }
+            for j in range(samples)
+        ],
+        questions,
+        judge,
+    )
 
 
 def agent_chunk_count(scores: PolicyScores) -> int:

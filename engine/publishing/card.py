@@ -86,7 +86,8 @@ Validation questions are about entities that no training question mentions.
 
 ## Validation against baselines
 `trained` is this model; `base` is the untrained base model with the same protocol;
-`echo` searches the question itself once and answers from those results.
+`echo` searches the question itself once and answers from those results; `cold-start`, where
+the run kept it, is this model before RL (its cold start alone).
 
 {validation_table(eval_report)}
 ## Agent protocol

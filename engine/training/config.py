@@ -22,6 +22,10 @@ EVAL_SECONDS_PER_QUESTION = 8
 # 4096 tokens, on a 2-core CPU with bfloat16 (5.8 s against about 6 s) and one without
 # (11.1 s against 12.3 s; docs/results/cpu-45min-runs.md).
 EVAL_QUESTION_PER_COLD_START_BATCH = 1.0
+# A run with a cold start evaluates it too, beside the trained agent (RL's share of the run,
+# `training.evaluate`): one agent more, which took 0.4 of a question's time (2.3 of 5.7 s on
+# python-reference for the trained agent, the base, echo@K and echo).
+EVAL_COLD_START_SHARE = 0.4
 
 
 def eval_seconds_per_question(cold_start_batch_seconds: float | None = None) -> float:
@@ -323,12 +327,15 @@ class TrainConfig(Settings):
         seconds_per_question: float = EVAL_SECONDS_PER_QUESTION,
     ) -> float | None:
         """What training may spend of max_minutes: the final evaluation (four policies on
-        each of `final_eval_questions`, `seconds_per_question` each) needs the rest, a
-        quarter or ten minutes, more for a large validation set, never more than half."""
+        each of `final_eval_questions`, `seconds_per_question` each, and the cold start's
+        agent where the run has one) needs the rest, a quarter or ten minutes, more for a
+        large validation set, never more than half."""
         if not self.max_minutes:
             return None
         if self.final_eval_sample:
             final_eval_questions = min(final_eval_questions, self.final_eval_sample)
+        if self.sft_epochs > 0:
+            seconds_per_question *= 1 + EVAL_COLD_START_SHARE
         budget = 60 * self.max_minutes
         reserve = max(
             min(budget / 4, 600),

@@ -6,7 +6,10 @@ Same held-out questions, same search tool, same judge, in the `sleuth eval --jso
 - "echo@K": one search with the question itself, K results, K being the trained agent's
   mean number of distinct retrieved chunks rounded up (echo never sees fewer chunks than
   the agent) — so more searches alone cannot explain a gain;
-- "echo": the same with the agent's usual number of results per search.
+- "echo": the same with the agent's usual number of results per search;
+- "cold-start": the same run's agent before RL (`cold-start/`), where the run kept one; the
+  report's "rl_share" is then the trained agent less it, question by question, with its paired
+  95 % interval: what RL added in this very run.
 With `final_eval_sample`, a fixed random sample of the held-out questions is evaluated (its 95 %
 intervals in the report say how far the sample may be from the whole), so a large validation
 set does not take the run's clock from training; the rest is evaluated after the run
@@ -23,10 +26,11 @@ from pathlib import Path
 
 from engine.agent.models import best_device, load_model
 from engine.agent.trajectory import SamplingParams
+from engine.evaluation.baselines import COLD_START
 from engine.evaluation.folds import sample_questions
 from engine.evaluation.harness import evaluate, write_trajectories
 from engine.evaluation.policies import build_policy
-from engine.evaluation.pooled import trajectory_intervals
+from engine.evaluation.pooled import COLD_START_DIR, paired_intervals, trajectory_intervals
 from engine.rewards.judge import build_judge
 from engine.training.config import TrainConfig
 
@@ -80,14 +84,20 @@ def evaluate_run(
     baselines = {"base": policy("base"), f"echo@{k}": policy(f"echo@{k}")}
     if k != config.limits.results_per_search:
         baselines["echo"] = policy("echo")
+    cold_start = Path(out_dir) / COLD_START_DIR
+    if cold_start.is_dir():
+        baselines[COLD_START] = policy(str(cold_start))
     compared = run(baselines)
     report |= compared["policies"]
     everyone = trained["trajectories"] | compared["trajectories"]
     write_trajectories(trajectories_path, val_questions, everyone)
-    return {
+    result = {
         "policies": report,
         "echo_k": k,
         "questions": len(val_questions),
         "held_out": held_out,
         "intervals": trajectory_intervals(val_questions, everyone, judge),
     }
+    if COLD_START in everyone:
+        result["rl_share"] = paired_intervals(val_questions, everyone, judge, "trained", COLD_START)
+    return result

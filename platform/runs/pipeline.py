@@ -21,6 +21,7 @@ from corpora.indexing import index_folder, load_index
 from corpora.indexing import readable_documents as _readable_documents
 from corpora.models import Project, Question, QuestionSet
 from corpora.selectors import project_suggested_pack
+from engine.evaluation.pooled import COLD_START_DIR
 from engine.packs import synthesized_questions
 from engine.training.config import TrainConfig
 
@@ -332,6 +333,9 @@ def run_train(*, run_id: int) -> Run | None:
                 return
             final_prefix = f"{run.attempt_prefix}/final"
             artifacts.upload_folder(Path(summary["final"]), final_prefix)
+            cold_start = Path(summary["final"]).parent / COLD_START_DIR
+            if cold_start.is_dir():  # the evaluation reads RL's share of the run against it
+                artifacts.upload_folder(cold_start, _beside(final_prefix, COLD_START_DIR))
             last = run.checkpoints.order_by("-step").first()
             note = f" ({summary['stopped_early']})" if summary.get("stopped_early") else ""
             handoff(
@@ -350,6 +354,11 @@ def run_train(*, run_id: int) -> Run | None:
 
 def _final_prefix(run: Run) -> str:
     return run.final_prefix or f"{run.artifacts_prefix}/final"  # runs trained before 0003
+
+
+def _beside(prefix: str, name: str) -> str:
+    """The folder `name` next to the one at `prefix` on S3."""
+    return f"{prefix.rsplit('/', 1)[0]}/{name}"
 
 
 def _budget_spent(run: Run, error: JudgeBudgetSpent) -> StageFailed:
@@ -384,6 +393,11 @@ def run_evaluate(*, run_id: int) -> Run | None:
         allowed_model(run, config)  # the base model is loaded as a baseline
         with tempfile.TemporaryDirectory(dir=artifacts.work_dir()) as folder:
             final_dir = artifacts.download_folder(_final_prefix(run), Path(folder) / "final")
+            try:  # the agent before RL, evaluated beside it: RL's share of this run
+                cold_start = _beside(_final_prefix(run), COLD_START_DIR)
+                artifacts.download_folder(cold_start, Path(folder) / COLD_START_DIR)
+            except FileNotFoundError:
+                pass  # none kept: no cold start, or resumed on another worker after it
             _, val_qs = _load_questions(run, Path(folder) / "questions")
             index = load_index(run.index_prefix)
             map_evidence(val_qs, index.chunks)

@@ -8,6 +8,7 @@ from django.db.models.functions import Coalesce, Now
 from django.shortcuts import get_object_or_404
 
 from core.s3 import presigned_download_url
+from engine.evaluation.baselines import COLD_START
 
 from . import artifacts
 from .models import Checkpoint, Run, RunEvent, RunMetric, TrajectorySample
@@ -175,7 +176,7 @@ def validation_rows(report: dict | None) -> list[dict]:
         {"name": name, "label": _policy_label(name), "pass_at_k": m.get("pass@k"), **m}
         for name, m in policies.items()
     ]
-    rows.sort(key=lambda row: row["label"] != "Trained agent")
+    rows.sort(key=lambda row: (row["label"] != "Trained agent", row["name"] != COLD_START))
     return rows
 
 
@@ -188,4 +189,6 @@ def _policy_label(name: str) -> str:
         return "Base model, untrained"
     if name.startswith("openai:"):
         return f"{name[7:]} (API model)"
+    if name == COLD_START:
+        return "The same run before RL (its cold start alone)"
     return "Trained agent"

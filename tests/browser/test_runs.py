@@ -32,9 +32,14 @@ RUN_EVAL_REPORT = {
         "trained": _RUN_METRICS | {"accuracy": 0.12, "answer_score": 0.3, "golden_recall": 0.55},
         "base": _RUN_METRICS | {"accuracy": 0.0, "answer_score": 0.1, "golden_recall": 0.0},
         "echo@5": _RUN_METRICS | {"accuracy": 0.05, "answer_score": 0.2, "golden_recall": 0.25},
+        "cold-start": _RUN_METRICS | {"accuracy": 0.1, "answer_score": 0.3, "golden_recall": 0.55},
     },
     "echo_k": 5,
     "questions": 20,
+    "rl_share": {  # the trained agent less the same run's cold start
+        "recall": {"mean": 0.0, "low": 0.0, "high": 0.0, "n": 20},
+        "accuracy": {"mean": 0.02, "low": -0.05, "high": 0.1, "n": 20},
+    },
 }
 
 
@@ -149,6 +154,14 @@ def test_the_run_page_follows_training_live_and_downloads_the_checkpoint(
         "Given the same 5 chunks as one-shot BM25 (the question as the query), the trained agent "
         "found 2.20× the golden evidence it found (55.0% against 25.0%), and it answered "
         "12.0% of the questions correctly against 5.0%"
+    )
+    expect(page.locator("#validation tbody tr").nth(1)).to_contain_text(
+        "The same run before RL (its cold start alone)"
+    )
+    expect(page.locator("#rl-share")).to_contain_text(
+        "RL's share of this run: +0.0 points of recall [+0.0 points, +0.0 points] and +2.0 "
+        "points of accuracy [-5.0 points, +10.0 points], 95 % intervals over these 20 "
+        "questions: not told from chance."
     )
     expect(page.locator("#charts")).to_have_attribute("data-steps", "2", timeout=15_000)
     expect(page.locator("#charts figcaption")).to_contain_text(

@@ -137,8 +137,14 @@ def test_the_time_budget_keeps_room_for_the_final_evaluation():
     assert TrainConfig(max_minutes=45).training_seconds(25) == 35 * 60  # the README's runs
     assert TrainConfig(max_minutes=8).training_seconds() == 6 * 60  # a quarter kept
     assert TrainConfig().training_seconds() is None
-    # A large validation set gets the time its evaluation takes, training at least half.
-    assert TrainConfig(max_minutes=45).training_seconds(120) == 45 * 60 - (60 + 8 * 120)
+    # A large validation set gets the time its evaluation takes, training at least half; the
+    # cold start's agent, evaluated beside the trained one, adds its share of each question.
+    assert TrainConfig(max_minutes=45, sft_epochs=0).training_seconds(120) == 45 * 60 - (
+        60 + 8 * 120
+    )
+    assert TrainConfig(max_minutes=45).training_seconds(100) == pytest.approx(
+        45 * 60 - (60 + 8 * 1.4 * 100)
+    )
     assert TrainConfig(max_minutes=45).training_seconds(1000) == 45 * 60 / 2
 
 
@@ -153,7 +159,7 @@ def test_a_slower_machine_keeps_more_time_for_the_final_evaluation():
     assert eval_seconds_per_question() == EVAL_SECONDS_PER_QUESTION
     assert eval_seconds_per_question(2.0) == EVAL_SECONDS_PER_QUESTION
     assert eval_seconds_per_question(12.5) == 12.5
-    config = TrainConfig(max_minutes=45)
+    config = TrainConfig(max_minutes=45, sft_epochs=0)
     # 25 questions fit the ten minutes kept at either speed; 60 do not on the slow machine.
     assert config.training_seconds(25, eval_seconds_per_question(12.5)) == 35 * 60
     assert config.training_seconds(60, eval_seconds_per_question(6.0)) == 35 * 60

@@ -291,6 +291,37 @@ def test_a_finished_runs_page_says_how_far_the_agent_beat_one_shot_search(client
     )
 
 
+def test_a_finished_runs_page_says_what_rl_added_to_its_own_cold_start(client_alice, run):
+    metrics = {"searches_after_miss": 2.0, "retrieved_chunks": 4.8}
+    share = {
+        "recall": {"mean": 0.0, "low": -0.05, "high": 0.05, "n": 40},
+        "accuracy": {"mean": 0.075, "low": 0.025, "high": 0.125, "n": 40},
+    }
+    run.eval_report = {
+        "policies": {
+            "trained": metrics | {"golden_recall": 0.6, "accuracy": 0.3},
+            "base": metrics | {"golden_recall": 0.0, "accuracy": 0.0},
+            "echo@5": metrics | {"golden_recall": 0.5, "accuracy": 0.05},
+            "cold-start": metrics | {"golden_recall": 0.6, "accuracy": 0.225},
+        },
+        "echo_k": 5,
+        "rl_share": share,
+    }
+    run.status = Run.Status.SUCCEEDED
+    run.save()
+
+    html = page(client_alice.get(f"/runs/{run.pk}/"))
+
+    assert "The same run before RL (its cold start alone)" in html
+    assert "cold start alone found 60.0% of the golden evidence and answered 22.5%" in html
+    assert "+0.0 points of recall [-5.0 points, +5.0 points]" in html
+    assert "+7.5 points of accuracy [+2.5 points, +12.5 points]" in html
+    assert "not told from chance" not in html  # accuracy's interval excludes 0
+    share["accuracy"] |= {"low": -0.025}
+    run.save()
+    assert "not told from chance" in page(client_alice.get(f"/runs/{run.pk}/"))
+
+
 def test_a_report_without_echo_at_the_agents_chunks_gets_no_comparison_sentence(client_alice, run):
     html = page(client_alice.get(f"/runs/{run.pk}/"))  # EVAL_REPORT: `sleuth eval`, no echo@K
     assert "Trained agent" in html and 'id="verdict"' not in html

@@ -70,3 +70,31 @@ def test_uploaded_documents_and_questions_become_a_published_model_that_answers(
     assert answered.returncode in (0, 1), answered.stderr[-2000:]
     result = json.loads(answered.stdout)
     assert result["transcript"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_with_a_cold_start_reports_rls_share_of_it_on_its_page(
+    celery_worker, tiny_model, alice, settings, client
+):
+    settings.SLEUTH_ALLOWED_MODELS = ["default", tiny_model]
+    project = project_create(owner=alice, name="Toy filings")
+    upload_corpus(project)
+    run = run_create(
+        project=project,
+        user=alice,
+        name="with a cold start",
+        question_set=upload_questions(project),
+        preset="quick-cpu",
+        options={**TINY_OPTIONS, "sft_epochs": 1, "model": tiny_model},
+    )
+    run = finished(run)
+
+    # The cold start went to S3 beside the final model and was evaluated beside it.
+    assert run.status == "succeeded"
+    report = run.eval_report
+    assert report["policies"]["cold-start"]["n"] == report["policies"]["trained"]["n"]
+    assert set(report["rl_share"]) == {"recall", "accuracy"}
+    client.force_login(alice)
+    html = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "The same run before RL (its cold start alone)" in html
+    assert "RL&#x27;s share of this run" in html or "RL's share of this run" in html

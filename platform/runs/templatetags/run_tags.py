@@ -27,6 +27,14 @@ def number(value, digits: int = 2) -> str:
 
 
 @register.filter
+def points(value) -> str:
+    """A difference of shares in percentage points, signed: 0.032 → "+3.2 points"."""
+    if value is None or value == "":
+        return "–"
+    return f"{100 * float(value):+.1f} points"
+
+
+@register.filter
 def lookup(mapping, key):
     """mapping[key] in a template (metric names such as "pass@k" are not identifiers)."""
     return (mapping or {}).get(key)
