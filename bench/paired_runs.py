@@ -98,6 +98,10 @@ def main(argv=None) -> int:
         cold_start=args.a_cold_start,
     )
     b = pooled(args.b, questions, judge, index=index, rules_off=args.b_rules_off)
+    for side in (a, b):
+        if side.note:  # e.g. runs that kept no cold start
+            print(f"{side.name}: {side.note}", file=sys.stderr)
+            return 2
 
     report = {}
     for metric in ("recall", "correct", "chunks"):

@@ -37,7 +37,8 @@ class BaselineComparison:
         if not (trained and echo and base):
             return None
         cold = policies.get(COLD_START)
-        share = (report or {}).get("rl_share")
+        share = (report or {}).get("rl_share") or {}
+        share = share if share.get("recall") and share.get("accuracy") else None
         try:
             return cls(
                 k=k,

@@ -35,6 +35,7 @@ import dataclasses
 import hashlib
 import json
 import random
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -447,16 +448,27 @@ def save_agent(
 
 def keep_cold_start(model, tokenizer, config: TrainConfig, folder: Path, log) -> Path | None:
     """The agent the cold start left, saved beside where `final/` will be: RL's share of this
-    very run is then measured against it (`sleuth compare`), with no second training stopped
-    before RL. A LoRA model is merged in a copy, which a GPU must have room for: without it
-    the run goes on and says so (a crash here would lose the cold start itself)."""
-    if config.lora and model.device.type == "cuda":
-        free, _ = torch.cuda.mem_get_info(model.device)
-        needed = sum(p.numel() * p.element_size() for p in model.parameters())
-        if free < 1.2 * needed:
-            log(f"cold start not kept: no room on {model.device} for a merged copy")
-            return None
-    return save_agent(model, tokenizer, config, folder, keep_model=True)
+    very run is then measured against it (`sleuth compare`, the final evaluation), with no
+    second training stopped before RL. Written whole or not at all (a folder half written
+    would not load); a LoRA model is merged in a copy, which a GPU must have room for. Whatever
+    fails here, the run goes on without it and says so: the cold start itself is not lost."""
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        if config.lora and model.device.type == "cuda":
+            torch.cuda.empty_cache()  # what the cold start's batches left cached counts as free
+            free, _ = torch.cuda.mem_get_info(model.device)
+            needed = sum(p.numel() * p.element_size() for p in model.parameters())
+            if free < 1.2 * needed:
+                log(f"cold start not kept: no room on {model.device} for a merged copy")
+                return None
+        save_agent(model, tokenizer, config, partial, keep_model=True)
+        partial.rename(folder)
+    except (OSError, RuntimeError) as error:  # a full disk, a GPU out of memory
+        shutil.rmtree(partial, ignore_errors=True)
+        log(f"cold start not kept: {error}")
+        return None
+    return folder
 
 
 class StopRequested(Exception):
@@ -562,6 +574,8 @@ def train(
             f"kept from the cold start; RL samples {len(rl_questions)}"
         )
     warmed = ColdStartReport()
+    if not checkpoint and ranks.main:  # a new run in an old folder: no earlier cold start
+        shutil.rmtree(out_dir / COLD_START_DIR, ignore_errors=True)
     if not checkpoint and config.sft_epochs > 0:
         warmed = cold_start(
             model,
@@ -585,7 +599,7 @@ def train(
             log=log,
             ranks=ranks,
         )
-        if ranks.main:
+        if ranks.main and warmed.batches:  # no batch taught: the base model, no cold start
             keep_cold_start(model, tokenizer, config, out_dir / COLD_START_DIR, log)
     if warmed.seconds_per_batch and budget:
         # The final evaluation runs at this machine's speed, which the cold start measured:

@@ -52,6 +52,8 @@ GENERATED_QUESTIONS = 100
 # echo), and again for the intervals (a verdict may be cached, or asked again with another
 # prompt): at most this many verdicts per validation question.
 FINAL_EVAL_VERDICTS_PER_QUESTION = 8
+# A run with a cold start has it judged too, twice, and both again for RL's share.
+COLD_START_VERDICTS_PER_QUESTION = 4
 
 
 class JudgeBudgetSpent(Exception):
@@ -182,6 +184,7 @@ def run_worst_case_calls(config, questions: int) -> int:
         rollouts
         + validations * questions * config.eval_samples
         + final * FINAL_EVAL_VERDICTS_PER_QUESTION
+        + (final * COLD_START_VERDICTS_PER_QUESTION if config.sft_epochs > 0 else 0)
     )
 
 

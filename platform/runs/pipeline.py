@@ -335,7 +335,10 @@ def run_train(*, run_id: int) -> Run | None:
             artifacts.upload_folder(Path(summary["final"]), final_prefix)
             cold_start = Path(summary["final"]).parent / COLD_START_DIR
             if cold_start.is_dir():  # the evaluation reads RL's share of the run against it
-                artifacts.upload_folder(cold_start, _beside(final_prefix, COLD_START_DIR))
+                try:
+                    artifacts.upload_folder(cold_start, _beside(final_prefix, COLD_START_DIR))
+                except Exception:  # S3's trouble: the run goes on, with no share to report
+                    logger.warning("run %s: the cold start was not kept", run.pk, exc_info=True)
             last = run.checkpoints.order_by("-step").first()
             note = f" ({summary['stopped_early']})" if summary.get("stopped_early") else ""
             handoff(

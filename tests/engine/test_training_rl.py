@@ -336,7 +336,9 @@ def test_a_lora_run_keeps_its_cold_start_and_trains_its_adapter_on_after_it(tmp_
         assert not any("lora" in name for name, _ in merged.named_parameters())
 
 
-def test_a_run_with_no_cold_start_keeps_none(tmp_path):
+def test_a_run_with_no_cold_start_keeps_none_not_even_one_left_in_its_folder(tmp_path):
+    earlier = tmp_path / "run" / COLD_START_DIR
+    earlier.mkdir(parents=True)  # an earlier run's, in the folder a new run is given
     result, _ = run_training(tmp_path, config(steps=1))
     assert not (Path(result["final"]).parent / COLD_START_DIR).exists()
 

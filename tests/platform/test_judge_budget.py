@@ -94,14 +94,15 @@ def test_a_run_whose_worst_case_cannot_fit_is_refused_when_started(
     alice, client_alice, project, operator_judge, knob
 ):
     # quick-cpu: 4 steps × 2 questions × 2 rollouts, and questions generated (up to 100)
-    # judged by 4 policies twice at the end: 16 + 800 calls at most.
+    # judged by 4 policies twice at the end, and its cold start twice, then both again for
+    # RL's share: 16 + 800 + 400 calls at most.
     config = TrainConfig.from_dict(
         {**pipeline_preset("quick-cpu"), "reward": {"judge": {"name": "house"}}}
     )
-    assert judge_budget.run_worst_case_calls(config, questions=100) == 816
+    assert judge_budget.run_worst_case_calls(config, questions=100) == 1216
 
-    knob("SLEUTH_JUDGE_CALLS_PER_MONTH", 815)
-    with pytest.raises(RunRejected, match=r"up to 816 calls.*815 left"):
+    knob("SLEUTH_JUDGE_CALLS_PER_MONTH", 1215)
+    with pytest.raises(RunRejected, match=r"up to 1,216 calls.*1,215 left"):
         run_create(
             project=project,
             user=alice,
@@ -114,12 +115,12 @@ def test_a_run_whose_worst_case_cannot_fit_is_refused_when_started(
         {"name": "Judged", "preset": "quick-cpu", "judge": "house"},
     )
     assert response.status_code == 400
-    assert "up to 816 calls" in response.content.decode()
+    assert "up to 1,216 calls" in response.content.decode()
     assert not Run.objects.exists()
 
     # The built-in judge and the customer's own are not counted: the same run starts.
     start_run(client_alice, project, judge="").delete()
-    knob("SLEUTH_JUDGE_CALLS_PER_MONTH", 816)  # the worst case just fits
+    knob("SLEUTH_JUDGE_CALLS_PER_MONTH", 1216)  # the worst case just fits
     assert start_run(client_alice, project, judge="house").config["reward"]["judge"]["name"]
 
 
