@@ -321,6 +321,12 @@ class TrainConfig(Settings):
             fold=self.fold,
         )
 
+    @property
+    def evaluates_cold_start(self) -> bool:
+        """Whether the final evaluation runs the cold start beside the agent: a run with a
+        cold start and RL steps after it (with none, the two are one)."""
+        return self.sft_epochs > 0 and self.steps > 0
+
     def training_seconds(
         self,
         final_eval_questions: int = 0,
@@ -334,7 +340,7 @@ class TrainConfig(Settings):
             return None
         if self.final_eval_sample:
             final_eval_questions = min(final_eval_questions, self.final_eval_sample)
-        if self.sft_epochs > 0:
+        if self.evaluates_cold_start:
             seconds_per_question *= 1 + EVAL_COLD_START_SHARE
         budget = 60 * self.max_minutes
         reserve = max(

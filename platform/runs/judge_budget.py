@@ -184,7 +184,7 @@ def run_worst_case_calls(config, questions: int) -> int:
         rollouts
         + validations * questions * config.eval_samples
         + final * FINAL_EVAL_VERDICTS_PER_QUESTION
-        + (final * COLD_START_VERDICTS_PER_QUESTION if config.sft_epochs > 0 else 0)
+        + (final * COLD_START_VERDICTS_PER_QUESTION if config.evaluates_cold_start else 0)
     )
 
 

@@ -145,6 +145,7 @@ def test_the_time_budget_keeps_room_for_the_final_evaluation():
     assert TrainConfig(max_minutes=45).training_seconds(100) == pytest.approx(
         45 * 60 - (60 + 8 * 1.4 * 100)
     )
+    assert TrainConfig(max_minutes=45, steps=0).training_seconds(100) == 45 * 60 - (60 + 800)
     assert TrainConfig(max_minutes=45).training_seconds(1000) == 45 * 60 / 2
 
 

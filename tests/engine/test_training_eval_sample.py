@@ -62,6 +62,9 @@ def test_a_run_that_kept_its_cold_start_reports_rls_share_of_the_run(tmp_path):
     assert [before[key] for key in untimed] == [after[key] for key in untimed]
     share = report["rl_share"]
     assert share["recall"]["n"] == 2 and share["recall"]["mean"] == share["accuracy"]["mean"] == 0
+    no_rl = TrainConfig(model=base, limits=LIMITS, steps=0)  # the cold start is the agent
+    report = evaluate_run(tmp_path / "run", no_rl, index, questions()[:2], show_progress=False)
+    assert COLD_START not in report["policies"] and "rl_share" not in report
     shutil.rmtree(tmp_path / "run" / COLD_START_DIR)
     report = evaluate_run(tmp_path / "run", config, index, questions()[:2], show_progress=False)
     assert COLD_START not in report["policies"] and "rl_share" not in report
