@@ -85,7 +85,7 @@ def evaluate_run(
     if k != config.limits.results_per_search:
         baselines["echo"] = policy("echo")
     cold_start = Path(out_dir) / COLD_START_DIR
-    if cold_start.is_dir() and config.steps > 0:  # with no RL step, it is the agent itself
+    if cold_start.is_dir() and config.evaluates_cold_start:  # with no RL step, it is the agent
         baselines[COLD_START] = policy(str(cold_start))
     compared = run(baselines)
     report |= compared["policies"]
