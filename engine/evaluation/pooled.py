@@ -438,7 +438,9 @@ def scoped_by_label(teacher, questions: Sequence) -> int:
 
 
 def _interval(values: Mapping[str, float], seed: int) -> Interval | None:
-    return bootstrap_mean(list(values.values()), seed=seed) if values else None
+    # Resampled in question-id order, as `_paired` is: the same records give the same interval
+    # whatever order the runs were named in.
+    return bootstrap_mean([values[q] for q in sorted(values)], seed=seed) if values else None
 
 
 def _paired(a: Mapping[str, float], b: Mapping[str, float], seed: int) -> Interval | None:

@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from engine.cli import main
+from engine.evaluation.pooled import PolicyScores, section_report
 
 PAGES = [
     {
@@ -327,3 +328,27 @@ def test_accuracy_is_set_beside_the_better_of_yes_and_no_given_to_every_question
     assert row(everything, '"No" to every question')["accuracy"]["mean"] == pytest.approx(
         2 / 7, abs=1e-4
     )
+
+
+def test_the_same_records_give_the_same_intervals_whatever_order_the_runs_came_in():
+    # Pooled scores list their questions in the order the runs were named: fold 1's first
+    # when it was named first. The report resamples them by question id, so the order the
+    # runs came in never moves an interval.
+    # Recall pooled over seeds takes many values: its resampled means fall on no coarse grid.
+    values = {f"q{i:02d}": float(i % 3 == 0) for i in range(40)}
+    recall = {f"q{i:02d}": ((i * 7) % 40) / 39 for i in range(40)}
+
+    def report(order):
+        row = PolicyScores(
+            "trained",
+            recall={q: recall[q] for q in order},
+            correct={q: values[q] for q in order},
+            chunks=dict.fromkeys(order, 2.0),
+        )
+        echo = PolicyScores(
+            "echo@2", recall={q: 0.5 for q in order}, chunks=dict.fromkeys(order, 2.0)
+        )
+        return section_report(2, [row, echo])
+
+    ids = sorted(values)
+    assert report(ids) == report(ids[20:] + ids[:20]) == report(ids[::-1])
