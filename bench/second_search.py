@@ -19,11 +19,17 @@ copied it perfectly would find.
   `[]`: the question's next hits (the teacher without `refine_terms`).
 - the top hit's document: the key terms within the document of the question's first hit,
   the scope a student could copy from its results (pseudo-relevance feedback).
+- hindsight, a ceiling and no form: for each question the best of the question, the question
+  less one of its words and each run of three of its words, each unscoped and within the
+  scope the question names, chosen knowing its golden passage. No rule
+  can be taught that; it bounds what a second search written from the question's own words
+  finds, the most a policy choosing it question by question (RL's task) could reach.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -85,6 +91,21 @@ def main() -> None:
         ]
         for name, form in forms.items()
     }
+
+    def question_words(q) -> list[str]:
+        words = re.findall(r"[\w$%.&'-]+", q.question)
+        less_one = [words[:i] + words[i + 1 :] for i in range(len(words))]
+        runs = [words[i : i + 3] for i in range(len(words) - 2)]
+        unscoped = [" ".join(w) for w in [words, *less_one, *runs] if w]
+        return unscoped + [teacher.scope(q) + c for c in unscoped if teacher.scope(q)]
+
+    recall["hindsight: the best of the question's own words (a ceiling)"] = [
+        max(
+            attempt_recall(q, Attempt(tuple(shown(q, [(q.question, first), (c, second)]))))
+            for c in question_words(q)
+        )
+        for q in questions
+    ]
     print(f"{len(questions)} questions with golden chunks, {args.chunks} chunks shown each\n")
     print("| search | golden recall [95 %] | − echo [95 %] |\n|---|---|---|")
     for name, values in recall.items():
