@@ -9,6 +9,7 @@ import sys
 from functools import cache
 
 from engine.agent.trajectory import Limits
+from engine.evaluation.baselines import COLD_START
 from engine.evaluation.cli import (
     add_judge_options,
     judge_from_options,
@@ -161,7 +162,9 @@ def cmd_compare(args) -> int:
                         runs, questions, index=index, limits=off, judge=judge, args=args
                     )
                 )
-            if not args.no_cold_start and any(run.cold_start for run in runs):
+            if not args.no_cold_start and any(
+                run.cold_start or COLD_START in run.attempts for run in runs
+            ):
                 models.append(
                     cold_start_scores(
                         runs, questions, index=index, limits=limits, judge=judge, args=args
@@ -295,7 +298,10 @@ def rules_off_scores(runs, questions, *, index, limits, judge, args):
 
 def cold_start_scores(runs, questions, *, index, limits, judge, args):
     """The runs' cold starts alone (the same runs before any RL step), each on the questions
-    it held out, under the limits the runs ran with: the row RL's share is read against."""
+    it held out, under the limits the runs ran with: the row RL's share is read against.
+    A run whose final evaluation ran its cold start beside it on every question of its row
+    (`cold-start` trajectories) is read, not run again: the same greedy run, so a record
+    whose weights are gone still gives RL's share."""
     return _agents_scores(
         COLD_START_ROW,
         {run.name: run.cold_start for run in runs},
@@ -306,29 +312,40 @@ def cold_start_scores(runs, questions, *, index, limits, judge, args):
         judge=judge,
         args=args,
         missing="no cold start kept",
+        recorded=COLD_START,
     )
 
 
-def _agents_scores(name, agents, runs, questions, *, index, limits, judge, args, missing):
+def _agents_scores(
+    name, agents, runs, questions, *, index, limits, judge, args, missing, recorded=None
+):
     """The agent folder `agents[run.name]` of each run, greedy, on the questions that run held
-    out; "not recorded" where a run has none."""
+    out, or the run's own `recorded` policy's attempts where they cover those questions;
+    "not recorded" where a run has neither."""
     from engine.evaluation import pooled
 
-    without = [run.name for run in runs if agents[run.name] is None]
+    def as_recorded(run) -> dict | None:
+        kept = run.attempts.get(recorded, {}) if recorded else {}
+        asked = run.attempts["trained"]
+        return {qid: kept[qid] for qid in asked} if set(asked) <= set(kept) else None
+
+    without = [run.name for run in runs if agents[run.name] is None and as_recorded(run) is None]
     if without:
         return pooled.PolicyScores(name, note=f"not recorded ({missing} in {without[0]})")
     by_id = {q.id: q for q in questions}
-    attempts = [
-        _attempts(
-            f"{run.name} ({name})",
-            str(agents[run.name]),
-            [by_id[qid] for qid in run.attempts["trained"] if qid in by_id],
-            index=index,
-            limits=limits,
-            args=args,
-        )
-        for run in runs
-    ]
+    attempts = []
+    for run in runs:
+        read = as_recorded(run)
+        if read is None:
+            read = _attempts(
+                f"{run.name} ({name})",
+                str(agents[run.name]),
+                [by_id[qid] for qid in run.attempts["trained"] if qid in by_id],
+                index=index,
+                limits=limits,
+                args=args,
+            )
+        attempts.append(read)
     return pooled.score_attempts(name, attempts, questions, judge)
 
 

@@ -65,19 +65,21 @@ CONFIG = {"seed": 0, "split_seed": None, "folds": 2, "fold": 0, "model": "defaul
 RULED = {"max_turns": 3, "results_per_search": 2, "loop_guard": True}
 
 
-def write_run(folder, attempts, *, seed=0, fold=0, limits=None, **config):
-    """A run folder: `attempts` maps question id → (chunk ids shown, answer)."""
+def write_run(folder, attempts, *, seed=0, fold=0, limits=None, cold_start=None, **config):
+    """A run folder: `attempts` maps question id → (chunk ids shown, answer); `cold_start`,
+    the same for its cold start, as the final evaluation records it beside the agent."""
     folder.mkdir()
     settings = CONFIG | {"seed": seed, "fold": fold, "limits": limits or RULED} | config
     (folder / "config.json").write_text(json.dumps(settings))
     records = [
         {
-            "policy": "trained",
+            "policy": policy,
             "question_id": qid,
             "searches": [{"query": "q", "chunk_ids": list(chunks), "malformed": None}],
             "answer": answer,
         }
-        for qid, (chunks, answer) in attempts.items()
+        for policy, recorded in (("trained", attempts), ("cold-start", cold_start or {}))
+        for qid, (chunks, answer) in recorded.items()
     ]
     records.append(  # a baseline's trajectory, as runs record them too: not the agent
         {"policy": "echo@2", "question_id": "a1", "searches": [], "answer": "$5 million"}
@@ -352,3 +354,39 @@ def test_the_same_records_give_the_same_intervals_whatever_order_the_runs_came_i
 
     ids = sorted(values)
     assert report(ids) == report(ids[20:] + ids[:20]) == report(ids[::-1])
+
+
+def test_a_cold_start_the_final_evaluation_ran_is_read_from_its_record(tmp_path, corpus, capsys):
+    index, questions = corpus
+    # No weights kept (a record in docs/results/runs): the recorded cold-start trajectories
+    # give the row. Fold 0's cold start found a1's page and answered a1 right; fold 1's, b1's.
+    trained = [
+        {"a1": (["ACME_2020:p1:c0"], "$5 million"), "a2": (["ACME_2020:p3:c0"], "$2 million")},
+        {"b1": (["BETA_2020:p1:c0"], "$9 million"), "g1": ([], "$4 million")},
+    ]
+    before = [
+        {"a1": (["ACME_2020:p1:c0"], "$5 million"), "a2": ([], "no idea")},
+        {"b1": (["BETA_2020:p1:c0"], "$9 million"), "g1": ([], "none")},
+    ]
+    runs = [
+        write_run(tmp_path / f"f{fold}", trained[fold], fold=fold, cold_start=before[fold])
+        for fold in (0, 1)
+    ]
+    section = json.loads(compare(capsys, index, questions, "--runs", *runs, "--json"))
+    section = section["sections"][0]
+    cold = row(section, "cold start alone")
+    assert not cold["note"] and cold["n"] == 4
+    assert cold["accuracy"]["mean"] == pytest.approx(2 / 4)
+    assert row(section, "trained")["accuracy"]["mean"] == pytest.approx(4 / 4)
+    share = next(p for p in section["paired"] if p["policies"][1] == "cold start alone (before RL)")
+    assert share["accuracy"]["mean"] == pytest.approx(2 / 4)
+
+    # A record that misses one of the run's questions is no cold start's row: with no
+    # weights kept either, the row says it is not recorded rather than pool a part.
+    del before[1]["g1"]
+    partial = [
+        write_run(tmp_path / f"p{fold}", trained[fold], fold=fold, cold_start=before[fold])
+        for fold in (0, 1)
+    ]
+    section = json.loads(compare(capsys, index, questions, "--runs", *partial, "--json"))
+    assert "no cold start kept in p1" in row(section["sections"][0], "cold start alone")["note"]
