@@ -21,9 +21,9 @@ copied it perfectly would find.
   the scope a student could copy from its results (pseudo-relevance feedback).
 - hindsight, a ceiling and no form: for each question the best of the question, the question
   less one of its words and each run of three of its words, each unscoped and within the
-  scope the question names, chosen knowing its golden passage. No rule
-  can be taught that; it bounds what a second search written from the question's own words
-  finds, the most a policy choosing it question by question (RL's task) could reach.
+  scope the question names, chosen knowing its golden passage. No rule can be taught that;
+  it bounds what a second search written from the question's own words finds, the most a
+  policy choosing it question by question (RL's task) could reach.
 """
 
 from __future__ import annotations
