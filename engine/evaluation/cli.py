@@ -116,7 +116,13 @@ def register(subparsers) -> None:
         help="entity-level split (default val: companies never trained on)",
     )
     p.add_argument("--val-fraction", type=float, default=0.25)
-    p.add_argument("--split-seed", type=int, default=0)
+    p.add_argument(
+        "--split-seed",
+        type=int,
+        default=None,
+        help="which entities are held out (default: the seed of the run a checkpoint given as "
+        "a policy was trained in, from its run folder's config.json; else 0)",
+    )
     p.add_argument(
         "--folds",
         type=int,
@@ -171,6 +177,28 @@ def _fail(message: str) -> int:
     return 2
 
 
+def run_split_seed(specs) -> tuple[int, str] | None:
+    """The entity split seed of the run the checkpoint policies were trained in, and that
+    run's config.json: a run folder holds `final/`, `cold-start/` and `checkpoints/step-N/`
+    beside its config.json, so a checkpoint evaluated "on its held-out fold" is evaluated on
+    the fold its run held out. None when no checkpoint has a run folder, or they disagree."""
+    found: dict[int, str] = {}
+    for spec in specs:
+        path = Path(spec)
+        if not path.is_dir():
+            continue
+        for folder in (path.parent, path.parent.parent):
+            try:
+                config = json.loads((folder / "config.json").read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(config, dict) and "seed" in config and "folds" in config:
+                seed = config.get("split_seed")
+                found[config["seed"] if seed is None else seed] = str(folder / "config.json")
+                break
+    return next(iter(found.items())) if len(found) == 1 else None
+
+
 def cmd_eval(args) -> int:
     from engine.agent.models import ModelNotFoundError, best_device, load_model
     from engine.agent.trajectory import SamplingParams
@@ -185,12 +213,17 @@ def cmd_eval(args) -> int:
         index, questions = load_index_and_questions(args)
     except ValueError as exc:
         return _fail(str(exc))
+    specs = list(dict.fromkeys(s.strip() for s in args.policy.split(",") if s.strip()))
     if args.split != "all":
+        split_seed = args.split_seed
+        if split_seed is None and (run := run_split_seed(specs)):
+            split_seed, source = run
+            print(f"split seed {split_seed}: the run's ({source})", file=sys.stderr)
         try:
             train, val = train_val_split(
                 questions,
                 val_fraction=args.val_fraction,
-                seed=args.split_seed,
+                seed=split_seed or 0,
                 folds=args.folds,
                 fold=args.fold,
             )
@@ -202,7 +235,6 @@ def cmd_eval(args) -> int:
         return _fail(f"no questions in the {args.split} split")
     map_evidence(questions, index.chunks)
 
-    specs = list(dict.fromkeys(s.strip() for s in args.policy.split(",") if s.strip()))
     limits = policy_limits(specs, args)
 
     @cache

@@ -390,3 +390,27 @@ def test_a_cold_start_the_final_evaluation_ran_is_read_from_its_record(tmp_path,
     ]
     section = json.loads(compare(capsys, index, questions, "--runs", *partial, "--json"))
     assert "no cold start kept in p1" in row(section["sections"][0], "cold start alone")["note"]
+
+
+def test_sleuth_eval_holds_out_the_fold_the_checkpoints_run_held_out(tmp_path, corpus, capsys):
+    from tests.helpers.toy import tiny_model_folder
+
+    index, questions = corpus
+    model = tiny_model_folder(tmp_path)
+    # Three folds of Acme (2 questions), Beta and Gamma: fold 1 is Gamma's with split seed 0
+    # and Beta's with split seed 1, the seed of this run.
+    run = tmp_path / "run-s1"
+    write_run(run, {}, seed=1, fold=1, folds=3, model=model)
+    shutil.copytree(model, run / "final")
+
+    def evaluated(*split) -> list[str]:
+        out = tmp_path / f"trajectories{len(split)}.jsonl"
+        args = ["eval", "--index", index, "--questions", questions, "--policy", str(run / "final"),
+                "--folds", "3", "--fold", "1", "--max-turns", "1", "--max-new-tokens", "4",
+                "--trajectories", str(out), *split]  # fmt: skip
+        assert main(args) == 0
+        return sorted({json.loads(line)["question_id"] for line in out.read_text().splitlines()})
+
+    assert evaluated() == ["b1"]
+    assert "split seed 1: the run's" in capsys.readouterr().err
+    assert evaluated("--split-seed", "0") == ["g1"]  # said outright, it wins
