@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.documents.evidence import map_evidence  # noqa: E402
 from engine.documents.questions import load_questions  # noqa: E402
-from engine.evaluation.compare import _as_read  # noqa: E402
+from engine.evaluation.compare import settings_as_read  # noqa: E402
 from engine.evaluation.pooled import (  # noqa: E402
     EVAL_TRAJECTORIES,
     agent_chunk_count,
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         run = read_run(folder)
         asked = [q for q in held_out(run, questions) if q.id in run.attempts["trained"]]
         agent = score_attempts("trained", [run.attempts["trained"]], asked, None)
-        teacher = no_model_teacher(index, asked, _as_read(run.config))
+        teacher = no_model_teacher(index, asked, settings_as_read(run.config))
         taught = teacher_searches(index, asked, teacher, agent_chunk_count(agent))
         queries = agent_queries(folder)
         for qid, recall in agent.recall.items():

@@ -97,7 +97,7 @@ def run_limits(config: dict) -> Limits:
     return Limits(**{k: v for k, v in (config.get("limits") or {}).items() if k in known})
 
 
-def _as_read(config: dict) -> dict:
+def settings_as_read(config: dict) -> dict:
     """A run's settings as the trainer reads them (an older run's mapped to today's names, so
     its teacher's scope is the one it trained with); as stored when they no longer load."""
     from engine.training.config import TrainConfig
@@ -181,7 +181,7 @@ def cmd_compare(args) -> int:
         chunk_counts = [pooled.agent_chunk_count(models[0])] if runs else [5, 10]
     elif runs:
         chunk_counts = list(dict.fromkeys([pooled.agent_chunk_count(models[0]), *chunk_counts]))
-    teacher = pooled.no_model_teacher(index, questions, _as_read(config))
+    teacher = pooled.no_model_teacher(index, questions, settings_as_read(config))
     sections = []
     for i, k in enumerate(chunk_counts):
         rows = [*(models if i == 0 else []), *pooled.baselines(index, questions, k, teacher)]
