@@ -30,6 +30,7 @@ from engine.evaluation.compare import settings_as_read  # noqa: E402
 from engine.evaluation.pooled import (  # noqa: E402
     EVAL_TRAJECTORIES,
     agent_chunk_count,
+    check_one_setting,
     held_out,
     no_model_teacher,
     read_run,
@@ -64,14 +65,21 @@ def main(argv: list[str] | None = None) -> int:
     questions = load_questions(args.questions)
     map_evidence(questions, index.chunks)
     by_id = {q.id: q for q in questions}
+    runs = [read_run(folder) for folder in args.runs]
+    check_one_setting(runs)
+    held = [
+        [q for q in held_out(run, questions) if q.id in run.attempts["trained"]] for run in runs
+    ]
+    asked = list({q.id: q for mine in held for q in mine}.values())
+    # The teacher's row as `sleuth compare` makes it: once, over every run's held-out
+    # questions, at the pooled agent's chunk count.
+    pooled = score_attempts("trained", [run.attempts["trained"] for run in runs], asked, None)
+    teacher = no_model_teacher(index, asked, settings_as_read(runs[0].config))
+    taught = teacher_searches(index, asked, teacher, agent_chunk_count(pooled))
     counts: Counter = Counter()  # where one finds more than the other
     every: Counter = Counter()
-    for folder in args.runs:
-        run = read_run(folder)
-        asked = [q for q in held_out(run, questions) if q.id in run.attempts["trained"]]
-        agent = score_attempts("trained", [run.attempts["trained"]], asked, None)
-        teacher = no_model_teacher(index, asked, settings_as_read(run.config))
-        taught = teacher_searches(index, asked, teacher, agent_chunk_count(agent))
+    for folder, run, mine in zip(args.runs, runs, held, strict=True):
+        agent = score_attempts("trained", [run.attempts["trained"]], mine, None)
         queries = agent_queries(folder)
         for qid, recall in agent.recall.items():
             scope = split_scope(teacher.scope(by_id[qid]))[0].lower()
