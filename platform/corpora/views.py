@@ -135,9 +135,10 @@ def document_page(request, document_id: int, page: int):
 @login_required
 @require_GET
 def document_table(request, project_id: int):
-    """The documents table alone, polled by htmx while documents are being processed."""
+    """What the document table's frame holds, fetched by htmx after an upload and polled
+    while documents are being processed."""
     project = project_get_for_user(user=request.user, project_id=project_id)
-    return render(request, "corpora/_document_table.html", _project_context(request, project))
+    return render(request, "corpora/_document_rows.html", _project_context(request, project))
 
 
 @login_required

@@ -74,7 +74,7 @@
   // skip that refresh (the next one after saving catches up). A listener, not an hx-trigger
   // filter, because filters are evaluated strings, which the Content-Security-Policy forbids.
   document.addEventListener("htmx:confirm", function (event) {
-    const table = event.detail.elt;
+    const table = event.detail.target;
     if (table.id === "documents" && table.querySelector("form.entity-form")) event.preventDefault();
   });
 

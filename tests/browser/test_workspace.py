@@ -2,6 +2,7 @@
 by an admin, sign up, create a project, upload filings and questions."""
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -191,6 +192,43 @@ def test_files_chosen_while_the_page_script_still_loads_are_uploaded(
 
     expect(page.locator(".upload-item.done")).to_have_count(1)
     expect(page.locator("#documents tbody tr")).to_have_count(1)
+
+
+def test_a_refresh_asked_for_during_another_is_not_lost(page, live_server, alice, log_in):
+    """Two files uploaded one after the other ask the table to refresh twice; the second ask
+    comes while the first refresh is in flight, and must still run once it has landed."""
+    project = project_create(owner=alice, name="Notes")
+    refreshes = []
+
+    def refresh(route):
+        refreshes.append(route.request)
+        response = route.fetch()  # the table as the server has it now
+        if len(refreshes) == 1:
+            # The first refresh lands only after the second upload has finished and asked for
+            # its own (held here, not at the server: its table has one row).
+            for _ in range(100):
+                if Document.objects.filter(project=project).count() == 2:
+                    break
+                time.sleep(0.1)
+            time.sleep(1)
+        # Without its poll, so that only the refreshes the uploads ask for can show a new row
+        # (a poll would hide a lost one within 3 s).
+        route.fulfill(response=response, body=re.sub(r",? *every 3s", "", response.text()))
+
+    page.route(re.compile(r"/documents/$"), refresh)
+    log_in()
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    dropped = page.evaluate_handle("""() => {
+        const data = new DataTransfer();
+        data.items.add(new File(["Revenue grew 4%"], "ACME_2023_notes.txt", {type: "text/plain"}));
+        data.items.add(new File(["# Outlook"], "ACME_2024_outlook.md", {type: "text/markdown"}));
+        return data;
+    }""")
+    page.dispatch_event("[data-upload-zone]", "drop", {"dataTransfer": dropped})
+
+    expect(page.locator(".upload-item.done")).to_have_count(2)
+    expect(page.locator("#documents tbody tr")).to_have_count(2)
+    assert len(refreshes) >= 2
 
 
 def test_the_document_table_polls_under_the_policy_and_spares_an_open_entity_form(
