@@ -114,11 +114,8 @@ def test_waitlist_to_invite_to_signup_to_uploads(
     assert QuestionSet.objects.get().questions.count() == 84
 
 
-def test_files_dropped_on_the_page_upload_with_their_own_progress(page, live_server, alice, log_in):
-    project = project_create(owner=alice, name="Notes")
-    log_in()
-    page.goto(f"{live_server.url}/projects/{project.pk}/")
-
+def drop_two_notes(page):
+    """Drops two small files on the project page's upload zone, as a user dragging them does."""
     dropped = page.evaluate_handle("""() => {
         const data = new DataTransfer();
         data.items.add(new File(["Revenue grew 4%"], "ACME_2023_notes.txt", {type: "text/plain"}));
@@ -126,6 +123,13 @@ def test_files_dropped_on_the_page_upload_with_their_own_progress(page, live_ser
         return data;
     }""")
     page.dispatch_event("[data-upload-zone]", "drop", {"dataTransfer": dropped})
+
+
+def test_files_dropped_on_the_page_upload_with_their_own_progress(page, live_server, alice, log_in):
+    project = project_create(owner=alice, name="Notes")
+    log_in()
+    page.goto(f"{live_server.url}/projects/{project.pk}/")
+    drop_two_notes(page)
 
     expect(page.locator(".upload-item.done")).to_have_count(2)
     expect(page.locator("#documents tbody tr")).to_have_count(2)
@@ -218,13 +222,7 @@ def test_a_refresh_asked_for_during_another_is_not_lost(page, live_server, alice
     page.route(re.compile(r"/documents/$"), refresh)
     log_in()
     page.goto(f"{live_server.url}/projects/{project.pk}/")
-    dropped = page.evaluate_handle("""() => {
-        const data = new DataTransfer();
-        data.items.add(new File(["Revenue grew 4%"], "ACME_2023_notes.txt", {type: "text/plain"}));
-        data.items.add(new File(["# Outlook"], "ACME_2024_outlook.md", {type: "text/markdown"}));
-        return data;
-    }""")
-    page.dispatch_event("[data-upload-zone]", "drop", {"dataTransfer": dropped})
+    drop_two_notes(page)
 
     expect(page.locator(".upload-item.done")).to_have_count(2)
     expect(page.locator("#documents tbody tr")).to_have_count(2)
