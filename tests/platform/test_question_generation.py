@@ -10,8 +10,9 @@ from django.conf import settings
 from config.tasks import question_set_draft
 from core.s3 import s3_client
 from corpora import indexing
-from corpora.models import QuestionGeneration, QuestionSet
+from corpora.models import Question, QuestionGeneration, QuestionSet
 from corpora.services import document_parse, document_upload, project_create
+from corpora.views import FEW_QUESTIONS
 from runs.forms import RunForm
 from runs.services import RunRejected, run_create
 from tests.helpers.documents import STATEMENTS, filing_file
@@ -105,7 +106,7 @@ def test_the_button_queues_the_offline_generator_whose_set_is_a_draft(
     assert "Generating questions…" not in page
     detail = client_alice.get(f"/question-sets/{question_set.pk}/").content.decode()
     assert "Draft: review before a run uses it" in detail
-    assert "offline from the tables in your documents" in detail
+    assert "offline from the sentences in your documents" in detail
     assert "Accept all" in detail
     first = question_set.questions.first()
     assert f"/questions/{first.pk}/edit/" in detail and f"/questions/{first.pk}/delete/" in detail
@@ -155,6 +156,32 @@ def test_too_few_tables_make_no_set_and_the_page_says_why(client_alice, alice, s
     page = client_alice.get(f"/projects/{project.pk}/").content.decode()
     assert "too few tables" in page
     assert "Generate questions from my documents</button>" in page  # can try again
+
+
+@pytest.mark.django_db
+def test_a_generated_set_too_small_to_compare_agents_on_says_so(client_alice, tables):
+    question_set = generate(client_alice, tables)
+    count = question_set.questions.count()
+    assert 2 <= count < FEW_QUESTIONS  # two short filings hold a few questions, not thirty
+
+    def notice() -> str:
+        detail = client_alice.get(f"/question-sets/{question_set.pk}/").content.decode()
+        _, found, rest = detail.partition('id="few-questions">')
+        return rest.split("</p>", 1)[0] if found else ""
+
+    assert f"Only {count} questions" in notice() and "Import questions" in notice()
+
+    # Enough questions: no notice.
+    Question.objects.bulk_create(
+        Question(question_set=question_set, position=count + i, question=f"Q{i}?", answer="A")
+        for i in range(1, FEW_QUESTIONS - count + 1)
+    )
+    assert notice() == ""
+
+    # A set the customer imported is theirs to size: no notice however few.
+    question_set.questions.filter(position__gt=count).delete()
+    QuestionSet.objects.filter(pk=question_set.pk).update(generated_by="")
+    assert notice() == ""
 
 
 @pytest.mark.django_db
