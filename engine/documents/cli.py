@@ -136,4 +136,18 @@ def cmd_generate(args) -> int:
         return 2
     save_questions(questions, args.out)
     print(f"wrote {len(questions)} questions from {source} -> {args.out}")
+    if len(questions) < args.n and not args.teacher_base_url:
+        # Fewer than asked is what these documents hold of these kinds, not a failure: say
+        # so, and what makes more, rather than leave a short file unexplained.
+        more = "a teacher model writes more (--teacher-base-url, --teacher-model)"
+        if not set(READING_KINDS) <= set(kinds):
+            more += (
+                "; --kinds generic,reading adds fill-in-the-blank questions, which teach "
+                "reading but quote their passage, so they measure no search"
+            )
+        print(
+            f"sleuth: only {len(questions)} of the {args.n} asked for are in these documents "
+            f"with these kinds: {more}",
+            file=sys.stderr,
+        )
     return 0
