@@ -124,7 +124,10 @@ def run_prepare(*, run_id: int) -> Run | None:
             run.question_set = question_set_generate(project_id=run.project_id)
             run_event_add(
                 run=run,
-                message=f"Generated {run.question_set.questions.count()} questions from tables.",
+                message=(
+                    f"Generated {run.question_set.questions.count()} questions from your "
+                    "documents (offline, from their sentences; in filings, their tables)."
+                ),
             )
         questions = _engine_questions(run.question_set)
         report = map_evidence(questions, index.chunks)
