@@ -106,7 +106,7 @@ def test_the_button_queues_the_offline_generator_whose_set_is_a_draft(
     assert "Generating questions…" not in page
     detail = client_alice.get(f"/question-sets/{question_set.pk}/").content.decode()
     assert "Draft: review before a run uses it" in detail
-    assert "offline from the sentences in your documents" in detail
+    assert "offline from the sentences (and, in filings, the tables) of your documents" in detail
     assert "Accept all" in detail
     first = question_set.questions.first()
     assert f"/questions/{first.pk}/edit/" in detail and f"/questions/{first.pk}/delete/" in detail
