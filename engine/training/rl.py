@@ -153,6 +153,12 @@ class LoopState:
         if saved:
             optimizer.load_state_dict(saved["optimizer"])
             scheduler.load_state_dict(saved["scheduler"])
+            # The learning rate is the config's, not the one saved with the optimizer: a run's
+            # config.json says what it trains with, also after it was changed for a resume.
+            scheduler.base_lrs = [config.lr for _ in optimizer.param_groups]
+            for group in optimizer.param_groups:
+                group["initial_lr"] = config.lr
+                group["lr"] = config.lr * scheduler.lr_lambdas[0](scheduler.last_epoch)
             loop.sampler.load(saved["sampler"])
             loop.visits, loop.solved = saved["visits"], set(saved["solved"])
             loop.mastered = saved.get("mastered", {})  # absent from older checkpoints

@@ -364,6 +364,26 @@ def test_resume_continues_exactly_where_the_run_stopped(tmp_path):
     assert a["sampler"] == b["sampler"]
 
 
+def test_a_resumed_run_trains_at_its_config_learning_rate_not_the_one_saved_with_it():
+    model = torch.nn.Linear(2, 2)
+    before = TrainConfig(lr=1e-5, warmup_steps=4)
+    loop = LoopState.begin(model, before, ["q"], None)
+    for _ in range(2):  # two steps of the warm-up: the rate is 3/4 of the config's
+        model(torch.ones(2)).sum().backward()
+        loop.optimizer.step()
+        loop.scheduler.step()
+    saved = {**loop.saved(before), "step": 2, "rng": rng_states()}
+
+    same = LoopState.begin(model, before, ["q"], saved)
+    assert same.optimizer.param_groups[0]["lr"] == pytest.approx(0.75e-5)  # as it stopped
+
+    changed = LoopState.begin(model, TrainConfig(lr=1e-4, warmup_steps=4), ["q"], saved)
+    assert changed.optimizer.param_groups[0]["lr"] == pytest.approx(0.75e-4)
+    changed.scheduler.step()
+    assert changed.scheduler.get_last_lr()[0] == pytest.approx(1e-4)  # warm-up done
+    assert changed.optimizer.state_dict()["state"]  # Adam's moments kept
+
+
 def test_a_question_never_solved_in_its_visits_is_held_back_and_a_solved_one_never_is():
     model = torch.nn.Linear(2, 2)
     loop = LoopState.begin(model, TrainConfig(hold_back_after=2), ["hard", "once"], None)
