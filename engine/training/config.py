@@ -174,7 +174,16 @@ class TrainConfig(Settings):
     loss: LossConfig = field(default_factory=LossConfig)
     # GRPO; False gives Dr. GRPO (advantage = r − mean)
     normalize_std: bool = option(True, help="advantages divided by the group's std (GRPO)")
-    # Groups whose rewards all tie teach nothing; without refills a step trains on those left.
+    # What a sample's advantage is. "group": its reward against its group's (GRPO, Dr. GRPO
+    # without the std). "correct": 1 when the judge finds its answer correct, 0 otherwise, and
+    # every correct sample is trained on, in groups that tie too: expert iteration
+    # (rejection-sampling fine-tuning) on the policy's own verified answers, which learns from
+    # a question the policy always answers right, where GRPO's tied group teaches nothing.
+    advantage: Literal["group", "correct"] = option(
+        "group", help="group (GRPO) or correct (expert iteration on answers judged correct)"
+    )
+    # Groups that teach nothing (rewards that all tie; under expert iteration, no sample
+    # judged correct); without refills a step trains on those left.
     refill_rounds: int = option(
         0, help="sampling rounds a step may add to replace groups with tied rewards"
     )

@@ -5,8 +5,11 @@ What it is (and where it departs from the papers):
   trajectories first; a 0.1B student gets no reward to learn from otherwise.
 - Each step: `questions_per_step` training questions, `group_size` rollouts each through
   the real search tool; rewards from `engine.rewards` (every component logged);
-  group-relative advantages (GRPO, or Dr. GRPO without the std division).
-- Curriculum: groups whose rewards are all equal carry no signal and are dropped; a
+  group-relative advantages (GRPO, or Dr. GRPO without the std division), or with
+  `advantage="correct"` expert iteration: 1 on each sample the judge finds correct, which
+  alone are trained on, as fine-tuning on the policy's own verified answers.
+- Curriculum: groups whose rewards are all equal carry no signal and are dropped (under
+  expert iteration, groups with no correct sample); a
   question with no correct sample in `hold_back_after` visits is held back (near-impossible
   questions teach shortcuts), and with `retire_after`, one every sample answered right, with
   equal rewards, that many visits in a row (a mastered question's groups tie).
@@ -234,11 +237,29 @@ def has_signal(group_totals: torch.Tensor) -> bool:
     return bool(group_totals.std() > 1e-6)
 
 
+def teaches(group_totals: torch.Tensor, group_correct: Sequence[bool], advantage: str) -> bool:
+    """Whether a group is trained on: under GRPO when its rewards do not all tie, under
+    expert iteration when one of its samples is judged correct (ties or not)."""
+    return any(group_correct) if advantage == "correct" else has_signal(group_totals)
+
+
+def step_advantages(
+    totals: torch.Tensor, correct: Sequence[bool], config: TrainConfig
+) -> torch.Tensor:
+    """Each sample's advantage: its reward against its group's (GRPO), or 1 when judged
+    correct and 0 otherwise (expert iteration: the policy fine-tuned on its own answers
+    that the judge verified)."""
+    if config.advantage == "correct":
+        return torch.tensor(correct, dtype=torch.float32)
+    return group_advantages(totals, config.group_size, normalize_std=config.normalize_std)
+
+
 def sample_groups(engine, sampler, by_id, config: TrainConfig, judge, ranks: Ranks, step: int):
     """A step's groups: `group_size` rollouts for each of `questions_per_step` questions,
-    scored (by rank 0, sent to the others). With `refill_rounds`, groups whose rewards all
-    tie are replaced by fresh questions' groups, up to that many more rounds (dynamic
-    sampling, as DAPO does): the step trains on a full batch where the questions allow.
+    scored (by rank 0, sent to the others). With `refill_rounds`, groups that teach nothing
+    (rewards that all tie; under expert iteration, no sample judged correct) are replaced by
+    fresh questions' groups, up to that many more rounds (dynamic sampling, as DAPO does):
+    the step trains on a full batch where the questions allow.
     Returns the question ids, one question per row, the trajectories, their rewards and the
     rounds sampled."""
     G = config.group_size
@@ -261,8 +282,12 @@ def sample_groups(engine, sampler, by_id, config: TrainConfig, judge, ranks: Ran
         trajectories, rewards = trajectories + sampled, rewards + scored
         rounds += 1
         totals = torch.tensor([r["total"] for r in rewards])
-        signal = sum(has_signal(totals[g * G : (g + 1) * G]) for g in range(len(ids)))
-        wanted = config.questions_per_step - signal
+        correct = [r["correct"] > 0 for r in rewards]
+        trained = sum(
+            teaches(totals[g * G : (g + 1) * G], correct[g * G : (g + 1) * G], config.advantage)
+            for g in range(len(ids))
+        )
+        wanted = config.questions_per_step - trained
     return ids, questions, trajectories, rewards, rounds
 
 
@@ -672,23 +697,26 @@ def train(
         correct = [r["correct"] > 0 for r in rewards]  # the judge's verdict (rewards.reward)
 
         # 3. advantages within each question's group; curriculum
-        advantages = group_advantages(totals, G, normalize_std=config.normalize_std)
-        train_rows, failed_groups = [], []
+        advantages = step_advantages(totals, correct, config)
+        train_rows, failed_groups, trained_groups = [], [], 0
         for g, qid in enumerate(ids):
             rows = range(g * G, (g + 1) * G)
             any_correct = any(correct[i] for i in rows)
-            signal = has_signal(totals[list(rows)])
             loop.count_group(
                 qid,
                 any_correct,
                 config.hold_back_after,
-                mastered=all(correct[i] for i in rows) and not signal,
+                mastered=all(correct[i] for i in rows) and not has_signal(totals[list(rows)]),
                 retire_after=config.retire_after,
             )
             if not any_correct:
                 failed_groups.append(qid)
-            if signal:
-                train_rows.extend(rows)
+            if teaches(totals[list(rows)], [correct[i] for i in rows], config.advantage):
+                trained_groups += 1
+                # Expert iteration trains on the correct samples alone: the others' advantage
+                # is 0, and in the token mean they would only dilute the correct ones.
+                kept = [i for i in rows if correct[i]] if config.advantage == "correct" else rows
+                train_rows.extend(kept)
         dgpo = (
             [teacher_for[q] for q in failed_groups if q in teacher_for] if config.dgpo_coef else []
         )
@@ -743,7 +771,7 @@ def train(
             **rollout_stats(trajectories, tokenizer),
             **update,
             "lr": loop.scheduler.get_last_lr()[0],
-            "groups_dropped": len(ids) - len(train_rows) // G,
+            "groups_dropped": len(ids) - trained_groups,
             "sample_rounds": rounds,
             "dgpo_groups": len(dgpo),
             "held_back": len(loop.sampler.held_back),
