@@ -40,6 +40,8 @@ MAX_RANKS = 8
 
 LossKind = Literal["dppo_tv", "dppo_kl", "tis", "mis"]
 LOSS_KINDS: tuple[str, ...] = LossKind.__args__
+Advantage = Literal["group", "correct"]
+ADVANTAGES: tuple[str, ...] = Advantage.__args__
 
 
 @dataclass
@@ -179,7 +181,7 @@ class TrainConfig(Settings):
     # every correct sample is trained on, in groups that tie too: expert iteration
     # (rejection-sampling fine-tuning) on the policy's own verified answers, which learns from
     # a question the policy always answers right, where GRPO's tied group teaches nothing.
-    advantage: Literal["group", "correct"] = option(
+    advantage: Advantage = option(
         "group", help="group (GRPO) or correct (expert iteration on answers judged correct)"
     )
     # Groups that teach nothing (rewards that all tie; under expert iteration, no sample
@@ -301,6 +303,10 @@ class TrainConfig(Settings):
         for name in ("synthetic_questions", "rl_synthetic_questions"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be 0 or more, not {getattr(self, name)}")
+        if self.advantage not in ADVANTAGES:
+            raise ValueError(
+                f"unknown advantage {self.advantage!r}; choose one of {', '.join(ADVANTAGES)}"
+            )
         if self.updates_per_step < 1:
             raise ValueError(f"updates_per_step must be 1 or more, not {self.updates_per_step}")
         if not 0 <= self.rl_fresh_share < 1:

@@ -45,6 +45,13 @@ def test_advantages_are_the_judge_s_verdict():
     assert grpo.tolist() == pytest.approx([0, 0, 1, -1], abs=1e-4)
 
 
+def test_an_unknown_advantage_is_refused_by_name():
+    with pytest.raises(
+        ValueError, match="unknown advantage 'reward'; choose one of group, correct"
+    ):
+        config(advantage="reward")
+
+
 @pytest.mark.parametrize("advantage", ["group", "correct"])
 def test_expert_iteration_trains_on_correct_samples_tied_groups_included(
     tmp_path, monkeypatch, advantage
