@@ -187,7 +187,7 @@ class TrainConfig(Settings):
     # Groups that teach nothing (rewards that all tie; under expert iteration, no sample
     # judged correct); without refills a step trains on those left.
     refill_rounds: int = option(
-        0, help="sampling rounds a step may add to replace groups with tied rewards"
+        0, help="sampling rounds a step may add to replace groups that teach nothing"
     )
     dgpo_coef: float = option(
         0.2, help="teacher NLL weight on groups with no correct sample (0: off)", flag="--dgpo"
