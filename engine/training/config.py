@@ -181,6 +181,8 @@ class TrainConfig(Settings):
     # every correct sample is trained on, in groups that tie too: expert iteration
     # (rejection-sampling fine-tuning) on the policy's own verified answers, which learns from
     # a question the policy always answers right, where GRPO's tied group teaches nothing.
+    # No preset takes it: it added nothing told from noise over the cold start alone
+    # (docs/results.md, "Expert iteration").
     advantage: Advantage = option(
         "group", help="group (GRPO) or correct (expert iteration on answers judged correct)"
     )
