@@ -24,7 +24,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser(
         "compare",
         help="the trained agent (pooled over fold runs) beside echo, scoped echo, the "
-        "teacher's searches and the base model, with 95 % intervals",
+        "teacher's searches and the base model, with 95 %% intervals",
         description="One table, one ruler: golden recall and strict accuracy with bootstrap "
         "95 % intervals over questions, chunks per question and n, for the trained agent "
         "(its runs' recorded held-out trajectories, judged again; and re-evaluated with every "
