@@ -149,8 +149,12 @@ def test_make_run_serves_green_health_and_ctrl_c_leaves_no_process(open_tmp):
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=60) == 0
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+        if process.poll() is None:  # an assertion failed above: still stop the whole stack
+            process.send_signal(signal.SIGINT)  # SIGKILL alone would orphan its daemons
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
     time.sleep(1)
     alive = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
     assert alive == []
