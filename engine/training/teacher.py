@@ -592,7 +592,9 @@ def scope_drills(
     seen, it can only learn to copy what it reads. Half the made-up names begin as a
     training company's does ("Pfidger", "Besled"), so that the first letters of a name
     never decide the rest. Each drill stops at its last `</search>`: a made-up scope names
-    no document, and a question the teacher could not answer has no true continuation."""
+    no document, and a question the teacher could not answer has no true continuation.
+    Without `scoped_first_search` (the default path) a copy's first search is the bare
+    question, as the teacher's is, and the made-up name goes to its second search."""
     rng = random.Random(seed)
     known = sorted({m for q in questions if (m := teacher.entity_mention(q))})
     words = _name_words(teacher.index, rng)
@@ -618,12 +620,19 @@ def scope_drills(
                 question.question.replace(mention, name),
             )
             named = " ".join([name, *(latest_year(text) if teacher.scope_years else [])])
-            # The section the question names, else (with refine_always) its key terms.
-            second = teacher.section_query(question, f"[{named}] ")
+            swapped = replace(question, question=text, entity=name)
+            # The section the question names, else (with refine_always) its key terms or
+            # (without refine_terms) the question again, within the made-up scope.
+            second = teacher.section_query(swapped, f"[{named}] ")
             if not second and teacher.refine_always:
-                second = teacher.refine_query(question, f"[{named}] ")
-            searches = [f"[{named}] {text}", *([second] if second else [])]
-            drills.append(_search_turns(engine, text, searches))
+                second = teacher.refine_query(swapped, f"[{named}] ")
+            if teacher.scoped_first_search:
+                searches = [f"[{named}] {text}", *([second] if second else [])]
+            elif second:  # the first search is the bare question; the name goes to the second
+                searches = [text, second]
+            else:
+                continue  # nothing named to copy
+            drills.append(_search_turns(engine, text, searches, not teacher.scoped_first_search))
     return drills
 
 

@@ -3,6 +3,8 @@ agent's do not, sorted by what the agent wrote as its second search."""
 
 import json
 
+import pytest
+
 from bench.teacher_gap import main
 from engine.cli import main as sleuth
 
@@ -102,3 +104,50 @@ def test_the_questions_only_the_teacher_finds_are_sorted_by_the_agents_second_se
         "| scoped | no second search | 2 |",
         "| scoped | the teacher's scope | 1 |",
     ]
+
+
+def test_the_weights_on_their_training_questions_are_counted_beside_the_held_out_ones(
+    tmp_path, capsys
+):
+    pages, questions = tmp_path / "pages.jsonl", tmp_path / "questions.jsonl"
+    pages.write_text("".join(json.dumps(p) + "\n" for p in PAGES))
+    questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
+    assert sleuth(["index", "--docs", str(pages), "--out", str(tmp_path / "idx")]) == 0
+    runs = [write_run(tmp_path / f"run-f{fold}", fold) for fold in (0, 1)]
+    # `sleuth eval --trajectories` of one checkpoint on questions it trained on: a2 now with
+    # the teacher's scope; echo's rows are not the agent's and are left out.
+    seen = tmp_path / "seen.jsonl"
+    searched = [("How much did Acme spend on equipment?", []), ("[Acme]", [])]
+    seen.write_text(
+        "".join(
+            json.dumps({"policy": policy, "question_id": "a2", "answer": "x", "searches": [
+                {"query": q, "chunk_ids": ids, "malformed": None} for q, ids in searched
+            ]}) + "\n"
+            for policy in ("runs/x/final", "echo@5")
+        )
+    )  # fmt: skip
+    capsys.readouterr()
+
+    assert main(["--index", str(tmp_path / "idx"), "--questions", str(questions),
+                 "--runs", *runs, "--seen", str(seen)]) == 0  # fmt: skip
+
+    every = capsys.readouterr().out.split("\n\n")[1]
+    assert every.splitlines()[2:] == [
+        "| scoped | no scope | 1 | 0 |",
+        "| scoped | no second search | 2 | 0 |",
+        "| scoped | the teacher's scope | 1 | 1 |",
+    ]
+
+
+def test_a_file_of_several_checkpoints_is_refused(tmp_path):
+    from bench.teacher_gap import seen_queries
+
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        "".join(
+            json.dumps({"policy": p, "question_id": "a1", "searches": []}) + "\n"
+            for p in ("runs/a/final", "runs/b/final", "base")
+        )
+    )
+    with pytest.raises(SystemExit, match="runs/a/final.*runs/b/final"):
+        seen_queries(str(mixed))

@@ -246,7 +246,16 @@ def test_the_customers_own_questions_get_more_drills_on_made_up_names(tmp_path):
     own = questions()
 
     train(
-        config(steps=1, sft_epochs=1, scope_drills=0, customer_scope_drills=2, save_every=0),
+        # The filings pack's scoped first search, where the drills' names go (on the default
+        # path they go to the second search: test_training_teacher.py).
+        config(
+            steps=1,
+            sft_epochs=1,
+            scope_drills=0,
+            customer_scope_drills=2,
+            scoped_first_search=True,
+            save_every=0,
+        ),
         model=tiny_model(tokenizer),
         tokenizer=tokenizer,
         index=SearchIndex.build(chunks()),

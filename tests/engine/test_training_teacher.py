@@ -135,6 +135,32 @@ def test_scope_drills_copy_made_up_names_and_years_into_the_scope_and_stop_there
     ]
 
 
+def test_on_the_default_path_a_made_up_name_is_copied_into_the_second_search():
+    # The default path's first search is the bare question: a drill scoping it would teach
+    # a habit the teacher does not have. The name goes where the teacher's scope goes.
+    tokenizer = tiny_tokenizer()
+    index = SearchIndex.build(chunks())
+    engine = HFRolloutEngine(tiny_model(tokenizer), tokenizer, index, limits=LIMITS)
+    teacher = ScriptedTeacher(
+        index, scoped_first_search=False, refine_always=True, refine_terms=False
+    )
+    taught = frozenset(q.id for q in questions())  # so only made-up names are drilled
+    drills = scope_drills(engine, teacher, questions(), per_question=2, seed=1, taught=taught)
+
+    assert len(drills) == 2 * len(questions())
+    for drill in drills:
+        name = re.fullmatch(r"what was (.+) \w+ in \d{4} \?", drill.question).group(1)
+        assert name not in FACTS  # made up
+        (first,) = drill.searches  # the second is written, never run
+        assert first.query == drill.question  # the bare question, its results shown
+        assert drill.text.startswith("<search>[]</search>")
+        # The question again within the made-up name, written as the scope alone; nothing after.
+        assert re.search(rf"</results>\s*<search>\[{name}\]</search>$", drill.text)
+    # Without a second search there is nothing named to copy: no drill.
+    bare = dataclasses.replace(teacher, refine_search=False)
+    assert scope_drills(engine, bare, questions(), per_question=2, seed=1, taught=taught) == []
+
+
 def test_a_question_naming_no_entity_is_drilled_on_its_own_unscoped_search_with_no_copies():
     # Drilled on scoped questions alone, a student scoped those naming no entity to a word.
     tokenizer = tiny_tokenizer()
