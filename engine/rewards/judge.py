@@ -120,6 +120,10 @@ class OfflineJudge:
         question, ground_truth = question or "", ground_truth or ""
         if not answer:
             return self._wrong("no answer")
+        if text.same_words(answer, ground_truth):
+            # Whatever the truth is (a symbol, a hedge, a name with its aside), saying it
+            # word for word commits to it.
+            return self._right("the truth, word for word")
         if text.is_refusal(answer) and not text.is_refusal(ground_truth):
             return self._wrong("declines to answer")
         if text.is_loop(answer) and not text.is_loop(ground_truth):
@@ -386,15 +390,24 @@ class OfflineJudge:
         # The unit of a truth's figure is no answer without the figure: "Net income million"
         # does not say "7,679 million".
         unit_words = FIGURE_WORDS if has_numbers else set()
-        full = text.content_terms(case.truth) - unit_words - _DATE_WORDS
+        # The truth commits to its words outside brackets, as an answer does: "hiredis (pip
+        # install redis[hiredis])" is answered by "hiredis".
+        truth = text.without_asides(case.truth)
+        full = text.content_terms(truth) - unit_words - _DATE_WORDS
+        # Its asides' words are still the truth's, not others named beside it.
+        said = full | text.content_terms(case.truth)
         truth_terms = full - case.question_terms
         # A truth in words the question already says is still its answer ("Decreased" to
         # "did it decrease?"); a figure's truth is not, with the figure missing.
         if not truth_terms and not has_numbers:
             truth_terms = full
         if not truth_terms:
-            reason = "the truth is a figure and the answer has none" if has_numbers else "no text"
-            return self._wrong(reason)
+            if has_numbers:
+                return self._wrong("the truth is a figure and the answer has none")
+            # A truth of symbols alone ("_", "@="): said as written, its asides left out.
+            if text.same_words(text.outside_brackets(case.answer), truth):
+                return self._right("the truth's symbols, as written")
+            return self._wrong("no text")
         if truth_terms <= text.NEGATIONS:
             # "There are none", "All three are None": the answer must say none too ("none",
             # "there are no such…"), and not by a bare "No", which answers a yes/no question.
@@ -408,13 +421,13 @@ class OfflineJudge:
         recall = _recall(truth_terms, answer_terms)
         # A name written as one token ("_Ham__spam", "ALLOWED_HOSTS", "http.timeout") is
         # said whole or not at all: its parts are words of the question or of other names.
-        named = _identifiers(case.truth)
+        named = _identifiers(truth)
         if named and not named & _identifiers(committed):
             return self._verdict(False, recall * 0.5, f"does not name {sorted(named)}")
-        missing = _items_unsaid(case.truth, committed, answer_terms) if not has_numbers else []
+        missing = _items_unsaid(truth, committed, answer_terms) if not has_numbers else []
         if missing:
             return self._verdict(False, recall * 0.5, f"leaves out {missing} of the truth's list")
-        extra = answer_terms - full - case.question_terms
+        extra = answer_terms - said - case.question_terms
         # A long answer covers many words by chance; it must not win by volume.
         if len(answer_terms) > 4 * len(truth_terms) + 10:
             return self._verdict(False, recall * 0.5, "too long to credit a word overlap")
@@ -430,7 +443,10 @@ class OfflineJudge:
         # an answer.
         if extra and _JOINS.search(committed) and not _JOINS.search(case.truth):
             return self._verdict(False, recall * 0.5, f"names {sorted(extra)} beside the truth")
-        known = full | case.question_terms | FIGURE_WORDS | _DATE_WORDS
+        # The names the truth opens its parts with are its own: "Channel" of
+        # "Channel.confirm_select()", which a name's dot splits into two parts.
+        heads = {t for name, _ in text.named_heads(truth) for t in text.content_terms(name)}
+        known = said | heads | case.question_terms | FIGURE_WORDS | _DATE_WORDS
         others = [
             name
             for name, _ in text.named_heads(committed)

@@ -331,14 +331,30 @@ def lemmas(text: str) -> set[str]:
     return set(_STEMMER.stemWords(kept))
 
 
-# An aside in brackets: "Canberra (not Sydney)", "Carbon dioxide (CO2)".
-_ASIDE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+# An aside in brackets: "Canberra (not Sydney)", "Carbon dioxide (CO2)". A bracket written
+# against the word before it is part of that word, as code writes it: "f()", "redis[hiredis]".
+_ASIDE = re.compile(r"(?<![\w)\]])(?:\([^()]*\)|\[[^\[\]]*\])")
+
+
+def same_words(a: str, b: str) -> bool:
+    """Whether two texts say the same words in the same order, case, spacing and the
+    punctuation around them aside ("`_`" and "_", "Yes." and "yes")."""
+    return bool(_bare(a)) and _bare(a) == _bare(b)
+
+
+def _bare(text: str) -> str:
+    return " ".join((text or "").split()).strip(" .,;:!?\"'`“”‘’").casefold()
+
+
+def outside_brackets(text: str) -> str:
+    """The text with every bracketed aside left out, whatever is left."""
+    return _ASIDE.sub(" ", text or "")
 
 
 def without_asides(text: str) -> str:
     """The text with its bracketed asides left out, when something is left and it is more
     than a symbol the aside spells out ("CO2 (carbon dioxide)", "NaCl (sodium chloride)")."""
-    main = _ASIDE.sub(" ", text or "")
+    main = outside_brackets(text)
     tokens = _NAME.findall(main)
     if not content_terms(main, keep_numbers=True) or (tokens and all(map(_symbol, tokens))):
         return text or ""
