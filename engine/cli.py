@@ -6,6 +6,7 @@ modules listed in COMMAND_MODULES, so areas stay independent of one another.
 
 import argparse
 import importlib
+import os
 import sys
 
 from engine.process_env import apply_defaults
@@ -39,7 +40,13 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
-    return args.func(args) or 0
+    try:
+        return args.func(args) or 0
+    except BrokenPipeError:
+        # The reader stopped reading (`sleuth search … | head`): not an error of ours. Point
+        # stdout at nothing so that Python's own flush at exit does not raise it again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -177,6 +177,16 @@ def _fail(message: str) -> int:
     return 2
 
 
+def model_folder(spec: str) -> str:
+    """The model folder a policy names: a run folder's final agent (`final/`), a checkpoint's
+    model (`checkpoints/step-N/model/`, beside the trainer's state); any other spec as given."""
+    path = Path(spec)
+    for inner in ("final", "model"):
+        if (path / inner).is_dir():
+            return str(path / inner)
+    return spec
+
+
 def run_split_seed(specs) -> tuple[int, str] | None:
     """The entity split seed of the run the checkpoint policies were trained in, and that
     run's config.json: a run folder holds `final/`, `cold-start/` and `checkpoints/step-N/`
@@ -187,7 +197,7 @@ def run_split_seed(specs) -> tuple[int, str] | None:
         path = Path(spec)
         if not path.is_dir():
             continue
-        for folder in (path.parent, path.parent.parent):
+        for folder in path.parents[:3]:  # final/, cold-start/, checkpoints/step-N/model/
             try:
                 config = json.loads((folder / "config.json").read_text())
             except (OSError, ValueError):
@@ -214,6 +224,10 @@ def cmd_eval(args) -> int:
     except ValueError as exc:
         return _fail(str(exc))
     specs = list(dict.fromkeys(s.strip() for s in args.policy.split(",") if s.strip()))
+    for i, spec in enumerate(specs):
+        if (folder := model_folder(spec)) != spec:
+            print(f"{spec}: evaluating {folder}", file=sys.stderr)
+            specs[i] = folder
     if args.split != "all":
         split_seed = args.split_seed
         if split_seed is None and (run := run_split_seed(specs)):

@@ -414,3 +414,32 @@ def test_sleuth_eval_holds_out_the_fold_the_checkpoints_run_held_out(tmp_path, c
     assert evaluated() == ["b1"]
     assert "split seed 1: the run's" in capsys.readouterr().err
     assert evaluated("--split-seed", "0") == ["g1"]  # said outright, it wins
+
+
+def test_sleuth_eval_takes_a_run_folder_or_a_checkpoint_for_the_model_inside(
+    tmp_path, corpus, capsys
+):
+    # A new user passed the run folder, then checkpoints/step-N/: both crashed in the
+    # tokenizer's loading. They name the run's final agent and the checkpoint's model.
+    from tests.helpers.toy import tiny_model_folder
+
+    index, questions = corpus
+    model = tiny_model_folder(tmp_path)
+    run = tmp_path / "run-s1"
+    write_run(run, {}, seed=1, fold=1, folds=3, model=model)
+    shutil.copytree(model, run / "final")
+    shutil.copytree(model, run / "checkpoints" / "step-000002" / "model")
+
+    for given, used in ((run, run / "final"), (run / "checkpoints" / "step-000002",
+                        run / "checkpoints" / "step-000002" / "model")):  # fmt: skip
+        out = tmp_path / f"{given.name}.jsonl"
+        args = ["eval", "--index", index, "--questions", questions, "--policy", str(given),
+                "--folds", "3", "--fold", "1", "--max-turns", "1", "--max-new-tokens", "4",
+                "--trajectories", str(out)]  # fmt: skip
+        assert main(args) == 0
+        err = capsys.readouterr().err
+        assert f"{given}: evaluating {used}" in err
+        assert "split seed 1: the run's" in err  # the run's held-out fold, from either
+        records = [json.loads(line) for line in out.read_text().splitlines()]
+        assert {r["policy"] for r in records} == {str(used)}
+        assert sorted(r["question_id"] for r in records) == ["b1"]

@@ -95,3 +95,28 @@ def test_bad_question_file_is_a_clear_user_error(tmp_path, capsys):
     code = main(["retrieval-eval", "--index", str(tmp_path / "idx"), "--questions", bad, "--json"])
     assert code == 2
     assert "line 1: no answer" in capsys.readouterr().err
+
+
+def test_a_reader_that_stops_early_is_no_error(tmp_path):
+    # `sleuth search … | head` printed a BrokenPipeError traceback: the output outgrew the
+    # pipe's buffer after the reader had gone.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pages = tmp_path / "pages.jsonl"
+    text = "Acme revenue grew again this year. " * 20
+    pages.write_text(
+        "".join(json.dumps({"doc": f"D{i}", "page": 1, "text": text}) + "\n" for i in range(300))
+    )
+    assert main(["index", "--docs", str(pages), "--out", str(tmp_path / "idx")]) == 0
+    search = subprocess.Popen(
+        [sys.executable, "-m", "engine.cli", "search", "--index", str(tmp_path / "idx"),
+         "revenue", "-k", "300"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parents[2],
+    )  # fmt: skip
+    assert search.stdout.readline()  # the reader takes one line, then stops reading
+    search.stdout.close()
+    error = search.stderr.read().decode()
+    assert search.wait(timeout=120) == 0, error
+    assert "Traceback" not in error
