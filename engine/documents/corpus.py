@@ -48,15 +48,21 @@ class CorpusResult:
 
 def infer_entity(doc_name: str) -> str | None:
     """Guess the entity from a file name: the words before its first year, period or form
-    type ("AMCOR_2023Q4_EARNINGS" -> "AMCOR", "Foot Locker 10-K 2022.pdf" -> "Foot Locker")."""
-    stem = Path(doc_name).stem if "." in Path(doc_name).name else Path(doc_name).name
-    words = [w for w in re.split(r"[_\s]+|(?<=\D)-(?=\D)", stem) if w]
+    type ("AMCOR_2023Q4_EARNINGS" -> "AMCOR", "Foot Locker 10-K 2022.pdf" -> "Foot Locker",
+    "guide-2024.md" -> "guide"); a name that opens with one is its own entity
+    ("2024-handbook.md"). Only a suffix with a letter is an extension: "GPL-2.0" is a
+    version, and "GPL-2.1" another document."""
+    path = Path(doc_name)
+    stem = path.stem if re.search(r"[A-Za-z]", path.suffix) else path.name
+    # Hyphens join words ("charset-normalizer"), and a year to a name ("guide-2024"); a
+    # hyphen after a digit is part of a form or version ("10-K", "2.0-beta").
+    words = [w for w in re.split(r"[_\s]+|(?<=\D)-(?=\D|(?:19|20)\d\d\b)", stem) if w]
     head: list[str] = []
     for w in words:
         if _PERIOD_OR_FORM.match(w):
             break
         head.append(w)
-    return " ".join(head) or None
+    return " ".join(head or words) or None
 
 
 def read_pages_jsonl(path: str | Path) -> dict[str, tuple[str | None, list[Section]]]:

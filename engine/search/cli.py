@@ -102,6 +102,7 @@ def cmd_index(args) -> int:
 
 def cmd_search(args) -> int:
     from dataclasses import asdict
+    from difflib import get_close_matches
 
     from engine.search.tool import format_hits_for_model
 
@@ -114,6 +115,13 @@ def cmd_search(args) -> int:
         filters["doc"] = args.doc
     if args.entity:
         filters["entity"] = args.entity
+    for field, wanted in filters.items():
+        # A name the index does not hold would filter everything out: say so, not "No results".
+        held = {str(getattr(chunk, field)) for chunk in index.chunks}
+        if unknown := [name for name in wanted if name not in held]:
+            close = sorted({m for name in unknown for m in get_close_matches(name, held, n=3)})
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            return _fail(f"no {field} named {', '.join(map(repr, unknown))} in {args.index}{hint}")
     hits = index.search(args.query, k=args.k, filters=filters or None)
     if args.json:
         print(json.dumps([asdict(h) for h in hits], ensure_ascii=False, indent=2))

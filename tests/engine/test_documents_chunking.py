@@ -48,6 +48,14 @@ def test_entity_is_inferred_from_the_file_name():
     assert infer_entity("3M_2018_10K") == "3M"
     assert infer_entity("AMCOR_2023Q4_EARNINGS.pdf") == "AMCOR"
     assert infer_entity("Foot Locker 10-K 2022.pdf") == "Foot Locker"
+    # Documents of any kind: a hyphen joins words and a year to a name; a name opening with
+    # a year or period is its own entity, not none; a version is no file extension.
+    assert infer_entity("charset-normalizer.md") == "charset normalizer"
+    assert infer_entity("k8s-guide-2024.md") == "k8s guide"
+    assert infer_entity("2024-handbook.md") == "2024-handbook"
+    assert infer_entity("Q3-plan.md") == "Q3-plan"
+    assert infer_entity("GFDL-1.2") != infer_entity("GFDL-1.3")
+    assert infer_entity("MPL-2.0.txt") == "MPL-2.0"
 
 
 def test_chunks_carry_no_nul_control_characters_or_lone_surrogates():

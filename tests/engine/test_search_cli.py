@@ -88,6 +88,23 @@ def test_missing_index_is_a_clear_user_error(tmp_path, capsys):
     assert "not a search index" in err and "Traceback" not in err
 
 
+def test_a_filter_naming_nothing_in_the_index_is_said_so_with_the_names_nearby(tmp_path, capsys):
+    pages = write_jsonl(tmp_path / "pages.jsonl", PAGES)
+    main(["index", "--docs", pages, "--out", str(tmp_path / "idx")])
+    capsys.readouterr()
+    index = str(tmp_path / "idx")
+
+    assert main(["search", "--index", index, "revenue", "--entity", "Acm"]) == 2
+    err = capsys.readouterr().err
+    assert "no entity named 'Acm'" in err and "did you mean 'Acme'" in err
+    assert main(["search", "--index", index, "revenue", "--doc", "BETA_2020"]) == 2
+    err = capsys.readouterr().err
+    assert "no doc named 'BETA_2020'" in err and "did you mean 'BETA_2020_10K'" in err
+    # A name the index holds filters as before.
+    assert main(["search", "--index", index, "revenue", "--entity", "Beta", "-k", "3"]) == 0
+    assert capsys.readouterr().out.startswith("[BETA_2020_10K:p1:c0]")
+
+
 def test_bad_question_file_is_a_clear_user_error(tmp_path, capsys):
     pages = write_jsonl(tmp_path / "pages.jsonl", PAGES)
     main(["index", "--docs", pages, "--out", str(tmp_path / "idx")])
