@@ -96,6 +96,12 @@ def read_run(folder: str | Path) -> RecordedRun:
     plain, packed = folder / EVAL_TRAJECTORIES, folder / f"{EVAL_TRAJECTORIES}.gz"
     path = plain if plain.exists() else packed
     if not path.exists():
+        if (folder / "config.json").exists():
+            raise RunFolderError(
+                f"{folder}: no {EVAL_TRAJECTORIES}(.gz): the run's final evaluation did not "
+                "run (`--no-final-eval`, or the run stopped first); `sleuth train --resume` "
+                "with its --out, --index and --questions runs it"
+            )
         raise RunFolderError(
             f"{folder}: no {EVAL_TRAJECTORIES}(.gz); give folders written by `sleuth train`"
         )

@@ -158,6 +158,9 @@ def cmd_train(args) -> int:
 
     started = time.monotonic()
     out = Path(args.out)
+    if not args.resume and (out / "config.json").exists():
+        # Starting afresh there would overwrite the run's checkpoints and its records.
+        return _fail(f"{out} already holds a run: --resume continues it; give another --out")
     try:
         config = config_from_args(args)
         if args.resume and (out / "config.json").exists():

@@ -213,6 +213,16 @@ def test_a_folder_without_recorded_trajectories_is_a_clear_error(tmp_path, corpu
     )
     assert code == 2
     assert "no eval_trajectories.jsonl" in capsys.readouterr().err
+    # A run folder whose final evaluation did not run says so, and how to run it.
+    (tmp_path / "unevaluated").mkdir()
+    (tmp_path / "unevaluated" / "config.json").write_text("{}")
+    code = main(
+        ["compare", "--index", index, "--questions", questions,
+         "--runs", str(tmp_path / "unevaluated")]
+    )  # fmt: skip
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "final evaluation did not run" in err and "sleuth train --resume" in err
 
 
 @pytest.mark.parametrize("command", ["train", "eval"])

@@ -130,6 +130,20 @@ def test_sleuth_train_explains_a_bad_question_file(tmp_path, capsys):
     assert "line 1" in err and "line 2" in err
 
 
+def test_a_folder_holding_a_run_is_not_trained_over_without_resume(tmp_path, capsys):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    (run / "checkpoints").mkdir()
+
+    code = main(["train", "--index", str(tmp_path / "idx"), "--questions",
+                 str(tmp_path / "q.jsonl"), "--out", str(run)])  # fmt: skip
+
+    assert code == 2
+    assert "already holds a run: --resume continues it" in capsys.readouterr().err
+    assert (run / "checkpoints").is_dir() and (run / "config.json").read_text() == "{}"
+
+
 def test_the_time_budget_keeps_room_for_the_final_evaluation():
     from engine.training.config import TrainConfig
 
