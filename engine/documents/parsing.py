@@ -69,6 +69,8 @@ def sniff_kind(data: bytes, name: str = "") -> str:
             raise ParseError(f"unsupported type: {what}")
     if not data.strip():
         raise ParseError("the file is empty")
+    if Path(name).suffix.lower() == ".pdf":  # no %PDF- header above
+        raise ParseError("named .pdf but not a PDF (no PDF header): a damaged or renamed file?")
     if b"\x00" in data[:8192]:
         raise ParseError("unsupported type: binary data, not a document")
     if _HTML.search(data[:4096]):

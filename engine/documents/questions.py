@@ -48,6 +48,9 @@ class QuestionFileError(ValueError):
     def __init__(self, path: str | Path, problems: list[tuple[int, str]]):
         self.path = str(path)
         self.problems = problems
+        if all(n == 0 for n, _ in problems):  # the file as a whole (line 0): no line to name
+            super().__init__(f"{self.path}: {'; '.join(m for _, m in problems)}, nothing loaded")
+            return
         lines = "\n".join(f"  line {n}: {msg}" for n, msg in problems)
         super().__init__(f"{self.path}: {len(problems)} bad line(s), nothing loaded:\n{lines}")
 

@@ -214,3 +214,17 @@ def test_nul_and_control_characters_past_the_sniffed_head_are_cleaned(kind, body
     assert not any(c in t for t in texts for c in "\x00\x01")
     # lxml itself turns NUL into U+FFFD, which Postgres stores
     assert any("Net income was $5 million" in t.replace("\ufffd", "") for t in texts)
+
+
+def test_a_file_named_pdf_that_is_no_pdf_is_called_so(tmp_path):
+    import random
+
+    (tmp_path / "x.pdf").write_bytes(random.Random(0).randbytes(4096))
+    (tmp_path / "ok.md").write_text("# Notes\nThe relay trips at 40 amps.\n")
+
+    result = build_corpus([str(tmp_path)])
+
+    assert [(e.doc, e.message) for e in result.errors] == [
+        ("x.pdf", "named .pdf but not a PDF (no PDF header): a damaged or renamed file?")
+    ]
+    assert {c.doc for c in result.chunks} == {"ok.md"}

@@ -148,3 +148,15 @@ def test_a_sealed_question_file_is_loaded_only_when_its_folder_is_named(tmp_path
         load_questions(path)
     monkeypatch.setenv("SLEUTH_UNSEAL", "another-set,held-back")
     assert load_questions(path)[0].answer == "30 days"
+
+
+def test_a_problem_of_the_whole_file_names_no_line(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n\n")
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes('{"question": "Caf\xe9?", "answer": "x"}\n'.encode("latin-1"))
+
+    for path, said in ((empty, "the file holds no questions"), (latin, "not UTF-8 text")):
+        with pytest.raises(QuestionFileError) as refused:
+            load_questions(path)
+        assert said in str(refused.value) and "line 0" not in str(refused.value)
