@@ -33,11 +33,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "preview",
         help="score answers with a reward configuration and show every component",
         description=(
-            "Score answers (JSONL lines {id, answer[, retrieved_chunk_ids, searches, "
-            "finish_reason, confidence, malformed_calls]}) against a question file."
+            "Score answers (JSONL lines {id or question, answer[, retrieved_chunk_ids, "
+            "searches, finish_reason, confidence, malformed_calls]}) against a question file. "
+            "An answer names its question by id, or by its text (a CSV's questions have ids "
+            "made from their text)."
         ),
     )
-    preview.add_argument("--questions", required=True, type=Path, help="question file (JSONL)")
+    preview.add_argument(
+        "--questions", required=True, type=Path, help="question file (JSONL or CSV)"
+    )
+    preview.add_argument(
+        "--index",
+        help="a `sleuth index` folder: the questions' evidence is mapped to its chunks, so "
+        "golden_recall can be computed",
+    )
     preview.add_argument("--answers", required=True, type=Path, help="answers file (JSONL)")
     preview.add_argument(
         "--config", type=Path, help="reward configuration (JSON); default: built-in"
@@ -50,13 +59,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run_preview(args: argparse.Namespace) -> int:
     try:
         config = _load_config(args.config)
-        questions = _load_questions(args.questions)
+        questions = _load_questions(args.questions, args.index)
         answers = _load_answers(args.answers)
-        unknown = [a["id"] for a in answers if a["id"] not in questions]
+        by_text = {q.question.strip(): q.id for q in questions.values()}
+        for answer in answers:
+            if "id" not in answer:
+                answer["id"] = by_text.get(str(answer["question"]).strip(), "")
+        unknown = [a.get("question", a["id"]) for a in answers if a["id"] not in questions]
         if unknown:
             raise UsageError(
                 f"{args.answers}: {len(unknown)} answer(s) name no question in "
-                f"{args.questions}: {', '.join(unknown)}"
+                f"{args.questions}: {', '.join(map(str, unknown))}"
             )
         # The CLI's user chose the judge's URL, so the operator's key may go to it.
         judge = build_judge(config, api_key=os.environ.get(CLI_KEY_ENV, ""))
@@ -106,21 +119,32 @@ def _load_config(path: Path | None) -> RewardConfig:
         raise UsageError(f"{path} is not a valid reward configuration: {error}") from None
 
 
-def _load_questions(path: Path) -> dict[str, Question]:
+def _load_questions(path: Path, index: str | None = None) -> dict[str, Question]:
     try:
         questions = load_questions(path)
     except FileNotFoundError:
         raise UsageError(f"no file at {path}") from None
     except QuestionFileError as error:
         raise UsageError(str(error)) from None
+    if index:
+        from engine.documents.evidence import map_evidence
+        from engine.search.index import SearchIndex
+
+        try:
+            chunks = SearchIndex.load(index).chunks
+        except (FileNotFoundError, ValueError) as error:
+            raise UsageError(f"cannot load index {index}: {error}") from None
+        map_evidence(questions, chunks)
     return {q.id: q for q in questions}
 
 
 def _load_answers(path: Path) -> list[dict]:
     answers = []
     for line_no, record in _jsonl(path):
-        if "id" not in record or "answer" not in record:
-            raise UsageError(f'{path} line {line_no}: each line needs "id" and "answer"')
+        if not ("id" in record or "question" in record) or "answer" not in record:
+            raise UsageError(
+                f'{path} line {line_no}: each line needs "answer", and "id" or "question"'
+            )
         finish = record.get("finish_reason")
         if finish is not None and finish not in FINISH_REASONS:
             raise UsageError(
@@ -132,7 +156,8 @@ def _load_answers(path: Path) -> list[dict]:
         for key in ("searches", "malformed_calls"):
             if key in record and not isinstance(record[key], int):
                 raise UsageError(f"{path} line {line_no}: {key} must be a whole number")
-        record["id"] = str(record["id"])
+        if "id" in record:
+            record["id"] = str(record["id"])
         answers.append(record)
     return answers
 
@@ -214,7 +239,7 @@ def _evidence_notes(
     if no_golden:
         notes.append(
             f"{len(no_golden)} question(s) have no golden_chunk_ids ({', '.join(no_golden)}): "
-            "golden_recall is not computed for them (map their evidence to chunks first)"
+            "golden_recall is not computed for them (give --index to map their evidence)"
         )
     no_searches = [a["id"] for a in answers if "searches" not in a]
     if no_searches and config.require_evidence:

@@ -142,3 +142,37 @@ def test_the_financebench_question_file_is_read(capsys, tmp_path):
     code, out, _ = preview(capsys, "--questions", path, "--answers", answers, "--json")
     assert code == 0
     assert json.loads(out)[0]["components"]["correctness"] == 1.0
+
+
+def test_a_csv_questions_answers_name_them_by_text_and_an_index_maps_their_evidence(
+    tmp_path, capsys
+):
+    # A CSV has no ids (they are made from each question's text, which a user never sees),
+    # and its evidence is text until mapped to an index's chunks.
+    csv = tmp_path / "questions.csv"
+    csv.write_text(
+        "question,answer,evidence\n"
+        "Which pin resets the board?,PIN 7,Pull PIN 7 low to reset the board.\n"
+    )
+    pages = write_jsonl(tmp_path / "pages.jsonl", [
+        {"doc": "manual", "page": 1, "text": "Pull PIN 7 low to reset the board."},
+        {"doc": "manual", "page": 2, "text": "The fan runs at 12 volts."},
+    ])  # fmt: skip
+    assert main(["index", "--docs", str(pages), "--out", str(tmp_path / "idx")]) == 0
+    answers = write_jsonl(tmp_path / "a.jsonl", [
+        {"question": "Which pin resets the board?", "answer": "PIN 7",
+         "retrieved_chunk_ids": ["manual:p1:c0"], "searches": 1},
+    ])  # fmt: skip
+    capsys.readouterr()
+
+    code, out, err = preview(capsys, "--questions", csv, "--answers", answers,
+                             "--index", tmp_path / "idx", "--json")  # fmt: skip
+
+    assert code == 0, err
+    (row,) = json.loads(out)
+    assert row["components"]["correctness"] == 1.0
+    assert row["components"]["golden_recall"] == 1.0  # the evidence mapped to manual's page 1
+    # Named by a text the file does not hold: the error quotes it.
+    stray = write_jsonl(tmp_path / "b.jsonl", [{"question": "Which fan?", "answer": "x"}])
+    code, _, err = preview(capsys, "--questions", csv, "--answers", stray)
+    assert code == 2 and "Which fan?" in err
