@@ -14,7 +14,9 @@
 - retrieved_chunks: distinct chunks shown to the model per trajectory, mean.
 - echo_rate: share of trajectories whose first search is the question itself.
 - answer_tokens: tokens in the answer, mean over trajectories that answered.
-- p50_s / p95_s: wall time per question (its slowest sample).
+- p50_s / p95_s: wall time per question (its slowest sample), from the start of the batch
+  it ran in (`--batch-size` questions at once) to its end: latency under that load, not
+  one question served alone.
 - judge_errors: answers the judge could not score (counted as 0).
 """
 
