@@ -113,7 +113,7 @@ def register(subparsers) -> None:
         "--split",
         choices=["val", "train", "all"],
         default="val",
-        help="entity-level split (default val: companies never trained on)",
+        help="entity-level split (default val: entities never trained on)",
     )
     p.add_argument("--val-fraction", type=float, default=0.25)
     p.add_argument(
@@ -145,6 +145,10 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0)
     # Limits: a checkpoint's own (its agent.json) unless given here; echo, base and API
     # models run under the checkpoint's when there is one, else under LIMIT_DEFAULTS.
+    limits = p.add_argument_group("the agent's limits (default: a checkpoint's own agent.json)")
+    rules = p.add_argument_group(
+        "decoding rules (off on the default path; the filings pack's, docs/packs.md)"
+    )
     for option in LIMIT_OPTIONS:
         default = LIMIT_DEFAULTS.get(option.path, getattr(Limits(), option.path))
         if option.kind is bool:
@@ -153,7 +157,8 @@ def register(subparsers) -> None:
         else:
             kind = {"type": option.kind, "metavar": "N"}
         help_text = f"{option.help} (default: a checkpoint's own, else {default})"
-        p.add_argument(option.flag, dest=option.path, help=help_text, **kind)
+        group = rules if option.kind is bool else limits
+        group.add_argument(option.flag, dest=option.path, help=help_text, **kind)
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--device", default="auto", help="cuda, cpu, or auto: the GPU if any")
     p.add_argument(
