@@ -193,7 +193,42 @@ def _parse_html(text: str) -> list[Section]:
     )
 
 
+# A setext heading's underline ("Dependencies" over "------------"), as Markdown and
+# reStructuredText (which many READMEs are) both write one.
+_UNDERLINE = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+
+
+def _setext_as_atx(text: str) -> str:
+    """The text with each underlined heading written as "# Heading", outside code fences: a
+    line of text over a line of = or - alone (three or more). The rule after a blank line,
+    and a list item's line, stay as they are."""
+    lines = text.splitlines()
+    out: list[str] = []
+    in_fence = False
+    underline = -1
+    for i, line in enumerate(lines):
+        if i == underline:
+            continue
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        if (
+            not in_fence
+            and line.strip()
+            and not line.startswith((" " * 4, "\t"))
+            and not re.match(r"\s*(?:[-*+]|\d+[.)])\s", line)
+            and len(following.strip()) >= 3
+            and _UNDERLINE.match(following)
+        ):
+            out.append(f"# {line.strip()}")
+            underline = i + 1
+            continue
+        out.append(line)
+    return "\n".join(out)
+
+
 def _parse_markdown(text: str) -> list[Section]:
+    text = _setext_as_atx(text)
     in_fence = False
 
     def title(line: str) -> str | None:

@@ -117,6 +117,23 @@ def test_markdown_sections_follow_headings_but_not_inside_code():
     assert "# not a heading" in parsed.sections[0].text
 
 
+def test_underlined_headings_are_headings_and_a_rule_or_list_stays_text():
+    # Markdown's setext headings, as reStructuredText READMEs write theirs too: read as text,
+    # "Dependencies ------------" became a sentence questions were synthesized from.
+    md = (
+        b"asgiref\n=======\n\nIntro.\n\nDependencies\n------------\n\n"
+        b"It requires Python 3.11.\n\n---\n\nAfter a rule.\n- an item\n---\n"
+        b"```\ncode\n---\n```\n"
+    )
+    parsed = parse_bytes(md, "README.md")
+    assert [s.title for s in parsed.sections] == ["asgiref", "Dependencies"]
+    dependencies = parsed.sections[1].text
+    assert dependencies.startswith("Dependencies\n") and "------------" not in dependencies
+    # A rule after a blank line, a list item's next line and a fenced block are no headings.
+    assert "\n---\n\nAfter a rule." in dependencies and "- an item\n---" in dependencies
+    assert "code\n---" in dependencies
+
+
 def test_docx_headings_paragraphs_and_tables():
     document = docx.Document()
     document.add_heading("Income statement", level=1)
