@@ -178,8 +178,8 @@ def cold_start_set(
         asked = {q.question for q in by_id.values()}
         made_up = sum(d.question not in asked for d in drills)
         log(
-            f"search drills: {len(drills)} first searches, {made_up} of them scoped to "
-            f"made-up names, {sum(bool(d.searches) for d in drills)} going on to a second "
+            f"search drills: {len(drills)}, {made_up} of them on made-up names, "
+            f"{sum(bool(d.searches) for d in drills)} going on to a second "
             "search (the part of the document the question names, else the key terms "
             f"{'always' if config.refine_always else 'after a miss'})"
         )

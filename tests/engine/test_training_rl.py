@@ -233,10 +233,7 @@ def test_the_cold_start_still_teaches_the_search_when_the_teacher_reaches_no_evi
     )
 
     assert "scripted teacher: correct trajectories for 0/4 training questions" in logged
-    assert any(
-        line.startswith("search drills: 4 first searches, 0 of them scoped to made-up")
-        for line in logged
-    )
+    assert any(line.startswith("search drills: 4, 0 of them on made-up names") for line in logged)
     assert any(line.startswith("cold start SFT loss per epoch") for line in logged)
 
 
@@ -269,10 +266,7 @@ def test_the_customers_own_questions_get_more_drills_on_made_up_names(tmp_path):
     # Whole teacher trajectories for the questions it reaches, the real first search for
     # the others (none here: it reaches all four), and two made-up copies of each.
     assert "scripted teacher: correct trajectories for 4/4 training questions" in logged
-    assert any(
-        line.startswith("search drills: 8 first searches, 8 of them scoped to made-up")
-        for line in logged
-    )
+    assert any(line.startswith("search drills: 8, 8 of them on made-up names") for line in logged)
 
 
 def test_head_only_log_probs_match_the_full_softmax_where_the_loss_looks():
