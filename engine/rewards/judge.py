@@ -395,7 +395,7 @@ class OfflineJudge:
         truth = text.without_asides(case.truth)
         full = text.content_terms(truth) - unit_words - _DATE_WORDS
         # Its asides' words are still the truth's, not others named beside it.
-        said = full | text.content_terms(case.truth)
+        said = text.content_terms(case.truth)
         truth_terms = full - case.question_terms
         # A truth in words the question already says is still its answer ("Decreased" to
         # "did it decrease?"); a figure's truth is not, with the figure missing.
