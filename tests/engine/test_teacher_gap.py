@@ -80,18 +80,23 @@ def write_run(folder, fold):
     return str(folder)
 
 
-def test_the_questions_only_the_teacher_finds_are_sorted_by_the_agents_second_search(
-    tmp_path, capsys
-):
+@pytest.fixture
+def recorded(tmp_path) -> list[str]:
+    """The index, question file and two fold runs, as `--index`, `--questions` and `--runs`."""
     pages, questions = tmp_path / "pages.jsonl", tmp_path / "questions.jsonl"
     pages.write_text("".join(json.dumps(p) + "\n" for p in PAGES))
     questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
     assert sleuth(["index", "--docs", str(pages), "--out", str(tmp_path / "idx")]) == 0
     runs = [write_run(tmp_path / f"run-f{fold}", fold) for fold in (0, 1)]
+    return ["--index", str(tmp_path / "idx"), "--questions", str(questions), "--runs", *runs]
+
+
+def test_the_questions_only_the_teacher_finds_are_sorted_by_the_agents_second_search(
+    recorded, capsys
+):
     capsys.readouterr()
 
-    assert main(["--index", str(tmp_path / "idx"), "--questions", str(questions),
-                 "--runs", *runs]) == 0  # fmt: skip
+    assert main(recorded) == 0
 
     differ, every = capsys.readouterr().out.split("\n\n")
     # a2 alone: the teacher's first search, "[Acme] How much …", finds Acme's page; the agent
@@ -107,13 +112,8 @@ def test_the_questions_only_the_teacher_finds_are_sorted_by_the_agents_second_se
 
 
 def test_the_weights_on_their_training_questions_are_counted_beside_the_held_out_ones(
-    tmp_path, capsys
+    tmp_path, recorded, capsys
 ):
-    pages, questions = tmp_path / "pages.jsonl", tmp_path / "questions.jsonl"
-    pages.write_text("".join(json.dumps(p) + "\n" for p in PAGES))
-    questions.write_text("".join(json.dumps(q) + "\n" for q in QUESTIONS))
-    assert sleuth(["index", "--docs", str(pages), "--out", str(tmp_path / "idx")]) == 0
-    runs = [write_run(tmp_path / f"run-f{fold}", fold) for fold in (0, 1)]
     # `sleuth eval --trajectories` of one checkpoint on questions it trained on: a2 now with
     # the teacher's scope; echo's rows are not the agent's and are left out.
     seen = tmp_path / "seen.jsonl"
@@ -128,8 +128,7 @@ def test_the_weights_on_their_training_questions_are_counted_beside_the_held_out
     )  # fmt: skip
     capsys.readouterr()
 
-    assert main(["--index", str(tmp_path / "idx"), "--questions", str(questions),
-                 "--runs", *runs, "--seen", str(seen)]) == 0  # fmt: skip
+    assert main([*recorded, "--seen", str(seen)]) == 0
 
     every = capsys.readouterr().out.split("\n\n")[1]
     assert every.splitlines()[2:] == [
