@@ -29,7 +29,8 @@ def register(subparsers) -> None:
         "95 % intervals over questions, chunks per question and n, for the trained agent "
         "(its runs' recorded held-out trajectories, judged again; and re-evaluated with every "
         "decoding rule off where a run kept its checkpoint; its cold start alone, before RL, "
-        "where the runs kept it), echo at the agent's chunk count "
+        "where the runs kept it; echo's hits read by the trained weights, where the runs kept "
+        "them), echo at the agent's chunk count "
         "and echo's best up to it, the question scoped to its entity, the scripted teacher's "
         "searches, and optionally the base model; then every row's paired difference against "
         "echo, and the models' against each other. A gain holds when its interval excludes 0.",
@@ -168,6 +169,13 @@ def cmd_compare(args) -> int:
                 models.append(
                     cold_start_scores(
                         runs, questions, index=index, limits=limits, judge=judge, args=args
+                    )
+                )
+            if any(run.checkpoint for run in runs):
+                k = pooled.agent_chunk_count(models[0])
+                models.append(
+                    echo_reader_scores(
+                        runs, questions, k, index=index, limits=limits, judge=judge, args=args
                     )
                 )
         if args.base:
@@ -314,6 +322,33 @@ def cold_start_scores(runs, questions, *, index, limits, judge, args):
         missing="no cold start kept",
         recorded=COLD_START,
     )
+
+
+def echo_reader_scores(runs, questions, k, *, index, limits, judge, args):
+    """Echo's k hits, answered by each run's trained weights on the questions it held out: the
+    agent's reading without its searching. The trained row less this one is what the agent's
+    own searches add to its answers; the same less echo's hits read by the base is what its
+    training taught it to read."""
+    from engine.evaluation import pooled
+
+    name = f"echo@{k}'s hits read by the trained agent"
+    without = [run.name for run in runs if run.checkpoint is None]
+    if without:
+        return pooled.PolicyScores(name, note=f"not recorded (no checkpoint in {without[0]})")
+    by_id = {q.id: q for q in questions}
+    attempts = [
+        _attempts(
+            f"{run.name} ({name})",
+            f"echo@{k}",
+            [by_id[qid] for qid in run.attempts["trained"] if qid in by_id],
+            index=index,
+            limits=limits,
+            args=args,
+            base_model=str(run.checkpoint),
+        )
+        for run in runs
+    ]
+    return pooled.score_attempts(name, attempts, questions, judge)
 
 
 def _agents_scores(

@@ -16,6 +16,9 @@ Rows:
 - the cold start alone: each run's agent before its first RL step (`cold-start/`, beside
   `final/`), re-evaluated under the run's own rules; the trained row less this one is RL's
   share of these very runs (the CLI does it; runs that kept none are "not recorded");
+- echo@N's hits read by the trained agent: the runs' weights (`final/`) given echo's N hits
+  in their transcript and asked for the answer, each on the questions its run held out (the
+  CLI does it where the runs kept their weights): the agent's reading without its searching;
 - echo@N: one search, the question itself, N hits;
 - echo's best up to N: echo@k for the k ≤ N of highest recall on these very questions (a choice
   made on the answers, so in echo's favour: the agent has to beat it regardless);

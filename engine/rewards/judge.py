@@ -20,6 +20,7 @@ import functools
 import hashlib
 import json
 import math
+import os
 import random
 import re
 import sqlite3
@@ -120,10 +121,20 @@ class OfflineJudge:
         question, ground_truth = question or "", ground_truth or ""
         if not answer:
             return self._wrong("no answer")
+        # The truth's codes and options, where the question does not write them, are said
+        # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
+        unsaid = (text.codes(ground_truth) - text.codes(question)) - text.codes(answer)
+        unsaid |= (text.flags(ground_truth) - text.flags(question)) - text.flags(answer)
+        numbered = text.roman_numbered(ground_truth) - text.roman_numbered(question)
+        unsaid |= numbered - text.roman_numbered(answer)
+        if unsaid and not text.polarity(ground_truth):
+            return self._wrong(f"does not give the truth's {sorted(unsaid)}")
         if text.same_words(answer, ground_truth):
             # Whatever the truth is (a symbol, a hedge, a name with its aside), saying it
             # word for word commits to it.
             return self._right("the truth, word for word")
+        if text.abbreviates(answer, ground_truth):
+            return self._right("the truth's initials, or the name they stand for")
         if text.is_refusal(answer) and not text.is_refusal(ground_truth):
             return self._wrong("declines to answer")
         if text.is_loop(answer) and not text.is_loop(ground_truth):
@@ -140,12 +151,21 @@ class OfflineJudge:
             adds_figure = any(not _any_agree([a], asked) for a in case.answer_numbers)
             if not (case.truth_numbers and adds_figure):
                 return self._wrong("repeats the question")
-        if text.hedges(case.answer_text) and not text.hedges(case.truth_text):
+        spans = text.hedges(case.truth_text) or _SPAN.search(case.truth_text)
+        if text.hedges(case.answer_text) and not spans:
             return self._wrong("hedges or offers alternatives instead of one answer")
+        if text.reverses(answer, ground_truth):
+            return self._wrong("makes the truth's comparison the other way round")
+        if text.converse(answer, ground_truth):
+            return self._right("the truth's comparison, from the other side")
         opposite = text.opposes(answer, ground_truth)
         if opposite:
             return self._wrong(f"says {opposite!r}, the opposite of the truth")
-        if case.quotes_row() and not _Case(question, ground_truth, ground_truth).quotes_row():
+        if (
+            case.quotes_row()
+            and not spans
+            and not _Case(question, ground_truth, ground_truth).quotes_row()
+        ):
             return self._wrong("quotes a row of figures without singling one out")
         if case.truth_numbers and len(case.answer_numbers) > 2 * len(case.truth_numbers) + 1:
             return self._wrong(
@@ -275,6 +295,16 @@ class OfflineJudge:
             return None
         (option,) = truth_says
         answer_says = text.said_options(case.answer, offered)
+        ranked = text.compared(case.answer)
+        if (
+            ranked
+            and option in ranked[0]
+            and answer_says - ranked[0] <= ranked[2]
+            and ranked[1] in text.words(case.question)
+        ):
+            # "Venus is closer than Mars" to "Which is closer, Venus or Mars?" says Venus:
+            # the others are named as what it is compared with, as the question compares.
+            answer_says = {option}
         if answer_says != truth_says:
             if not answer_says:
                 return self._wrong(f"does not say which; the truth says {option!r}")
@@ -356,6 +386,23 @@ class OfflineJudge:
             if case.level_after_change(committed):
                 return self._right("the level the truth's change came to, with its direction")
             return self._verdict(False, 0.5, f"misses the truth's headline {headline.text}")
+        # The figures of the truth's first statement are its answer, all of them: "60 cm wide
+        # and 40 cm tall", "0 °C to 40 °C", "500 mg three times daily" are not answered by
+        # their first figure. What follows the statement often explains it, and may go.
+        unsaid = [t.text for t in case.stated() if not any(case.agrees(a, t) for a in given)]
+        if unsaid:
+            return self._verdict(False, 0.5, f"leaves out the truth's {unsaid}")
+        swapped = case.words_swapped()
+        if swapped:
+            return self._verdict(False, 0.5, f"says {swapped} for the truth's words")
+        told = case.words_told()
+        if told:
+            return self._verdict(False, 0.5, f"leaves out the truth's {told}")
+        converted = [a.text for a in given if _converts_wrongly(a, case.truth_numbers)]
+        if converted:
+            return self._verdict(
+                False, 0.5, f"gives the truth in another scale wrongly: {converted}"
+            )
         return self._right("figures match")
 
     def _judge_change(
@@ -376,7 +423,11 @@ class OfflineJudge:
             return self._wrong("the truth's two ends, reversed")
         committed = given[0]
         sign = case.sign(committed, case.answer_text)
-        for change in _changes(start, end):
+        changes = _changes(start, end)
+        if _POINTS.search(committed.text) or _POINTS.match(case.answer_text[committed.end :]):
+            # "40 percentage points" is a difference of levels, never the relative change.
+            changes = changes[:1]
+        for change in changes:
             if case.same_value(committed, change):
                 if sign == change.sign:
                     return self._right("the truth's change, with its direction")
@@ -393,7 +444,8 @@ class OfflineJudge:
         # The truth commits to its words outside brackets, as an answer does: "hiredis (pip
         # install redis[hiredis])" is answered by "hiredis".
         truth = text.without_asides(case.truth)
-        full = text.content_terms(truth) - unit_words - _DATE_WORDS
+        # A code's letters are the code's ("hf" of "HF-2047"), judged whole in `judge`.
+        full = text.content_terms(text.without_codes(truth)) - unit_words - _DATE_WORDS
         # Its asides' words are still the truth's, not others named beside it.
         said = text.content_terms(case.truth)
         truth_terms = full - case.question_terms
@@ -402,10 +454,16 @@ class OfflineJudge:
         if not truth_terms and not has_numbers:
             truth_terms = full
         if not truth_terms:
+            codes = text.codes(case.truth)
+            if codes and codes <= text.codes(case.answer):
+                return self._right("the truth's code")  # "v18.17.0" for "Node.js 18.17.0"
             if has_numbers:
                 return self._wrong("the truth is a figure and the answer has none")
-            # A truth of symbols alone ("_", "@="): said as written, its asides left out.
+            # A truth of symbols alone ("_", "@="): said as written, its asides left out;
+            # an option ("-i") said in a sentence.
             if text.same_words(text.outside_brackets(case.answer), truth):
+                return self._right("the truth's symbols, as written")
+            if text.flags(truth) and text.flags(truth) <= text.flags(case.answer):
                 return self._right("the truth's symbols, as written")
             return self._wrong("no text")
         if truth_terms <= text.NEGATIONS:
@@ -454,9 +512,15 @@ class OfflineJudge:
         ]
         if others:
             return self._verdict(False, recall * 0.5, f"names {others} beside the truth")
+        # "charging" is not "charged", though they share a stem: a state going on is not
+        # the state reached.
+        aspect = _aspect_changed(truth, committed)
+        if aspect:
+            return self._verdict(False, recall * 0.5, f"says {aspect[0]!r} for {aspect[1]!r}")
         # A short answer that drops a word of the truth for one of its own names something
         # else: "npm ci" is not "npm install".
-        if extra and len(answer_terms) <= 3 and _recall(full, answer_terms) < 1:
+        swapped = _unlike(extra - _ABOUT, full - answer_terms)
+        if swapped and len(answer_terms) <= len(full) + 1 and _recall(full, answer_terms) < 1:
             return self._verdict(False, recall * 0.5, f"says {sorted(extra)} for the truth's words")
         return self._right(f"{recall:.0%} of the truth's key words")
 
@@ -473,6 +537,11 @@ class OfflineJudge:
 
 
 _NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
+# Words that bound a figure ("at least", "no later than", "within", "up to"): the bound
+# itself is judged by its opposite ("at most" for "at least"), not as a word of the truth.
+_BOUNDS = text.content_terms("least most later earlier sooner more less fewer within up")
+# Words that say "about" ("the proposal regarding a report" for "the proposal for a report").
+_ABOUT = text.content_terms("regarding concerning relating pertaining respecting")
 _DATE_WORDS = text.content_terms(
     "january february march april may june july august september october november december"
     " jan feb mar apr jun jul aug sep sept oct nov dec"
@@ -485,9 +554,9 @@ class _Case:
     def __init__(self, question: str, truth: str, answer: str) -> None:
         self.question, self.truth, self.answer = question, truth, answer
         hint = quantities.scale_hint(question)
-        self.question_text = quantities.words_to_digits(question)
-        self.truth_text = quantities.words_to_digits(truth)
-        self.answer_text = quantities.words_to_digits(answer)
+        self.question_text = quantities.words_to_digits(_as_times(question))
+        self.truth_text = quantities.words_to_digits(_as_times(truth))
+        self.answer_text = quantities.words_to_digits(_as_times(answer))
         self.question_numbers = quantities.extract_quantities(self.question_text, hint)
         self.truth_numbers = _restated(
             quantities.extract_quantities(self.truth_text, hint), self.truth_text
@@ -507,6 +576,8 @@ class _Case:
         self.units_named = {quantities.unit_named(w) for w in asked} - {None}
         self.units_named |= {q.unit[0] for q in self.question_numbers if q.unit}
         self.currency_named = bool(_CURRENCY_NAMED.search(question))
+        _share_range_units(self.truth_numbers, self.truth_text)
+        _share_range_units(self.answer_numbers, self.answer_text)
 
     def negated(self, said: str) -> bool:
         """Whether `said` negates, leaving out the question's own negation words."""
@@ -598,6 +669,43 @@ class _Case:
             for t in self.truth_numbers[1:]
         )
 
+    def stated(self) -> list[quantities.Quantity]:
+        """The truth's figures in its first statement (up to a sentence's end, a semicolon
+        or a bracket), less those the question itself gives and the level a change came to
+        ("grew 8% to $12.4 billion": the change is the answer, where it ended a detail)."""
+        end = _STATEMENT_END.search(self.truth_text)
+        cut = end.start() if end else len(self.truth_text)
+        changed = bool(text.direction(self.truth))
+        return [
+            t
+            for t in self.truth_numbers
+            if t.start < cut
+            and not _any_agree([t], self.question_numbers)
+            and not (changed and _LEVEL_AFTER.search(self.truth_text[: t.start]))
+        ]
+
+    def words_told(self) -> list[str]:
+        """The truth's words about its figures when the answer says none of them and they
+        are two or more: "twice daily" of "10 mg twice daily"."""
+        skip = self.question_terms | FIGURE_WORDS | _DATE_WORDS | text.UP | text.DOWN
+        truth = _words_of(_first_clause(_unfigured(self.truth_text, self.truth_numbers)))
+        said = _words_of(_unfigured(self.answer_text, self.answer_numbers))
+        truth -= skip
+        return sorted(truth) if len(truth) >= 2 and not truth & said else []
+
+    def words_swapped(self) -> list[str]:
+        """The answer's own words where the truth's words about its figures are missing: "per
+        year" for "1.5% per month", "AA batteries" for "AAA batteries", "beats per second".
+        Words only one side says (a label, a reason) are not a swap."""
+        # A figure's own unit is judged with it ("8849 meters" for "8,849 metres"), and its
+        # direction with its sign ("dropped" for "decreased").
+        skip = self.question_terms | FIGURE_WORDS | _DATE_WORDS | text.UP | text.DOWN | _BOUNDS
+        truth = _words_of(_first_clause(_unfigured(self.truth_text, self.truth_numbers)))
+        unfigured = _unfigured(self.answer_text, self.answer_numbers)
+        missing = truth - skip - _words_of(unfigured)
+        own = _unlike(_words_of(_first_clause(unfigured)) - skip - truth, missing)
+        return sorted(own) if missing and own else []
+
     def quotes_row(self) -> bool:
         """Whether the answer quotes two or more different figures side by side, with
         nothing but separators between them ("Total assets 36,500 37,987 34,000")."""
@@ -630,6 +738,130 @@ _TO = re.compile(
 )
 
 _LEVEL_AFTER = re.compile(r"\bto\s*$", re.I)
+# A truth that is a span of values ("Between 2 °C and 8 °C", "0 °C to 40 °C"): an answer
+# giving it as a range ("2–8 °C") commits to it; its ends are judged as its figures.
+_SPAN = re.compile(
+    r"(?<!from )(?<![\w.,])(?:between\s+)?[$€£]?\d[\d,.]*\s*(?:%|°\s?[CF]|[A-Za-z]+)?\s*"
+    r"(?:to|and|–|-)\s*[$€£]?\d",
+    re.I,
+)
+_POINTS = re.compile(r"\s*(?:percentage\s+)?\b(?:points?|pts?|pp)\b", re.I)
+# Where a truth's first statement ends: what follows explains it ("$1,577 million. Up 5%").
+_STATEMENT_END = re.compile(r"\.(?:\s|$)|;|\s\(")
+
+
+# Where the words about a figure end: "One, the dictionary", "Three: integers, …" say what
+# the figure counts after it, which an answer may leave out.
+_CLAUSE_END = re.compile(r"[,:;]|\.(?:\s|$)|\s\(|\s[-–—]\s")
+
+
+def _first_clause(said: str) -> str:
+    end = _CLAUSE_END.search(said)
+    return said[: end.start()] if end else said
+
+
+_TIMES = {"one": "once", "1": "once", "two": "twice", "2": "twice"}
+_PER = {"daily": "a day", "weekly": "a week", "hourly": "an hour", "yearly": "a year"}
+_FREQUENCY = re.compile(r"\b(?:(one|two|1|2)\s+times|(daily|weekly|hourly|yearly))\b", re.I)
+
+
+def _as_times(said: str) -> str:
+    """ "two times daily" as "twice a day": one way of writing how often, so that "twice
+    daily" and "two times a day" are judged as the same words."""
+    return _FREQUENCY.sub(
+        lambda m: _TIMES[m.group(1).lower()] if m.group(1) else _PER[m.group(2).lower()],
+        said or "",
+    )
+
+
+_RANGE_JOIN = re.compile(r"\s*(?:to|and|–|-|—)\s*$", re.I)
+
+
+def _share_range_units(numbers: list[quantities.Quantity], written: str) -> None:
+    """A range writes its unit once, at its end ("2–8 °C", "between 0 and 40 degrees
+    Celsius"): its first figure takes the unit of the second."""
+    for i, (low, high) in enumerate(zip(numbers, numbers[1:], strict=False)):
+        if low.unit is None and high.unit and _RANGE_JOIN.fullmatch(written[low.end : high.start]):
+            numbers[i] = dataclasses.replace(low, unit=high.unit, sign=0)
+
+
+def _celsius(figure: quantities.Quantity) -> float | None:
+    """A temperature in degrees Celsius; None for any other figure."""
+    value = figure.mantissa * (figure.sign or 1)
+    scale = figure.unit[0] if figure.unit else None
+    return {
+        "celsius": value,
+        "fahrenheit": (value - 32) * 5 / 9,
+        "kelvin": value - 273.15,
+    }.get(scale)
+
+
+def _converts_wrongly(figure: quantities.Quantity, truths: list[quantities.Quantity]) -> bool:
+    """Whether `figure` restates a truth's temperature in another scale, and wrongly ("100
+    °C, which is 200 °F"): within the figure's last digit, or it is another figure."""
+    mine = _celsius(figure)
+    if mine is None:
+        return False
+    for truth in truths:
+        theirs = _celsius(truth)
+        if theirs is None or truth.unit[0] == figure.unit[0]:
+            continue
+        step = 10.0 ** (-max(figure.decimals, 0))
+        factor = 5 / 9 if figure.unit[0] == "fahrenheit" else 1.0
+        return abs(mine - theirs) > step * factor / 2 + 1e-9
+    return False
+
+
+_ING_OR_ED = re.compile(r"\b[a-z]+(?:ing|ed)\b", re.I)
+
+
+def _aspect_changed(truth: str, answer: str) -> tuple[str, str] | None:
+    """A word of the answer ending in "-ing" where the truth has the same stem ending in
+    "-ed", or the other way round ("charging" for "charged"); rises and falls aside, whose
+    form says nothing of their direction."""
+
+    def forms(said: str) -> dict[str, dict[bool, str]]:
+        """stem -> {progressive?: the word as written}"""
+        found: dict[str, dict[bool, str]] = {}
+        for word in _ING_OR_ED.findall(said):
+            stem = text.stem(word)
+            if stem not in text.UP | text.DOWN:
+                found.setdefault(stem, {})[word.lower().endswith("ing")] = word
+        return found
+
+    truth_forms = forms(truth)
+    for stem, written in forms(answer).items():
+        theirs = truth_forms.get(stem, {})
+        if theirs and not set(written) & set(theirs):
+            return next(iter(written.values())), next(iter(theirs.values()))
+    return None
+
+
+def _unlike(own: set[str], missing: set[str]) -> set[str]:
+    """The answer's own terms that are not another form of a missing truth term: "receipt"
+    for "receiving", "power" for "pow" share a root the stemmer keeps apart: all of the
+    shorter term but its last two letters, and three letters at least ("transport" and
+    "transfer" share only a prefix)."""
+
+    def kin(a: str, b: str) -> bool:
+        shared = len(os.path.commonprefix([a, b]))
+        return shared >= max(3, min(len(a), len(b)) - 2)
+
+    return {term for term in own if not any(kin(term, gone) for gone in missing)}
+
+
+def _unfigured(said: str, figures: list[quantities.Quantity]) -> str:
+    """`said` with its figures, and the units written with them, blanked out."""
+    for figure in sorted(figures, key=lambda f: -f.start):
+        said = said[: figure.start] + " " * (figure.end - figure.start) + said[figure.end :]
+    return said
+
+
+def _words_of(said: str) -> set[str]:
+    """Content terms of `said` less its figures' digits."""
+    return {t for t in text.content_terms(said) if not any(ch.isdigit() for ch in t)}
+
+
 # A period an answer labels a figure with: "2019", "FY2022", "FY 2022", "FY22".
 _PERIOD = re.compile(r"\b(?:FY\s?|CY\s?)?((?:19|20)\d{2})\b|\bFY\s?'?(\d{2})\b", re.I)
 
@@ -848,8 +1080,13 @@ def _short_name(case: "_Case", truth_terms: set[str], answer: str, extra: bool) 
 
 _WORD_WRITTEN = re.compile(r"[A-Za-z][\w'’.-]*")
 # A name written as one token: with an underscore ("__init__", "ALLOWED_HOSTS"), or dotted
-# parts of two characters or more ("object.__getattr__", "http.timeout"; not "U.S." or "e.g.").
-_IDENTIFIER = re.compile(r"(?<![\w.])(?:\w*_\w*|[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+)(?![\w])")
+# parts of two characters or more ("object.__getattr__", "http.timeout"; not "U.S." or "e.g."),
+# a long option ("--force") or a path ("/etc/nginx/nginx.conf", "~/.bashrc").
+_IDENTIFIER = re.compile(
+    r"(?<![\w.])(?:\w*_\w*|[A-Za-z_]\w+(?:\.[A-Za-z_]\w+)+)(?![\w])"
+    r"|(?<![\w-])--[A-Za-z][\w-]*"
+    r"|(?<![\w/])(?:~|\.{1,2})?/[\w.-]+(?:/[\w.-]+)+|(?<![\w/])~/[\w.-]+"
+)
 
 
 def _identifiers(said: str) -> set[str]:

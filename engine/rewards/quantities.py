@@ -56,8 +56,9 @@ _GLUED_AFTER = re.compile(r"(?!x\b)[A-Za-z0-9_]|-[A-Za-z]", re.I)
 _SCALE_HINT = re.compile(
     r"(?:\bin\b|\busd\b|\$)\s*(?:usd\s*|us\s*dollars?\s*)?(thousand|million|billion)s?\b", re.I
 )
-# Float noise only: a figure off in its last digit is a different figure (rounding is below).
-RELATIVE_TOLERANCE = 1e-4
+# Float noise only: a figure off in its last digit is a different figure (rounding is below),
+# however many digits it has ("37,990" is not 37,987).
+RELATIVE_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -226,7 +227,7 @@ def _sign(text: str, start: int, end: int) -> tuple[int, int, int]:
 
 # Units of measure: the dimension they measure and their size in that dimension's base, so
 # that "1.5 kW" is "1,500 W" but "8 minutes" is not "8 hours". Months and years have no
-# fixed number of days, so each is a dimension of its own.
+# fixed number of days, so they are a dimension of their own ("2 years" is "24 months").
 _UNITS = {
     **dict.fromkeys(["ns", "nanosecond", "nanoseconds"], ("time", 1e-9)),
     **dict.fromkeys(["µs", "μs", "microsecond", "microseconds"], ("time", 1e-6)),
@@ -237,7 +238,7 @@ _UNITS = {
     **dict.fromkeys(["day", "days"], ("time", 86400.0)),
     **dict.fromkeys(["week", "weeks", "wk", "wks"], ("time", 604800.0)),
     **dict.fromkeys(["month", "months"], ("month", 1.0)),
-    **dict.fromkeys(["year", "years", "yr", "yrs"], ("year", 1.0)),
+    **dict.fromkeys(["year", "years", "yr", "yrs"], ("month", 12.0)),
     **dict.fromkeys(
         ["mm", "millimeter", "millimeters", "millimetre", "millimetres"], ("length", 1e-3)
     ),
@@ -564,6 +565,11 @@ def _agree(answer: Quantity, truth: Quantity, fa: float, ft: float) -> bool:
         step_t = ft
         if digits_t < 2 or truth.mantissa == int(truth.mantissa) and truth.decimals < 0:
             return False
+    if "." not in answer.text:
+        # An answer's whole number is taken as written too: "6380" is another port than 6379,
+        # and "$1,580 million" another figure than $1,577 million. Rounding is said with a
+        # point in a larger unit ("$1.58 billion", "8.34 million").
+        step_a = min(step_a, fa)
     if step_a <= step_t * (1 + 1e-9):
         return abs(va - vt) <= step_t / 2 * (1 + 1e-9)
     return digits_a >= MIN_ROUNDED_DIGITS and abs(va - vt) <= step_a / 2 * (1 + 1e-9)

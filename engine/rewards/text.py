@@ -44,13 +44,46 @@ def words(text: str) -> list[str]:
 
 
 def content_terms(text: str, *, keep_numbers: bool = False) -> set[str]:
-    """Stemmed content words of `text`: no stop words, and no numbers unless asked."""
+    """Stemmed content words of `text`: no stop words, and no numbers unless asked. An
+    ordinal is one term however written ("third", "3rd"), and a few words of one meaning
+    are one term ("mandatory" and "required")."""
     kept = [
         w
-        for w in words(text)
+        for w in words(_ORDINAL_FIGURE.sub(_ordinal_word, text or ""))
         if w not in _STOPWORDS and (keep_numbers or not _NUMERIC.fullmatch(w))
     ]
-    return set(_STEMMER.stemWords(kept))
+    return {_SAME_MEANING.get(stem, stem) for stem in _STEMMER.stemWords(kept)}
+
+
+_ORDINAL_WORDS = (
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth "
+    "thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+).split()
+_ORDINAL_FIGURE = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.I)
+
+
+def _ordinal_word(found: re.Match) -> str:
+    """ "13th" as "thirteenth"; past the words known, as written."""
+    n = int(found.group(1))
+    return _ORDINAL_WORDS[n - 1] if 1 <= n <= len(_ORDINAL_WORDS) else found.group(0)
+
+
+# Stems of one meaning, mapped to one of them. General words only: a domain's terms are the
+# customer's, and a wrong merge credits a wrong answer.
+_SAME_MEANING = {
+    stem: group[0]
+    for group in (
+        ("requir", "mandatori", "compulsori", "obligatori"),
+        ("prohibit", "forbidden", "forbid", "ban", "bar"),
+        ("narrow", "shrank", "shrink", "shrunk"),
+        ("lower", "reduc"),
+        ("buyer", "purchas"),
+        ("befor", "prior"),
+        ("global", "worldwid"),
+        ("tall", "high"),
+    )
+    for stem in group
+}
 
 
 def polarity(text: str) -> str | None:
@@ -127,7 +160,7 @@ def negated(text: str, ignore: frozenset[str] | set[str] = frozenset()) -> bool:
     """Whether the text says "not" (or no, never, none, …) anywhere, leaving out the words in
     `ignore` (the question's own: "It returns nothing" to "Does it return nothing?" makes
     its claim) and negation words written as a value's name ("returns None", "`null`")."""
-    text = (text or "").replace("’", "'")
+    text = _BOUND_OR_ADDITION.sub(" ", (text or "").replace("’", "'"))
     for found in _NEGATION_WORD.finditer(text):
         word = found.group(0).lower()
         if word not in _NEGATIONS or word in ignore:
@@ -139,6 +172,13 @@ def negated(text: str, ignore: frozenset[str] | set[str] = frozenset()) -> bool:
 
 
 _NEGATION_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+# "No later than 30 days", "no more than 8", "not only fire but also theft": a bound or an
+# addition, not a denial.
+_BOUND_OR_ADDITION = re.compile(
+    r"\b(?:no|not)\s+(?:later|earlier|sooner|more|less|fewer|greater|longer)\s+than\b"
+    r"|\bnot\s+only\b",
+    re.I,
+)
 
 
 def _opens_sentence(text: str, start: int) -> bool:
@@ -192,7 +232,7 @@ _OPPOSITES = (
     (
         "increas rise rose risen grow grew grown gain climb higher up improv expand upward",
         "decreas declin fall fell fallen drop lower down shrink shrank shrunk reduc lost "
-        "loss contract worsen deterior downward",
+        "loss contract worsen deterior downward outflow minus",
     ),
     ("pass approv adopt accept won win", "defeat reject fail lose"),
     ("posit", "negat"),
@@ -228,6 +268,16 @@ _FAMILIES = [(frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITES
 ]
 
 
+# Before and after, against the truth only: a question's "before" names its event, which an
+# answer may time from another ("before it terminates": "30 days after the notice").
+_TIME_ORDER = (frozenset({"befor", "prior"}), frozenset({"after"}))
+
+
+def stem(word: str) -> str:
+    """A word's stem, as `content_terms` makes them."""
+    return _STEMMER.stemWord(word.lower())
+
+
 def _stems(text: str) -> set[str]:
     return set(_STEMMER.stemWords(words(text)))
 
@@ -235,12 +285,65 @@ def _stems(text: str) -> set[str]:
 def opposes(answer: str, truth: str) -> str | None:
     """A word of the answer whose opposite the truth says (and that the truth does not say
     itself), else None: "increased" against "decreased", "passed" against "defeated"."""
-    said, truth_says = _stems(answer), _stems(truth)
-    for first, second in _FAMILIES:
+    said, truth_says = _stems(_NEGATED_WORD.sub(" ", answer or "")), _stems(truth)
+    for first, second in [*_FAMILIES, _TIME_ORDER]:
         for mine, theirs in ((first, second), (second, first)):
             if said & mine and truth_says & theirs and not truth_says & mine:
                 return min(said & mine)
     return None
+
+
+# A word denied where it stands ("not permitted"): it says its opposite, not itself.
+_NEGATED_WORD = re.compile(r"\b(?:not|never|no\s+longer)\s+(?:be\s+|been\s+)?[a-z]+", re.I)
+
+
+_THAN = re.compile(r"\bthan\b", re.I)
+
+
+_IN_TIME = re.compile(r"\b(before|after|prior\s+to)\b", re.I)
+_EVENT_VERBS = frozenset(_STEMMER.stemWords("happen came come occur took take".split()))
+
+
+def compared(said: str) -> tuple[set[str], str, set[str]] | None:
+    """A comparison "A is larger than B" as (A's terms, "larger", B's terms): the words
+    before the comparative, the comparative, the words after "than" up to the clause's
+    end; "A happened before B" as (A's, "before", B's). None without one."""
+    parts = _THAN.split(said or "", maxsplit=1)
+    if len(parts) != 2:
+        timed = _IN_TIME.split(said or "", maxsplit=1)
+        if len(timed) != 3 or not words(timed[0]):
+            return None
+        comparative = "before" if timed[1].lower().startswith("prior") else timed[1].lower()
+        parts = [f"{timed[0]} {comparative}", timed[2]]
+    before = words(parts[0])
+    if not before:
+        return None
+    comparative = before[-1]
+    subject = content_terms(" ".join(before[:-1])) - {"more", "less"} - _EVENT_VERBS
+    compared_with = content_terms(re.split(r"[,;.]", parts[1], maxsplit=1)[0])
+    return subject, comparative, compared_with
+
+
+def reverses(answer: str, truth: str) -> bool:
+    """Whether the answer makes the truth's comparison the other way round: "The Atlantic
+    is larger than the Pacific" for "The Pacific is larger than the Atlantic"."""
+    mine, theirs = compared(answer), compared(truth)
+    if not (mine and theirs) or mine[1] != theirs[1]:
+        return False
+    return bool(mine[0] & theirs[2]) and bool(mine[2] & theirs[0])
+
+
+def converse(answer: str, truth: str) -> bool:
+    """Whether the answer makes the truth's comparison from the other side: "The Atlantic
+    is smaller than the Pacific" for "The Pacific is larger than the Atlantic"."""
+    mine, theirs = compared(answer), compared(truth)
+    if not (mine and theirs) or not (mine[0] & theirs[2] and mine[2] & theirs[0]):
+        return False
+    pair = {_STEMMER.stemWord(mine[1]), _STEMMER.stemWord(theirs[1])}
+    return any(
+        pair <= first | second and pair & first and pair & second
+        for first, second in [*_FAMILIES, _TIME_ORDER]
+    )
 
 
 def opposes_question(answer: str, question: str, truth: str) -> str | None:
@@ -328,12 +431,99 @@ def lemmas(text: str) -> set[str]:
         for w in words(text)
         if w not in _STOPWORDS and w not in _CONNECTIVES and not _NUMERIC.fullmatch(w)
     ]
-    return set(_STEMMER.stemWords(kept))
+    return {_SAME_MEANING.get(stem, stem) for stem in _STEMMER.stemWords(kept)}
 
 
 # An aside in brackets: "Canberra (not Sydney)", "Carbon dioxide (CO2)". A bracket written
 # against the word before it is part of that word, as code writes it: "f()", "redis[hiredis]".
 _ASIDE = re.compile(r"(?<![\w)\]])(?:\([^()]*\)|\[[^\[\]]*\])")
+
+
+# A code: a token of digits joined to letters or to more digit groups, said whole or not at
+# all ("HF-2047", "192.168.1.1", "1-800-555-0142", "18.17.0", "230(c)(1)", "10^23", "15:1").
+# One digit wrong is another thing, however many of its parts agree.
+_CODE_TOKEN = re.compile(
+    r"[A-Za-z0-9]+(?:[.\-/:^_−]+[A-Za-z0-9]+|\([A-Za-z0-9]{1,3}\))+|[A-Za-z]+\d[A-Za-z0-9]*"
+)
+_QUANTITY_WORD = re.compile(r"\d+(?:\.\d+)?[A-Za-z%]+")  # "500mg", "13th", "3D": not codes
+_FLAG = re.compile(r"(?<![\w-])-[A-Za-z]\b(?!-)")  # "-i": a one-letter option, case and all
+
+
+_VERSION = re.compile(r"\b(?:version|release|v)\s?(\d+(?:\.\d+)+)\b", re.I)
+
+
+def codes(text: str) -> set[str]:
+    """The codes `text` writes (above), as compared: lower-cased, without hyphens or a
+    version's leading "v" ("v18.17.0" is "18.17.0"). Days ("2021-03-04") are dates."""
+    found = set()
+    for token in _CODE_TOKEN.findall(_ISO_DAY.sub(" ", text or "")):
+        if not any(ch.isdigit() for ch in token) or _QUANTITY_WORD.fullmatch(token):
+            continue
+        groups = re.findall(r"\d+", token)
+        lettered = any(ch.isalpha() for ch in token)
+        joined = re.search(r"[:^(]", token) and len(groups) >= 2
+        if lettered or len(groups) >= 3 or joined:
+            code = re.sub(r"(?<=[a-z0-9])-", "", token.lower().replace("−", "-"))
+            found.add(re.sub(r"^v(?=\d)", "", code))
+    # A version is a code too, "2.30" another than "2.3", once it is named one.
+    return found | set(_VERSION.findall(text or ""))
+
+
+# A numeral in Roman figures after a name ("World War I", "Henry VIII", "Type II"): one
+# letter more is another one.
+# "I" alone only where nothing follows in its sentence: "In March I went" says no numeral.
+_ROMAN = re.compile(
+    r"\b([A-Z][a-z]+)\s+(X{0,3}(?:IX|IV|V?I{0,3}))\b(?![\w'’-])(?<!\sI)|"
+    r"\b([A-Z][a-z]+)\s+(I)\b(?=\s*(?:[.,;:)]|$))"
+)
+
+
+def roman_numbered(text: str) -> set[str]:
+    """ "war i" for "World War I": the names a text numbers in Roman figures, lower-cased."""
+    found = set()
+    for name, numeral, name_i, numeral_i in _ROMAN.findall(text or ""):
+        if numeral or numeral_i:
+            found.add(f"{(name or name_i).lower()} {(numeral or numeral_i).lower()}")
+    return found
+
+
+def without_codes(text: str) -> str:
+    """`text` with its codes blanked out."""
+    return _CODE_TOKEN.sub(lambda m: " " if codes(m.group(0)) else m.group(0), text or "")
+
+
+def flags(text: str) -> set[str]:
+    """One-letter command-line options as written, case kept: "-i" is not "-I"."""
+    return set(_FLAG.findall(text or ""))
+
+
+_ACRONYM = re.compile(r"^(?:[Tt]he\s+)?((?:[A-Z]\.?){2,6})$")
+_NAME_WORD = re.compile(r"[A-Z][A-Za-z]*")
+_LINKS = frozenset(["of", "for", "and", "the", "on", "de", "&"])
+
+
+def abbreviates(a: str, b: str) -> bool:
+    """Whether one text is the other's initials: "US" and "the United States", "WHO" and
+    "World Health Organization", or the initials a name is given in brackets ("ISO" for
+    "The International Organization for Standardization (ISO)")."""
+    for short, full in ((a, b), (b, a)):
+        found = _ACRONYM.match(_bare_case(short))
+        if not found:
+            continue
+        letters = found.group(1).replace(".", "")
+        bracketed = re.findall(r"\(([A-Z]{2,6})\)", full or "")
+        names = [w for w in re.findall(r"[\w&]+", without_asides(full)) if w.lower() not in _LINKS]
+        if letters in bracketed or (
+            names
+            and all(_NAME_WORD.fullmatch(w) for w in names)
+            and "".join(w[0] for w in names) == letters
+        ):
+            return True
+    return False
+
+
+def _bare_case(text: str) -> str:
+    return " ".join((text or "").split()).strip(" .,;:!?\"'`“”‘’")
 
 
 def same_words(a: str, b: str) -> bool:

@@ -262,6 +262,41 @@ def test_complete_runs_the_rest_from_the_checkpoint_and_rules_off_reruns_it(
     }
 
 
+def test_echos_hits_are_read_by_the_runs_own_weights_beside_the_agent(tmp_path, corpus, capsys):
+    # The agent's accuracy against echo's read by the untrained model mixes what its searches
+    # find with what its training taught it to read: this row keeps the reader and changes
+    # only the searching.
+    from tests.helpers.toy import tiny_model_folder
+
+    index, questions = corpus
+    limits = {"max_turns": 2, "max_new_tokens": 12, "results_per_search": 1}
+    model = tiny_model_folder(tmp_path)
+    recorded = [
+        {"a1": (["ACME_2020:p1:c0"], "$5 million"), "a2": (["ACME_2020:p2:c0"], "no idea")},
+        {"b1": (["BETA_2020:p1:c0", "BETA_2020:p2:c0"], "$9 million")},
+    ]
+    runs = [
+        write_run(tmp_path / f"f{fold}", attempts, fold=fold, limits=limits, model=model)
+        for fold, attempts in enumerate(recorded)
+    ]
+    for folder in runs:
+        shutil.copytree(model, f"{folder}/final")
+
+    section = json.loads(compare(capsys, index, questions, "--runs", *runs, "--json"))
+    section = section["sections"][0]
+    assert section["chunks"] == 2  # 4 chunks over 3 questions, rounded up
+    reader = row(section, "echo@2's hits read by the trained agent")
+    assert reader["n"] == 3 and reader["accuracy"] is not None and not reader["note"]
+    assert reader["chunks"] == 2  # echo's hits, as many as the agent saw on average
+    assert ("trained (no rules)", "echo@2's hits read by the trained agent") in {
+        tuple(p["policies"]) for p in section["paired"]
+    }
+
+    shutil.rmtree(f"{runs[1]}/final")  # one run kept no weights: the row says so
+    section = json.loads(compare(capsys, index, questions, "--runs", *runs, "--json"))
+    assert "no checkpoint in f1" in row(section["sections"][0], "echo@2's hits")["note"]
+
+
 def test_the_runs_cold_starts_are_evaluated_beside_them_for_rls_share(tmp_path, corpus, capsys):
     from tests.helpers.toy import tiny_model_folder
 

@@ -63,9 +63,26 @@ def test_the_reviews_kinds_are_there_with_both_verdicts():
     assert all(verdicts == {True, False} for verdicts in kinds.values()), kinds
 
 
+# Wrong answers whose error is a claim beside the truth that only knowledge of the world
+# refutes ("Ottawa, in British Columbia" for "Ottawa"): no judge without that knowledge can
+# tell them from a true aside ("Jane Austen, in 1813"), which the set labels correct. They
+# count against agreement; the API judge is the way to catch them.
+KNOWLEDGE = "redteam:knowledge"
+
+
 def test_the_judge_credits_none_of_the_wrong_answers(judged):
-    credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
+    credited = [
+        (row, v)
+        for row, v in judged
+        if v.correct and not row["verdict"] and row["source"] != KNOWLEDGE
+    ]
     assert not credited, f"{len(credited)} wrong answers credited:\n{_lines(credited)}"
+
+
+def test_the_wrong_answers_only_knowledge_refutes_are_few_and_labelled_so():
+    rows = [row for row in load_set() if row["source"] == KNOWLEDGE]
+    assert 0 < len(rows) <= 5 and not any(row["verdict"] for row in rows)
+    assert all("world knowledge" in row["reason"] for row in rows)
 
 
 def test_the_judge_agrees_with_the_labels(judged):

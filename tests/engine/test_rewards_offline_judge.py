@@ -151,3 +151,104 @@ def test_every_financebench_ground_truth_judges_itself_correct(judge):
         if not judge.judge(q["question"], q["answer"], q["answer"]).correct
     ]
     assert wrong == []
+
+
+# A red team's wrong answers the judge credited before (2026-12-07), each beside a true
+# answer of the same form that it must still credit: the rule is the difference.
+@pytest.mark.parametrize(
+    ("question", "truth", "wrong", "right"),
+    [
+        # codes: one part wrong is another thing
+        ("Which filter fits?", "HF-2047", "HF-2048", "Filter HF2047"),
+        ("Which address?", "192.168.1.1", "192.168.1.10", "It is 192.168.1.1."),
+        ("Which Node.js version?", "Node.js 18.17.0", "Node.js 18.17.1", "v18.17.0"),
+        ("Which part of Section 230?", "Section 230(c)(1)", "Section 230(c)(2)", "230(c)(1)"),
+        ("Which version deprecated it?", "version 2.3", "version 2.30", "Version 2.3"),
+        ("Which flag?", "-i", "-I", "Use -i"),
+        ("Which flag overwrites?", "--force", "--forced", "git push --force"),
+        (
+            "Where is the file?",
+            "/etc/nginx/nginx.conf",
+            "/etc/nginx/conf.d/nginx.conf",
+            "In /etc/nginx/nginx.conf",
+        ),
+        ("During which war?", "World War I", "World War II", "World War I."),
+        # whole numbers are taken as written
+        ("Default port?", "6379", "6380", "port 6379"),
+        # every figure of the truth's statement, and the words about them
+        (
+            "How big is the panel?",
+            "60 cm wide and 40 cm tall",
+            "60 cm wide",
+            "40 cm high by 60 cm wide",
+        ),
+        (
+            "How should it be taken?",
+            "500 mg three times daily",
+            "500 mg twice daily",
+            "500 mg, three times a day",
+        ),
+        ("What rate applies?", "1.5% per month", "1.5% per year", "1.5% a month"),
+        (
+            "What is the range?",
+            "60 to 100 beats per minute",
+            "60 to 100 beats per second",
+            "60-100 beats per minute",
+        ),
+        ("What batteries?", "Two AAA batteries", "Two AA batteries", "2 AAA batteries"),
+        ("Where must it be stored?", "Between 2 °C and 8 °C", "Between 2 °C and 9 °C", "2–8 °C"),
+        # a change in points is not a relative change
+        (
+            "By how much did coverage rise?",
+            "40%, from 5% to 7%",
+            "40 percentage points",
+            "It rose 40%",
+        ),
+        # the other way round, and the same from the other side
+        (
+            "Which is larger?",
+            "The Pacific is larger than the Atlantic.",
+            "The Atlantic is larger than the Pacific.",
+            "The Atlantic is smaller than the Pacific.",
+        ),
+        (
+            "When is notice due?",
+            "At least 30 days before the renewal date",
+            "Within 30 days after the renewal date",
+            "No later than 30 days prior to renewal",
+        ),
+        # one word of a name swapped, a state for another
+        (
+            "What does GDPR stand for?",
+            "General Data Protection Regulation",
+            "General Data Privacy Regulation",
+            "GDPR is the General Data Protection Regulation",
+        ),
+        (
+            "What does solid green mean?",
+            "The battery is fully charged.",
+            "The battery is charging.",
+            "Fully charged",
+        ),
+        ("What is the boiling point?", "100 °C", "100 °C, which is 200 °F", "100 °C (212 °F)"),
+    ],
+)
+def test_a_wrong_detail_in_a_right_form_is_wrong(judge, question, truth, wrong, right):
+    assert not judge.judge(question, truth, wrong).correct
+    assert judge.judge(question, truth, right).correct
+
+
+@pytest.mark.parametrize(
+    ("truth", "answer"),
+    [
+        ("United States", "The US"),
+        ("WHO", "The World Health Organization"),
+        ("The International Organization for Standardization (ISO)", "ISO"),
+        ("2 years", "24 months"),
+        ("The Thirteenth Amendment", "The 13th Amendment"),
+        ("It narrowed.", "The deficit shrank."),
+        ("Yes, the field is required.", "It is mandatory."),
+    ],
+)
+def test_the_truth_in_other_words_is_correct(judge, truth, answer):
+    assert judge.judge("What is it?", truth, answer).correct
