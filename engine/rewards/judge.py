@@ -26,6 +26,7 @@ import re
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -100,6 +101,16 @@ _WHICH = re.compile(r"\b(?:which|who|whom|whose)\b|\bwhat\s+(?:is|was|are|were)\
 _JOINS = re.compile(r"\s(?:and|&|then)\s|\s*/\s*[a-z]", re.I)
 # A row quoted from a table: figures with nothing but separators between them.
 _ROW_GAP = re.compile(r"[\s,;|/$€£¥]*")
+# A clause that gives the figure after it as the value of what it names: "the minimum is".
+_GIVEN_AS = re.compile(r"\b(?:is|are|was|were|be|being|equals?)\s*[:=]?\s*(?:about\s+)?$", re.I)
+_ITEM_SEPARATOR = re.compile(r",|;|\s(?:and|or|&)\s", re.I)
+
+
+def _items(said: str) -> int:
+    """How many items a text lists: "milk, peanuts and soy" three, "milk and peanuts" two."""
+    return len([part for part in _ITEM_SEPARATOR.split(said) if part.strip()])
+
+
 # Two figures joined by "and" with no word of their own: "$8.7 billion and $8.9 billion".
 _PAIR_GAP = re.compile(r"[\s,]*(?:and|&)[\s$€£¥]*", re.I)
 
@@ -117,13 +128,14 @@ class OfflineJudge:
     prompt_id = "offline"
 
     def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
-        answer = (answer or "").strip()
-        question, ground_truth = question or "", ground_truth or ""
+        answer = _plain_letters(answer).strip()
+        question, ground_truth = _plain_letters(question), _plain_letters(ground_truth)
         if not answer:
             return self._wrong("no answer")
         # The truth's codes and options, where the question does not write them, are said
         # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
-        unsaid = (text.codes(ground_truth) - text.codes(question)) - text.codes(answer)
+        said_codes = text.codes(answer) | text.dotted_numbers(answer)
+        unsaid = (text.codes(ground_truth) - text.codes(question)) - said_codes
         unsaid |= (text.flags(ground_truth) - text.flags(question)) - text.flags(answer)
         numbered = text.roman_numbered(ground_truth) - text.roman_numbered(question)
         unsaid |= numbered - text.roman_numbered(answer)
@@ -158,6 +170,13 @@ class OfflineJudge:
             return self._wrong("makes the truth's comparison the other way round")
         if text.converse(answer, ground_truth):
             return self._right("the truth's comparison, from the other side")
+        if text.bound(answer) * text.bound(ground_truth) < 0:
+            return self._wrong("bounds the figure from the other side than the truth")
+        denied = text.denied_by_prefix(answer) - text.denied_by_prefix(ground_truth)
+        denied &= text.content_terms(question) | text.content_terms(ground_truth)
+        if denied:
+            # "16 weeks, unpaid" to "How many weeks of paid leave?".
+            return self._wrong(f"denies {sorted(denied)} by its prefix")
         opposite = text.opposes(answer, ground_truth)
         if opposite:
             return self._wrong(f"says {opposite!r}, the opposite of the truth")
@@ -223,6 +242,13 @@ class OfflineJudge:
             elif short and contrary:
                 # "Everest is shorter than K2" to "Is Everest taller than K2?" says no.
                 answer_says = "yes" if case.negated(case.answer) else "no"
+            elif text.bound(case.answer) * text.bound(case.question) < 0:
+                # "Up to two days a week" to "more than two days a week?" says no.
+                answer_says = "no"
+            elif short and case.negated(case.answer) and self._denies_predicate(case):
+                # "It should not be used during pregnancy" to "Can it be taken during
+                # pregnancy?": what the question asks about, denied.
+                answer_says = "no"
             elif short and self._claims(case):
                 # "It decreased" to "Did it decrease?" says yes; "It did not" says no. A
                 # longer sentence (a quoted line of the document), or one with words of its
@@ -272,6 +298,15 @@ class OfflineJudge:
                 f"names {sorted(answer_named)} where the truth's reason names {sorted(truth_named)}"
             )
         return self._agreed(case, truth_says)
+
+    def _denies_predicate(self, case: "_Case") -> bool:
+        """Whether a negated answer speaks of what the question asks (a word of it beyond its
+        names and figures) and adds at most one word of its own ("used" for "taken")."""
+        said = text.lemmas(case.answer) - _NEGATION_TERMS
+        known = text.lemmas(case.question) | text.lemmas(case.truth)
+        named = text.names(case.question)
+        shared = {w for w in said & known if w not in named and not any(c.isdigit() for c in w)}
+        return bool(shared) and len(said - known) <= 1
 
     def _claims(self, case: "_Case") -> bool:
         """Whether the answer is a claim in the question's own words (and the truth's): it
@@ -386,6 +421,9 @@ class OfflineJudge:
             if case.level_after_change(committed):
                 return self._right("the level the truth's change came to, with its direction")
             return self._verdict(False, 0.5, f"misses the truth's headline {headline.text}")
+        named = case.named_otherwise(given)
+        if named:
+            return self._verdict(False, 0.5, f"gives {named} for what the question asks")
         # The figures of the truth's first statement are its answer, all of them: "60 cm wide
         # and 40 cm tall", "0 °C to 40 °C", "500 mg three times daily" are not answered by
         # their first figure. What follows the statement often explains it, and may go.
@@ -455,7 +493,7 @@ class OfflineJudge:
             truth_terms = full
         if not truth_terms:
             codes = text.codes(case.truth)
-            if codes and codes <= text.codes(case.answer):
+            if codes and codes <= text.codes(case.answer) | text.dotted_numbers(case.answer):
                 return self._right("the truth's code")  # "v18.17.0" for "Node.js 18.17.0"
             if has_numbers:
                 return self._wrong("the truth is a figure and the answer has none")
@@ -499,7 +537,11 @@ class OfflineJudge:
         # Others named beside the truth ("Customer deposits and long-term debt", "Jane
         # Austen, Charlotte Bronte", "Saturn is larger than Jupiter") are candidates, not
         # an answer.
-        if extra and _JOINS.search(committed) and not _JOINS.search(case.truth):
+        if (
+            extra
+            and _JOINS.search(committed)
+            and (not _JOINS.search(case.truth) or _items(committed) > _items(truth))
+        ):
             return self._verdict(False, recall * 0.5, f"names {sorted(extra)} beside the truth")
         # The names the truth opens its parts with are its own: "Channel" of
         # "Channel.confirm_select()", which a name's dot splits into two parts.
@@ -534,6 +576,18 @@ class OfflineJudge:
         if not correct:
             score = min(score, WRONG_SCORE_CAP)
         return Verdict(correct=correct, score=round(score, 4), reason=reason, prompt_id="offline")
+
+
+_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+
+
+def _plain_letters(said: str | None) -> str:
+    """Letters without their accents and subscript digits as digits: "García Márquez" is
+    "Garcia Marquez", "H₂SO₄" is "H2SO4"."""
+    decomposed = unicodedata.normalize("NFD", (said or "").translate(_SUBSCRIPTS))
+    return unicodedata.normalize(
+        "NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    )
 
 
 _NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
@@ -684,6 +738,21 @@ class _Case:
             and not (changed and _LEVEL_AFTER.search(self.truth_text[: t.start]))
         ]
 
+    def named_otherwise(self, given: list[quantities.Quantity]) -> str:
+        """A figure of the answer, not the truth's, that its own clause gives for a word the
+        question asks about: "2 GB" in "4 GB is recommended; the minimum is 2 GB" to "How
+        much RAM is required at minimum?"."""
+        asked = self.question_terms
+        previous = 0
+        for figure in given:
+            clause = re.split(r"[,;.:()]\s", self.answer_text[previous : figure.start])[-1]
+            previous = figure.end
+            if self.matches_truth(figure):
+                continue
+            if _GIVEN_AS.search(clause) and text.content_terms(clause) & asked:
+                return figure.text
+        return ""
+
     def words_told(self) -> list[str]:
         """The truth's words about its figures when the answer says none of them and they
         are two or more: "twice daily" of "10 mg twice daily"."""
@@ -742,7 +811,7 @@ _LEVEL_AFTER = re.compile(r"\bto\s*$", re.I)
 # giving it as a range ("2–8 °C") commits to it; its ends are judged as its figures.
 _SPAN = re.compile(
     r"(?<!from )(?<![\w.,])(?:between\s+)?[$€£]?\d[\d,.]*\s*(?:%|°\s?[CF]|[A-Za-z]+)?\s*"
-    r"(?:to|and|–|-)\s*[$€£]?\d",
+    r"(?:to|and|through|–|-)\s*[$€£]?\d",
     re.I,
 )
 _POINTS = re.compile(r"\s*(?:percentage\s+)?\b(?:points?|pts?|pp)\b", re.I)
@@ -960,8 +1029,17 @@ def _states_claim(answer: str, question: str, truth: str) -> bool:
     """Whether a short answer to a yes/no question states its claim ("It returns None if
     the key is missing" to "Does it return None when the key is missing?"): a yes or no
     said in the question's words, not the question said back."""
-    if not text.polarity(truth) or "?" in answer:
+    if "?" in answer:
         return False
+    ranked = text.compared(answer)
+    if ranked and text.content_terms(truth) & ranked[0]:
+        # "Oslo lies farther north than Stockholm" to "Which is farther north, Oslo or
+        # Stockholm?": the question's words, put in order.
+        return True
+    if not text.polarity(truth):
+        return False
+    if text.bound(answer) * text.bound(question) < 0:
+        return True  # "up to two days a week" to "more than two days?"
     said, asked = text.words(answer), text.words(question)
     return len(said) <= IMPLIED_YES_NO_WORDS and said[:1] != asked[:1]
 

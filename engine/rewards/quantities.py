@@ -322,6 +322,8 @@ _AMBIGUOUS_UNITS = frozenset(
     ["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi", "j", "pa", "ma", "cl"]
 )
 _NEVER_SPACED = frozenset(["in", "mi", "a", "b"])
+# SI symbols written in small letters, set apart: "4 g", "30 s", "2 h", "1.5 l".
+_SMALL_SYMBOLS = frozenset(["g", "s", "h", "l"])
 _MEASURE = re.compile(
     r"(?P<gap>\s?)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit)\b|[µμ]?[a-z]+\b)"
     r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+)\b)?",
@@ -348,6 +350,7 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
         and match.group("gap")
         and word != "m"
         and (not written.isupper() or word in _NEVER_SPACED)
+        and not (word in _SMALL_SYMBOLS and written.islower())
     ):
         return None  # "3 in" is not inches, but "1,500 W" is watts
     if len(word) == 1 and not match.group("gap") and not match.group("per"):
@@ -376,6 +379,7 @@ def unit_named(word: str) -> str | None:
     return unit[0]
 
 
+_DOZEN = re.compile(r"\b(?:a|one)\s+dozen\b", re.I)
 _ONES = {
     w: i
     for i, w in enumerate(
@@ -402,7 +406,8 @@ _PRONOUN_BEFORE = re.compile(r"\b(?:the|each|any|no|every|this|that|which|only)\
 
 def words_to_digits(text: str) -> str:
     """`text` with numbers written in words as digits: "forty-six" -> "46", "two hundred
-    and six" -> "206". "zero" and a pronoun "one" are left alone."""
+    and six" -> "206", "a dozen" -> "12". "zero" and a pronoun "one" are left alone."""
+    text = _DOZEN.sub("12", text or "")
 
     def replace(match: re.Match) -> str:
         spoken = match.group(0)
@@ -520,7 +525,7 @@ def agree(answer: Quantity, truth: Quantity, *, bare_percent: bool = True) -> bo
     if answer.currency and truth.currency and answer.currency != truth.currency:
         return False  # "€7 million" is not "$7 million"
     if answer.unit and truth.unit and answer.unit[0] != truth.unit[0]:
-        return False
+        return _same_temperature(answer, truth)
     unit_a = answer.unit[1] if answer.unit and truth.unit else 1.0
     unit_t = truth.unit[1] if answer.unit and truth.unit else 1.0
     if answer.kind != truth.kind and "percent" in (answer.kind, truth.kind):
@@ -541,6 +546,25 @@ def agree(answer: Quantity, truth: Quantity, *, bare_percent: bool = True) -> bo
     fa = answer.factor if answer.factor is not None else truth.factor
     ft = truth.factor if truth.factor is not None else answer.factor
     return _agree(answer, truth, (fa or 1.0) * unit_a, (ft or 1.0) * unit_t)
+
+
+_TO_CELSIUS = {
+    "celsius": (1.0, 0.0),
+    "fahrenheit": (5 / 9, -32 * 5 / 9),
+    "kelvin": (1.0, -273.15),
+}
+
+
+def _same_temperature(answer: Quantity, truth: Quantity) -> bool:
+    """A temperature given in another scale ("36 °F" for "2 °C"), within the answer's last
+    digit."""
+    if answer.unit[0] not in _TO_CELSIUS or truth.unit[0] not in _TO_CELSIUS:
+        return False
+    (a_scale, a_shift), (t_scale, t_shift) = _TO_CELSIUS[answer.unit[0]], _TO_CELSIUS[truth.unit[0]]
+    signed = answer.mantissa * (answer.sign or 1), truth.mantissa * (truth.sign or 1)
+    difference = abs((signed[0] * a_scale + a_shift) - (signed[1] * t_scale + t_shift))
+    step = 10.0 ** (-max(_precision(answer), 0)) * a_scale
+    return difference <= step / 2 + 1e-9
 
 
 def _shift(text: str, places: int) -> str:

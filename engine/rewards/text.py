@@ -161,6 +161,7 @@ def negated(text: str, ignore: frozenset[str] | set[str] = frozenset()) -> bool:
     `ignore` (the question's own: "It returns nothing" to "Does it return nothing?" makes
     its claim) and negation words written as a value's name ("returns None", "`null`")."""
     text = _BOUND_OR_ADDITION.sub(" ", (text or "").replace("’", "'"))
+    text = _NUMBER_SIGN.sub(" ", text)
     for found in _NEGATION_WORD.finditer(text):
         word = found.group(0).lower()
         if word not in _NEGATIONS or word in ignore:
@@ -172,6 +173,8 @@ def negated(text: str, ignore: frozenset[str] | set[str] = frozenset()) -> bool:
 
 
 _NEGATION_WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")
+# "part no. HF-2045B", "No. 5": the number sign, not a denial.
+_NUMBER_SIGN = re.compile(r"\bno\.\s*(?=[A-Z0-9#])", re.I)
 # "No later than 30 days", "no more than 8", "not only fire but also theft": a bound or an
 # addition, not a denial.
 _BOUND_OR_ADDITION = re.compile(
@@ -230,9 +233,10 @@ _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 # says the other has said the opposite, whatever else it repeats of the truth.
 _OPPOSITES = (
     (
-        "increas rise rose risen grow grew grown gain climb higher up improv expand upward",
+        "increas rise rose risen grow grew grown growth gain climb higher up improv expand "
+        "upward warmer hotter",
         "decreas declin fall fell fallen drop lower down shrink shrank shrunk reduc lost "
-        "loss contract worsen deterior downward outflow minus",
+        "loss contract worsen deterior downward outflow minus cooler colder reduct",
     ),
     ("pass approv adopt accept won win", "defeat reject fail lose"),
     ("posit", "negat"),
@@ -271,6 +275,35 @@ _FAMILIES = [(frozenset(a.split()), frozenset(b.split())) for a, b in _OPPOSITES
 # Before and after, against the truth only: a question's "before" names its event, which an
 # answer may time from another ("before it terminates": "30 days after the notice").
 _TIME_ORDER = (frozenset({"befor", "prior"}), frozenset({"after"}))
+
+
+# Bounds: "less than 2,300 mg" and "at least 2,300 mg" give one figure and opposite claims.
+_UPPER_BOUND = re.compile(
+    r"\b(?:less|fewer|lower)\s+than\b|\bat\s+most\b|\bno\s+more\s+than\b|\bup\s+to\b"
+    r"|\bunder\b|\bbelow\b|\bmaximum\b|\bnot\s+(?:to\s+)?exceed",
+    re.I,
+)
+_LOWER_BOUND = re.compile(
+    r"\b(?:more|greater|higher)\s+than\b|\bat\s+least\b|\bno\s+(?:less|fewer)\s+than\b"
+    r"|\bover\b|\babove\b|\bminimum\b",
+    re.I,
+)
+
+
+def bound(text: str) -> int:
+    """-1 when the text bounds a figure from above ("less than", "up to", "at most"), +1
+    from below ("at least", "more than"), 0 for neither or both."""
+    upper, lower = bool(_UPPER_BOUND.search(text or "")), bool(_LOWER_BOUND.search(text or ""))
+    return lower - upper
+
+
+# "unpaid" for a question about paid leave: the word denied by its prefix.
+_DENYING_PREFIX = re.compile(r"\b(?:un|non-?)([a-z]{4,})\b", re.I)
+
+
+def denied_by_prefix(text: str) -> set[str]:
+    """The stems a text denies with "un-" or "non-" ("unpaid": "paid")."""
+    return {stem(word) for word in _DENYING_PREFIX.findall(text or "")}
 
 
 def stem(word: str) -> str:
@@ -450,6 +483,8 @@ _FLAG = re.compile(r"(?<![\w-])-[A-Za-z]\b(?!-)")  # "-i": a one-letter option, 
 
 
 _VERSION = re.compile(r"\b(?:version|release|v)\s?(\d+(?:\.\d+)+)\b", re.I)
+_E_NOTATION = re.compile(r"\d+(?:\.\d+)?e[-+−]?\d+", re.I)
+_DOTTED = re.compile(r"(?<![\w.])\d+(?:\.\d+)+(?![\w.]*\d)")
 
 
 def codes(text: str) -> set[str]:
@@ -459,14 +494,24 @@ def codes(text: str) -> set[str]:
     for token in _CODE_TOKEN.findall(_ISO_DAY.sub(" ", text or "")):
         if not any(ch.isdigit() for ch in token) or _QUANTITY_WORD.fullmatch(token):
             continue
+        if _E_NOTATION.fullmatch(token):
+            continue  # "3e-4" is a number
         groups = re.findall(r"\d+", token)
         lettered = any(ch.isalpha() for ch in token)
         joined = re.search(r"[:^(]", token) and len(groups) >= 2
         if lettered or len(groups) >= 3 or joined:
             code = re.sub(r"(?<=[a-z0-9])-", "", token.lower().replace("−", "-"))
             found.add(re.sub(r"^v(?=\d)", "", code))
-    # A version is a code too, "2.30" another than "2.3", once it is named one.
-    return found | set(_VERSION.findall(text or ""))
+    # A version is a code too, "2.30" another than "2.3", once it is named one; its trailing
+    # zeros say nothing ("v1.4.0" is "1.4").
+    found |= set(_VERSION.findall(text or ""))
+    return {re.sub(r"(?:\.0)+$", "", code) if _DOTTED.fullmatch(code) else code for code in found}
+
+
+def dotted_numbers(text: str) -> set[str]:
+    """Numbers with points, trailing zero parts left out ("1.4.0", "1.4" as "1.4"): where a
+    code is said as a plain number."""
+    return {re.sub(r"(?:\.0)+$", "", n) for n in _DOTTED.findall(text or "")}
 
 
 # A numeral in Roman figures after a name ("World War I", "Henry VIII", "Type II"): one

@@ -15,12 +15,18 @@ import pytest
 from engine.rewards.judge import OfflineJudge
 
 JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
+# Written by a reviewer who read neither the judge nor the set (2026-12-07), 12 domains: the
+# judge agreed on 0.735 and credited 5 of 110 wrong answers before the rules it showed
+# missing; what it still misses are true answers in words the judge cannot read (docs/
+# judge-rejudge.md). It keeps the judge from crediting wrong answers of kinds the set lacks.
+INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
+INDEPENDENT_AGREEMENT_FLOOR = 0.8
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 
 
-def load_set() -> list[dict]:
-    return [json.loads(line) for line in JUDGE_SET.read_text().splitlines() if line.strip()]
+def load_set(path: Path = JUDGE_SET) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +102,14 @@ def test_the_judge_agrees_with_the_labels(judged):
 def test_a_wrong_verdict_never_scores_full_credit(judged):
     full = [(row, v) for row, v in judged if not v.correct and v.score >= 1.0]
     assert not full, _lines(full)
+
+
+def test_the_independent_set_is_judged_without_crediting_a_wrong_answer():
+    judge = OfflineJudge()
+    rows = load_set(INDEPENDENT_SET)
+    assert len(rows) >= 200 and all(set(row) == FIELDS for row in rows)
+    judged = [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in rows]
+    credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
+    assert not credited, f"{len(credited)} wrong answers credited:\n{_lines(credited)}"
+    agreement = sum(v.correct == row["verdict"] for row, v in judged) / len(judged)
+    assert agreement >= INDEPENDENT_AGREEMENT_FLOOR, f"agreement {agreement:.3f}"
