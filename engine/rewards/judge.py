@@ -436,6 +436,9 @@ class OfflineJudge:
         told = case.words_told()
         if told:
             return self._verdict(False, 0.5, f"leaves out the truth's {told}")
+        rate = case.foreign_rate()
+        if rate:
+            return self._verdict(False, 0.5, f"counts per {rate}, not as the truth or question")
         converted = [a.text for a in given if _converts_wrongly(a, case.truth_numbers)]
         if converted:
             return self._verdict(
@@ -753,6 +756,14 @@ class _Case:
                 return figure.text
         return ""
 
+    def foreign_rate(self) -> list[str]:
+        """What the answer counts its figure per ("per year", "a night", "each game") where the
+        truth or the question counts it per something else ("per semester", "hourly"). A
+        rate where neither names one is the answer's own reading ("25 MB per file")."""
+        told = _rates(self.truth_text) | _rates(self.question_text)
+        said = _rates(self.answer_text)
+        return sorted(said - told) if told and said - told else []
+
     def words_told(self) -> list[str]:
         """The truth's words about its figures when the answer says none of them and they
         are two or more: "twice daily" of "10 mg twice daily"."""
@@ -806,7 +817,7 @@ _TO = re.compile(
     re.I,
 )
 
-_LEVEL_AFTER = re.compile(r"\bto\s*$", re.I)
+_LEVEL_AFTER = re.compile(r"(?<!\bup\s)\bto\s*$", re.I)  # "up to" bounds, it reaches nothing
 # A truth that is a span of values ("Between 2 °C and 8 °C", "0 °C to 40 °C"): an answer
 # giving it as a range ("2–8 °C") commits to it; its ends are judged as its figures.
 _SPAN = re.compile(
@@ -871,14 +882,13 @@ def _converts_wrongly(figure: quantities.Quantity, truths: list[quantities.Quant
     mine = _celsius(figure)
     if mine is None:
         return False
-    for truth in truths:
-        theirs = _celsius(truth)
-        if theirs is None or truth.unit[0] == figure.unit[0]:
-            continue
-        step = 10.0 ** (-max(figure.decimals, 0))
-        factor = 5 / 9 if figure.unit[0] == "fahrenheit" else 1.0
-        return abs(mine - theirs) > step * factor / 2 + 1e-9
-    return False
+    step = 10.0 ** (-max(figure.decimals, 0)) * (5 / 9 if figure.unit[0] == "fahrenheit" else 1.0)
+    others = [
+        _celsius(truth)
+        for truth in truths
+        if _celsius(truth) is not None and truth.unit[0] != figure.unit[0]
+    ]
+    return bool(others) and all(abs(mine - theirs) > step / 2 + 1e-9 for theirs in others)
 
 
 _ING_OR_ED = re.compile(r"\b[a-z]+(?:ing|ed)\b", re.I)
@@ -904,6 +914,28 @@ def _aspect_changed(truth: str, answer: str) -> tuple[str, str] | None:
         if theirs and not set(written) & set(theirs):
             return next(iter(written.values())), next(iter(theirs.values()))
     return None
+
+
+_TIME_NOUNS = "second minute hour day night week month quarter semester term season year game half"
+_RATE = re.compile(
+    rf"\b(?:per|each|every)\s+([a-z]+)|\b(?:a|an)\s+({_TIME_NOUNS.replace(' ', '|')})\b"
+    r"|\b(hourly|daily|nightly|weekly|monthly|quarterly|yearly|annual|annually|annum)\b",
+    re.I,
+)
+_RATE_WORDS = {
+    "hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "monthly": "month",
+    "quarterly": "quarter", "yearly": "year", "annual": "year", "annually": "year",
+    "annum": "year",
+}  # fmt: skip
+
+
+def _rates(said: str) -> set[str]:
+    """The stems a text counts per: "per month" and "monthly" are "month"."""
+    found = set()
+    for per, a_time, adjective in _RATE.findall(said or ""):
+        word = (per or a_time or adjective).lower()
+        found.add(text.stem(_RATE_WORDS.get(word, word)))
+    return found
 
 
 def _unlike(own: set[str], missing: set[str]) -> set[str]:
@@ -1120,7 +1152,12 @@ def _direction_near(written: str, start: int, end: int) -> int:
         return 0
     after_text = re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0]
     after = text.words(after_text)[:2]
+    if after and after[0] in _MORE_OR_LESS:
+        return _MORE_OR_LESS[after[0]]  # "35% less water", "12 more staff"
     return text.direction(" ".join(before + after))
+
+
+_MORE_OR_LESS = {"more": 1, "greater": 1, "less": -1, "fewer": -1}
 
 
 _SAYS_ANSWER_IS = re.compile(r"^\W*(?:the\s+)?answer\s*(?:is\s*)?:?\s*(yes|no)\b", re.I)

@@ -50,7 +50,13 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "changed and the reference gives both ends ('from 24.6% to 21.6%'), one end alone is "
             "wrong: it needs both ends in order, or the change with its direction. When the "
             "answer labels figures with periods, the figure for the period asked must be the "
-            "reference's. Formatting and length do not make a wrong answer right. " + VERDICT_FORMAT
+            "reference's. Codes, versions, part and section numbers, command options and file "
+            "paths must be exactly the reference's ('18.17.1' is not '18.17.0', '-I' is not "
+            "'-i'). Every figure of the reference's statement must be given (both ends of a "
+            "range, each dimension) with the words that qualify it ('per year' is not 'per "
+            "month', 'AA' is not 'AAA'), and a bound must face the same way ('at least' is not "
+            "'less than'); a range answers a reference that is one. Formatting and length do "
+            "not make a wrong answer right. " + VERDICT_FORMAT
         ),
         user="Question:\n{question}\n\nReference answer:\n{ground_truth}\n\n"
         "Answer to grade:\n{answer}",
@@ -75,7 +81,12 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "subject or period ('FY21') claims nothing. If the question asks the size of a "
             "change and the verified answer runs 'from X to Y', either end alone fails; both "
             "ends in order, or the difference or relative change in the right direction, pass. "
-            "Of figures labelled by period, only the one for the period asked counts. "
+            "Of figures labelled by period, only the one for the period asked counts. Codes, "
+            "versions, model numbers, options and paths pass only exactly as verified (not "
+            "'HF-2048' for 'HF-2047', not '--forced' for '--force'). Every figure of the "
+            "verified statement must be there, both ends of a range and each part, with the "
+            "words that qualify it ('per minute', 'twice daily'); a bound in the other direction "
+            "('at least' for 'less than') fails; a range passes when the verified answer is one. "
             + VERDICT_FORMAT
         ),
         user="Question asked:\n{question}\n\nVerified answer:\n{ground_truth}\n\n"
@@ -99,7 +110,12 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "by naming the question's subject or period. If the question asks how much "
             "something changed and A goes 'from X to Y', B must give X then Y, or the change "
             "with its direction; X or Y alone is not equivalent. If B labels figures by "
-            "period, the one for the asked period decides. " + VERDICT_FORMAT
+            "period, the one for the asked period decides. Codes, versions, section numbers, "
+            "options and paths are equivalent only exactly ('192.168.1.10' is not "
+            "'192.168.1.1', '-I' not '-i'). B must give every figure of A's statement (both "
+            "ends of a range, each part) with the words that qualify it ('per month', not 'per "
+            "year'); a bound facing the other way ('at least' for 'less than') is not "
+            "equivalent; a range is, when A is one. " + VERDICT_FORMAT
         ),
         user="Question: {question}\nAnswer A (ground truth): {ground_truth}\n"
         "Answer B (candidate): {answer}\nDoes B commit to the same answer as A?",
@@ -121,8 +137,12 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "every item. No yes or no from an answer that only names the question's subject or "
             "year; a claim in words counts. For 'how much did it change' with a key 'from X to "
             "Y', one end alone is wrong; both ends in order or the change with its direction "
-            "is right. Figures labelled by year: the one for the year asked is marked. "
-            + VERDICT_FORMAT
+            "is right. Figures labelled by year: the one for the year asked is marked. Codes, "
+            "version and part numbers, options and paths must be exactly the key's ('2.30' is "
+            "not '2.3', '-I' is not '-i'). Every figure of the key's statement is needed, both "
+            "ends of a range and each part, with its qualifying words ('three times daily', "
+            "not 'twice daily'); a bound the other way round ('at least' for 'less than') is "
+            "wrong; a range is right when the key is one. " + VERDICT_FORMAT
         ),
         user="Exam question: {question}\nAnswer key: {ground_truth}\nStudent's answer: {answer}",
     ),

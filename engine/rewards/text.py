@@ -657,9 +657,13 @@ def names(text: str) -> set[str]:
     return found
 
 
+_UP_TO = re.compile(r"\bup\s+(?:to|until)\b", re.I)
+
+
 def direction(text: str) -> int:
-    """+1 when the text speaks of a rise only, -1 of a fall only, else 0."""
-    stems = _stems(text)
+    """+1 when the text speaks of a rise only, -1 of a fall only, else 0 ("up to" is a
+    bound, no rise)."""
+    stems = _stems(_UP_TO.sub(" ", text or ""))
     up, down = bool(stems & UP), bool(stems & DOWN)
     return (1 if up else -1) if up != down else 0
 

@@ -246,7 +246,7 @@ def test_the_meter_counts_each_verdict_asked_not_cached_ones_nor_retries(fake_mo
 
 @pytest.mark.parametrize("prompt", JUDGE_PROMPTS, ids=lambda p: p.id)
 def test_every_prompt_states_the_offline_judges_later_kinds(prompt):
-    # The offline judge learned four kinds from its labelled set (docs/judge-rejudge.md); a
+    # The offline judge learned these kinds from its labelled set (docs/judge-rejudge.md); a
     # wording that leaves one out lets the LLM judge credit what the offline one does not.
     # Each kind is a list of word groups; every group needs one of its words.
     kinds = {
@@ -254,6 +254,9 @@ def test_every_prompt_states_the_offline_judges_later_kinds(prompt):
         "a bare name or period claims nothing": [("claim",), ("subject", "name")],
         "a change needs both ends or its direction": [("both ends", "x then y"), ("direction",)],
         "the figure of the period asked": [("period", "year"), ("asked",)],
+        "codes exactly": [("exactly",), ("version",), ("option",), ("path",)],
+        "every figure with its words": [("every figure",), ("both ends",), ("qualif",)],
+        "a bound the same way": [("bound",), ("at least",), ("less than",)],
     }
     said = prompt.system.lower()
     for kind, groups in kinds.items():
