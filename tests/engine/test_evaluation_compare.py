@@ -266,21 +266,12 @@ def test_echos_hits_are_read_by_the_runs_own_weights_beside_the_agent(tmp_path, 
     # The agent's accuracy against echo's read by the untrained model mixes what its searches
     # find with what its training taught it to read: this row keeps the reader and changes
     # only the searching.
-    from tests.helpers.toy import tiny_model_folder
-
     index, questions = corpus
-    limits = {"max_turns": 2, "max_new_tokens": 12, "results_per_search": 1}
-    model = tiny_model_folder(tmp_path)
     recorded = [
         {"a1": (["ACME_2020:p1:c0"], "$5 million"), "a2": (["ACME_2020:p2:c0"], "no idea")},
         {"b1": (["BETA_2020:p1:c0", "BETA_2020:p2:c0"], "$9 million")},
     ]
-    runs = [
-        write_run(tmp_path / f"f{fold}", attempts, fold=fold, limits=limits, model=model)
-        for fold, attempts in enumerate(recorded)
-    ]
-    for folder in runs:
-        shutil.copytree(model, f"{folder}/final")
+    runs = runs_keeping_a_model(tmp_path, recorded, "final")
 
     section = json.loads(compare(capsys, index, questions, "--runs", *runs, "--json"))
     section = section["sections"][0]
@@ -297,22 +288,29 @@ def test_echos_hits_are_read_by_the_runs_own_weights_beside_the_agent(tmp_path, 
     assert "no checkpoint in f1" in row(section["sections"][0], "echo@2's hits")["note"]
 
 
-def test_the_runs_cold_starts_are_evaluated_beside_them_for_rls_share(tmp_path, corpus, capsys):
+def runs_keeping_a_model(tmp_path, recorded, kept):
+    """One fold run per entry of `recorded`, each keeping a tiny model as its `kept` folder
+    (`final`, `cold-start`)."""
     from tests.helpers.toy import tiny_model_folder
 
-    index, questions = corpus
     limits = {"max_turns": 2, "max_new_tokens": 12, "results_per_search": 1}
     model = tiny_model_folder(tmp_path)
-    recorded = [
-        {"a1": (["ACME_2020:p1:c0"], "$5 million"), "a2": ([], "no idea")},
-        {"b1": (["BETA_2020:p1:c0"], "$9 million"), "g1": ([], "$4 million")},
-    ]
     runs = [
         write_run(tmp_path / f"f{fold}", attempts, fold=fold, limits=limits, model=model)
         for fold, attempts in enumerate(recorded)
     ]
     for folder in runs:
-        shutil.copytree(model, f"{folder}/cold-start")
+        shutil.copytree(model, f"{folder}/{kept}")
+    return runs
+
+
+def test_the_runs_cold_starts_are_evaluated_beside_them_for_rls_share(tmp_path, corpus, capsys):
+    index, questions = corpus
+    recorded = [
+        {"a1": (["ACME_2020:p1:c0"], "$5 million"), "a2": ([], "no idea")},
+        {"b1": (["BETA_2020:p1:c0"], "$9 million"), "g1": ([], "$4 million")},
+    ]
+    runs = runs_keeping_a_model(tmp_path, recorded, "cold-start")
 
     section = json.loads(compare(capsys, index, questions, "--runs", *runs, "--json"))
     section = section["sections"][0]
