@@ -74,7 +74,7 @@ _SAME_MEANING = {
     stem: group[0]
     for group in (
         ("requir", "mandatori", "compulsori", "obligatori"),
-        ("prohibit", "forbidden", "forbid", "ban", "bar"),
+        ("prohibit", "forbidden", "forbid", "ban"),
         ("narrow", "shrank", "shrink", "shrunk"),
         ("lower", "reduc"),
         ("buyer", "purchas"),
