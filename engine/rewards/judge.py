@@ -141,6 +141,14 @@ class OfflineJudge:
         unsaid |= numbered - text.roman_numbered(answer)
         if unsaid and not text.polarity(ground_truth):
             return self._wrong(f"does not give the truth's {sorted(unsaid)}")
+        days, asked_days = text.weekdays(ground_truth), text.weekdays(question)
+        said_days = text.weekdays(answer)
+        if (days - asked_days - said_days) or (said_days - days - asked_days):
+            # "Monday to Saturday" for "Monday to Friday"; "on Sundays" beside a weekday figure.
+            return self._wrong(f"names the days {sorted(said_days)}, not the truth's")
+        other_codes = text.codes(answer) - text.codes(ground_truth) - text.codes(question)
+        if other_codes and text.codes(ground_truth) and _items(answer) > _items(ground_truth):
+            return self._wrong(f"lists {sorted(other_codes)} beside the truth's")
         if text.same_words(answer, ground_truth):
             # Whatever the truth is (a symbol, a hedge, a name with its aside), saying it
             # word for word commits to it.
@@ -170,6 +178,9 @@ class OfflineJudge:
             return self._wrong("makes the truth's comparison the other way round")
         if text.converse(answer, ground_truth):
             return self._right("the truth's comparison, from the other side")
+        swapped = text.swaps_roles(answer, ground_truth)
+        if swapped:
+            return self._wrong(f"puts the truth's words on the other sides of {swapped!r}")
         if text.bound(answer) * text.bound(ground_truth) < 0:
             return self._wrong("bounds the figure from the other side than the truth")
         denied = text.denied_by_prefix(answer) - text.denied_by_prefix(ground_truth)
@@ -436,6 +447,9 @@ class OfflineJudge:
         told = case.words_told()
         if told:
             return self._verdict(False, 0.5, f"leaves out the truth's {told}")
+        scope = case.other_scope()
+        if scope:
+            return self._verdict(False, 0.5, f"gives it {scope!r}, another case than asked")
         rate = case.foreign_rate()
         if rate:
             return self._verdict(False, 0.5, f"counts per {rate}, not as the truth or question")
@@ -669,6 +683,12 @@ class _Case:
             counted = _counted(self.answer_text, figure.end)
             if counted and counted not in self.question_terms | text.content_terms(self.truth):
                 return False
+        if (
+            truth.kind == "percent"
+            and figure.kind == "plain"
+            and _counted(self.answer_text, figure.end)
+        ):
+            return False  # "12 patients" counts them; 12% is a share
         return self.sign(figure, self.answer_text) == self.sign(truth, self.truth_text)
 
     def same_value(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
@@ -764,11 +784,40 @@ class _Case:
         said = _rates(self.answer_text)
         return sorted(said - told) if told and said - told else []
 
+    def other_scope(self) -> str:
+        """A phrase of the answer naming the case its figure holds for ("for single-AZ
+        deployments", "in patients with severe renal impairment", "in year 3") where the
+        question names the same kind of case otherwise ("for multi-AZ deployments": a word
+        shared, a word each of its own), and the truth does not say the answer's; "" when
+        none. Periods are the period checks' ("in FY2021"), and a clause giving another
+        figure is context ("compared with 1,150 in 2022")."""
+        asked: dict[str, list[set[str]]] = {}
+        for found in _SCOPE.finditer(self.question_text):
+            asked.setdefault(found.group(1).lower(), []).append(_scope_words(found.group(2)))
+        truth_terms = text.content_terms(self.truth_text)
+        unfigured = _unfigured(self.answer_text, self.answer_numbers)
+        for found in _SCOPE.finditer(self.answer_text):
+            clause = _clause_around(unfigured, found.start())
+            figures = [
+                f
+                for f in self.answer_numbers
+                if clause[0] <= f.start < clause[1] and not found.start() <= f.start < found.end()
+            ]
+            if any(not self.matches_truth(f) for f in figures):
+                continue
+            mine = _scope_words(found.group(2))
+            if not mine or mine <= truth_terms or _periods(found.group(2)):
+                continue
+            for other in asked.get(found.group(1).lower(), []):
+                if mine & other and mine - other and other - mine:
+                    return found.group(0).strip()
+        return ""
+
     def words_told(self) -> list[str]:
         """The truth's words about its figures when the answer says none of them and they
         are two or more: "twice daily" of "10 mg twice daily"."""
         skip = self.question_terms | FIGURE_WORDS | _DATE_WORDS | text.UP | text.DOWN
-        truth = _words_of(_first_clause(_unfigured(self.truth_text, self.truth_numbers)))
+        truth = _clause_words(self.truth_text, self.truth_numbers)
         said = _words_of(_unfigured(self.answer_text, self.answer_numbers))
         truth -= skip
         return sorted(truth) if len(truth) >= 2 and not truth & said else []
@@ -780,10 +829,10 @@ class _Case:
         # A figure's own unit is judged with it ("8849 meters" for "8,849 metres"), and its
         # direction with its sign ("dropped" for "decreased").
         skip = self.question_terms | FIGURE_WORDS | _DATE_WORDS | text.UP | text.DOWN | _BOUNDS
-        truth = _words_of(_first_clause(_unfigured(self.truth_text, self.truth_numbers)))
+        truth = _clause_words(self.truth_text, self.truth_numbers)
         unfigured = _unfigured(self.answer_text, self.answer_numbers)
         missing = truth - skip - _words_of(unfigured)
-        own = _unlike(_words_of(_first_clause(unfigured)) - skip - truth, missing)
+        own = _unlike(_clause_words(self.answer_text, self.answer_numbers) - skip - truth, missing)
         return sorted(own) if missing and own else []
 
     def quotes_row(self) -> bool:
@@ -835,9 +884,11 @@ _STATEMENT_END = re.compile(r"\.(?:\s|$)|;|\s\(")
 _CLAUSE_END = re.compile(r"[,:;]|\.(?:\s|$)|\s\(|\s[-–—]\s")
 
 
-def _first_clause(said: str) -> str:
-    end = _CLAUSE_END.search(said)
-    return said[: end.start()] if end else said
+def _clause_words(said: str, figures: list[quantities.Quantity]) -> set[str]:
+    """The words of `said`'s first clause, its figures and their units left out."""
+    unfigured = _unfigured(said, figures)
+    end = _CLAUSE_END.search(unfigured)
+    return _words_of(unfigured[: end.start()] if end else unfigured)
 
 
 _TIMES = {"one": "once", "1": "once", "two": "twice", "2": "twice"}
@@ -916,6 +967,27 @@ def _aspect_changed(truth: str, answer: str) -> tuple[str, str] | None:
     return None
 
 
+# The case a figure holds for: "for multi-AZ deployments", "in year 2", "during probation".
+_SCOPE = re.compile(
+    r"\b(for|in|during|as|with|on|under)\s+(?!at\b)((?:an?\s+|the\s+)?[\w-]+(?:\s+[\w-]+){0,3}?)"
+    r"(?=\s*(?:[,.;:?()]|$|\b(?:is|are|was|were|and|or|than|to|of)\b))",
+    re.I,
+)
+
+
+def _clause_around(said: str, at: int) -> tuple[int, int]:
+    """Where the clause of `said` holding position `at` starts and ends."""
+    ends = [m.start() for m in _CLAUSE_END.finditer(said)]
+    start = max([e + 1 for e in ends if e < at], default=0)
+    end = min([e for e in ends if e >= at], default=len(said))
+    return start, end
+
+
+def _scope_words(phrase: str) -> set[str]:
+    """The content terms of a case's phrase, figures kept ("year 2")."""
+    return text.content_terms(phrase, keep_numbers=True) - FIGURE_WORDS
+
+
 _TIME_NOUNS = "second minute hour day night week month quarter semester term season year game half"
 _RATE = re.compile(
     rf"\b(?:per|each|every)\s+([a-z]+)|\b(?:a|an)\s+({_TIME_NOUNS.replace(' ', '|')})\b"
@@ -952,9 +1024,10 @@ def _unlike(own: set[str], missing: set[str]) -> set[str]:
 
 
 def _unfigured(said: str, figures: list[quantities.Quantity]) -> str:
-    """`said` with its figures, and the units written with them, blanked out."""
+    """`said` with its figures, and the units written with them, blanked out: by a mark, not
+    spaces, so that "28–44" stays one span and "£85,000" no clause."""
     for figure in sorted(figures, key=lambda f: -f.start):
-        said = said[: figure.start] + " " * (figure.end - figure.start) + said[figure.end :]
+        said = said[: figure.start] + "#" * (figure.end - figure.start) + said[figure.end :]
     return said
 
 

@@ -366,6 +366,35 @@ def reverses(answer: str, truth: str) -> bool:
     return bool(mine[0] & theirs[2]) and bool(mine[2] & theirs[0])
 
 
+# Words that join two roles without ordering them, and the passive "by", which turns them.
+_UNORDERED = frozenset(["and", "or", "&", "by", "with", "the", "a", "an"])
+
+
+def swaps_roles(answer: str, truth: str) -> str | None:
+    """A word both texts say once (a verb, a preposition: "pays", "to") with the truth's
+    words before it after it in the answer and the other way round: "The lender pays the
+    borrower" for "The borrower pays the lender", "Water to acid" for "Acid to water". The
+    word, or None. A text in the passive ("is paid by") is not read."""
+    mine, theirs = words(answer), words(truth)
+    if "by" in mine or "by" in theirs:
+        return None
+    for link in set(mine) & set(theirs) - _UNORDERED:
+        if mine.count(link) != 1 or theirs.count(link) != 1:
+            continue
+        i, j = mine.index(link), theirs.index(link)
+        my_before, my_after = (
+            content_terms(" ".join(mine[:i])),
+            content_terms(" ".join(mine[i + 1 :])),
+        )
+        t_before, t_after = (
+            content_terms(" ".join(theirs[:j])),
+            content_terms(" ".join(theirs[j + 1 :])),
+        )
+        if my_before & t_after and my_after & t_before and not my_before & t_before:
+            return link
+    return None
+
+
 def converse(answer: str, truth: str) -> bool:
     """Whether the answer makes the truth's comparison from the other side: "The Atlantic
     is smaller than the Pacific" for "The Pacific is larger than the Atlantic"."""
@@ -535,6 +564,16 @@ def roman_numbered(text: str) -> set[str]:
 def without_codes(text: str) -> str:
     """`text` with its codes blanked out."""
     return _CODE_TOKEN.sub(lambda m: " " if codes(m.group(0)) else m.group(0), text or "")
+
+
+_WEEKDAY = re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
+_WEEKDAY_SHORT = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b")  # "the sun" is no Sunday
+
+
+def weekdays(text: str) -> set[str]:
+    """The days of the week a text names, as "mon" … "sun"."""
+    found = _WEEKDAY.findall(text or "") + _WEEKDAY_SHORT.findall(text or "")
+    return {day.lower()[:3] for day in found}
 
 
 def flags(text: str) -> set[str]:

@@ -238,6 +238,33 @@ def test_a_wrong_detail_in_a_right_form_is_wrong(judge, question, truth, wrong, 
     assert judge.judge(question, truth, right).correct
 
 
+# The third independent set's (2026-12-07), beside true answers of the same form.
+@pytest.mark.parametrize(
+    ("question", "truth", "wrong", "right"),
+    [
+        ("What share of patients had nausea?", "12%", "12 patients", "12 per cent of them"),
+        ("Who pays whom?", "The borrower pays the lender.", "The lender pays the borrower.",
+         "Borrower pays lender"),
+        ("What is added to what?", "Acid to water", "Water to acid", "Add the acid to the water"),
+        ("What is the SLA for multi-AZ deployments?", "99.95%", "99.95% for single-AZ deployments",
+         "99.95% for multi-AZ deployments"),
+        ("What is the charge in year 2?", "3% of the amount repaid",
+         "3% of the amount repaid in year 3", "3% of the amount repaid in year 2"),
+        ("Which zones support it?", "eu-west-1a and eu-west-1b",
+         "eu-west-1a, eu-west-1b and eu-west-1c", "eu-west-1b and eu-west-1a"),
+        ("What are the working hours?", "37.5 hours per week, Monday to Friday",
+         "37.5 hours per week, Monday to Saturday", "37.5 hours per week, Mon to Fri"),
+        ("What is the penalty?", "5% per month, up to 25%", "5% per month, up to 50%",
+         "5% a month, up to 25%"),
+    ],
+)  # fmt: skip
+def test_a_wrong_case_or_role_beside_the_right_figure_is_wrong(
+    judge, question, truth, wrong, right
+):
+    assert not judge.judge(question, truth, wrong).correct
+    assert judge.judge(question, truth, right).correct
+
+
 @pytest.mark.parametrize(
     ("truth", "answer"),
     [
