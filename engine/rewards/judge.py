@@ -426,7 +426,16 @@ class OfflineJudge:
         committed = _figure_of_period(case.answer_text, given, _periods(case.question))
         if not case.matches_truth(committed):
             size = case.magnitude_matches(committed)
-            reason = "the right size with the wrong sign" if size else "figures do not match"
+            reason = "figures do not match"
+            if size:
+                signs = {case.sign(committed, case.answer_text)} | {
+                    case.sign(t, case.truth_text) for t in case.truth_numbers
+                }
+                reason = (
+                    "the right size with the wrong sign"
+                    if len(signs) > 1
+                    else "the right size, but not in the truth's unit or what it counts"
+                )
             return self._verdict(False, 0.25 if size else 0.0, f"{reason}: {committed.text}")
         if not any(case.agrees(a, headline) for a in given):
             if case.level_after_change(committed):
@@ -1143,6 +1152,8 @@ def _states_claim(answer: str, question: str, truth: str) -> bool:
         return True
     if not text.polarity(truth):
         return False
+    if _polarity(answer):
+        return True  # "Yes, 750 hours … are included": its yes is the claim, the rest a reason
     if text.bound(answer) * text.bound(question) < 0:
         return True  # "up to two days a week" to "more than two days?"
     said, asked = text.words(answer), text.words(question)
