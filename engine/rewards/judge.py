@@ -172,7 +172,14 @@ class OfflineJudge:
             if not (case.truth_numbers and adds_figure):
                 return self._wrong("repeats the question")
         spans = text.hedges(case.truth_text) or _SPAN.search(case.truth_text)
-        if text.hedges(case.answer_text) and not spans:
+        # A truth that is a bound ("at least 60%") takes an answer of the same bound, not
+        # one that hedges or offers alternatives ("around 60% or 70%").
+        hedged = text.hedges(case.truth_text, bounds=False) or _SPAN.search(case.truth_text)
+        if (
+            text.hedges(case.answer_text)
+            and not spans
+            or (text.hedges(case.answer_text, bounds=False) and not hedged)
+        ):
             return self._wrong("hedges or offers alternatives instead of one answer")
         if text.reverses(answer, ground_truth):
             return self._wrong("makes the truth's comparison the other way round")

@@ -207,10 +207,10 @@ def _is_value_name(text: str, start: int, end: int) -> bool:
 _HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|probably|likely|unlikely|unclear|uncertain|unsure|either"
     r"|presumably|roughly speaking|or so|not sure|i think|i believe|i guess|we think"
-    r"|(?:could|might|may) (?:be|have)|somewhere)\b"
-    r"|\b(?:at (?:least|most)|(?:more|less|fewer) than)\s+[$€£]?\d",
+    r"|(?:could|might|may) (?:be|have)|somewhere)\b",
     re.I,
 )
+_BOUNDED = re.compile(r"\b(?:at (?:least|most)|(?:more|less|fewer) than)\s+[$€£]?\d", re.I)
 # "3 to 6 months", "between 40% and 45%", "206-213"; not "from 982 to 969", a change.
 _RANGE = re.compile(
     r"\bbetween\s+\S*\d\S*\s+and\s+\S*\d"
@@ -219,11 +219,17 @@ _RANGE = re.compile(
 )
 
 
-def hedges(text: str) -> bool:
+def hedges(text: str, bounds: bool = True) -> bool:
     """Whether the text hedges ("probably", "could be"), offers alternatives ("A or B"), a
-    range ("3 to 6") or a bound ("at least 3"): none of them commits to one answer."""
+    range ("3 to 6") or, with `bounds`, a bound ("at least 3"): none of them commits to one
+    answer."""
     text = _ISO_DAY.sub(" ", text or "")
-    return bool(_HEDGE.search(text) or _RANGE.search(text) or "or" in words(text))
+    bounded = bounds and (_BOUNDED.search(text) or _OR_BOUND.search(text))
+    text = _OR_BOUND.sub(" ", text)  # "2.3 g or less" bounds; it offers no alternative
+    return bool(_HEDGE.search(text) or bounded or _RANGE.search(text) or "or" in words(text))
+
+
+_OR_BOUND = re.compile(r"\bor\s+(?:less|more|fewer|lower|higher|under|over|below|above)\b", re.I)
 
 
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")

@@ -15,14 +15,14 @@ import pytest
 from engine.rewards.judge import OfflineJudge
 
 JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
-# Written by three reviewers who read neither the judge nor the set (2026-12-07), 36 domains,
-# the second and third held out and scored once: the judge of that morning credited 79 of
-# their 364 wrong answers; the first set's 110 were 5 credited before the rules it showed
-# missing, the second's 8 and the third's 20 when scored (docs/judge-rejudge.md). What the
-# judge still misses are true answers in words it cannot read. It keeps the judge from
-# crediting wrong answers of kinds the labelled set lacks.
+# Written by four reviewers who read neither the judge nor the set (2026-12-07), 46 domains,
+# the last three held out and scored once: the judge of that morning credited 80 of their 464
+# wrong answers; the first set's 110 were 5 credited before the rules it showed missing, the
+# second's 8, the third's 20 (written to be subtle) and the fourth's 1 (a natural mix) when
+# scored (docs/judge-rejudge.md). What the judge still misses are true answers in words it
+# cannot read. It keeps the judge from crediting wrong answers of kinds the labelled set lacks.
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
-INDEPENDENT_AGREEMENT_FLOOR = 0.83
+INDEPENDENT_AGREEMENT_FLOOR = 0.84
 # The ten it still credits need more than the words: a condition the question names in other
 # words ("on Sundays" to weekday trains, "single" for a return fare, "for senators" to the
 # lower house, "as a 15-minute STEL" for an 8-hour TWA, "during probation"), another person
@@ -114,7 +114,7 @@ def test_a_wrong_verdict_never_scores_full_credit(judged):
 def test_the_independent_sets_wrong_answers_are_not_credited_but_ten_known():
     judge = OfflineJudge()
     rows = load_set(INDEPENDENT_SET)
-    assert len(rows) >= 600 and all(set(row) == FIELDS for row in rows)
+    assert len(rows) >= 800 and all(set(row) == FIELDS for row in rows)
     judged = [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in rows]
     credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
     assert len(credited) <= INDEPENDENT_CREDITED_AT_MOST, (

@@ -256,6 +256,10 @@ def test_a_wrong_detail_in_a_right_form_is_wrong(judge, question, truth, wrong, 
          "37.5 hours per week, Monday to Saturday", "37.5 hours per week, Mon to Fri"),
         ("What is the penalty?", "5% per month, up to 25%", "5% per month, up to 50%",
          "5% a month, up to 25%"),
+        ("How much alcohol must it contain?", "at least 60%", "Around 60% or 70%",
+         "At least 60 percent"),
+        ("What is the daily sodium limit?", "less than 2,300 mg", "at least 2,300 mg",
+         "2.3 g or less per day"),
     ],
 )  # fmt: skip
 def test_a_wrong_case_or_role_beside_the_right_figure_is_wrong(
