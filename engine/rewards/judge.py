@@ -448,32 +448,22 @@ class OfflineJudge:
             if case.level_after_change(committed):
                 return self._right("the level the truth's change came to, with its direction")
             return self._verdict(False, 0.5, f"misses the truth's headline {headline.text}")
-        named = case.named_otherwise(given)
-        if named:
-            return self._verdict(False, 0.5, f"gives {named} for what the question asks")
-        # The figures of the truth's first statement are its answer, all of them: "60 cm wide
-        # and 40 cm tall", "0 °C to 40 °C", "500 mg three times daily" are not answered by
-        # their first figure. What follows the statement often explains it, and may go.
-        unsaid = [t.text for t in case.stated() if not any(case.agrees(a, t) for a in given)]
-        if unsaid:
-            return self._verdict(False, 0.5, f"leaves out the truth's {unsaid}")
-        swapped = case.words_swapped()
-        if swapped:
-            return self._verdict(False, 0.5, f"says {swapped} for the truth's words")
-        told = case.words_told()
-        if told:
-            return self._verdict(False, 0.5, f"leaves out the truth's {told}")
-        scope = case.other_scope()
-        if scope:
-            return self._verdict(False, 0.5, f"gives it {scope!r}, another case than asked")
-        rate = case.foreign_rate()
-        if rate:
-            return self._verdict(False, 0.5, f"counts per {rate}, not as the truth or question")
-        converted = [a.text for a in given if _converts_wrongly(a, case.truth_numbers)]
-        if converted:
-            return self._verdict(
-                False, 0.5, f"gives the truth in another scale wrongly: {converted}"
-            )
+        # The right figure, and beside it what makes it another answer. The figures of the
+        # truth's first statement are its answer, all of them: "60 cm wide and 40 cm tall",
+        # "0 °C to 40 °C", "500 mg three times daily" are not answered by their first figure;
+        # what follows the statement often explains it, and may go.
+        for found, says in (
+            (lambda: case.named_otherwise(given), "gives {} for what the question asks"),
+            (lambda: case.unstated(given), "leaves out the truth's {}"),
+            (case.words_swapped, "says {} for the truth's words"),
+            (case.words_told, "leaves out the truth's {}"),
+            (case.other_scope, "gives it {!r}, another case than asked"),
+            (case.foreign_rate, "counts per {}, not as the truth or question"),
+            (lambda: case.converted_wrongly(given), "gives the truth in another scale wrongly: {}"),
+        ):
+            other = found()
+            if other:
+                return self._verdict(False, 0.5, says.format(other))
         return self._right("figures match")
 
     def _judge_change(
@@ -799,6 +789,14 @@ class _Case:
         told = _rates(self.truth_text) | _rates(self.question_text)
         said = _rates(self.answer_text)
         return sorted(said - told) if told and said - told else []
+
+    def unstated(self, given: list[quantities.Quantity]) -> list[str]:
+        """The figures of the truth's first statement (`stated`) that `given` leaves out."""
+        return [t.text for t in self.stated() if not any(self.agrees(a, t) for a in given)]
+
+    def converted_wrongly(self, given: list[quantities.Quantity]) -> list[str]:
+        """The figures of `given` that restate a truth's temperature wrongly in another scale."""
+        return [a.text for a in given if _converts_wrongly(a, self.truth_numbers)]
 
     def other_scope(self) -> str:
         """A phrase of the answer naming the case its figure holds for ("for single-AZ
