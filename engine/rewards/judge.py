@@ -653,6 +653,8 @@ class _Case:
         self.units_named = {quantities.unit_named(w) for w in asked} - {None}
         self.units_named |= {q.unit[0] for q in self.question_numbers if q.unit}
         self.currency_named = bool(_CURRENCY_NAMED.search(question))
+        for numbers in (self.question_numbers, self.truth_numbers, self.answer_numbers):
+            numbers[:] = [_millimetres(n) for n in numbers]
         _share_range_units(self.truth_numbers, self.truth_text)
         _share_range_units(self.answer_numbers, self.answer_text)
 
@@ -917,6 +919,17 @@ def _as_times(said: str) -> str:
         lambda m: _TIMES[m.group(1).lower()] if m.group(1) else _PER[m.group(2).lower()],
         said or "",
     )
+
+
+_MM = re.compile(r"\d\s?mm$", re.I)
+
+
+def _millimetres(figure: quantities.Quantity) -> quantities.Quantity:
+    """ "1.1 mm" as millimetres, not millions, where no currency makes it money: a manual's
+    "mm" is a length ("$5mm" stays five million dollars)."""
+    if figure.kind == "money" or figure.currency or not _MM.search(figure.text):
+        return figure
+    return dataclasses.replace(figure, factor=None, unit=("length", 1e-3))
 
 
 _RANGE_JOIN = re.compile(r"\s*(?:to|and|–|-|—)\s*$", re.I)

@@ -279,6 +279,7 @@ def test_a_wrong_case_or_role_beside_the_right_figure_is_wrong(
         ("The Thirteenth Amendment", "The 13th Amendment"),
         ("It narrowed.", "The deficit shrank."),
         ("Yes, the field is required.", "It is mandatory."),
+        ("1.1 mm", "1.1 millimetres"),  # a manual's "mm" is a length, not millions
     ],
 )
 def test_the_truth_in_other_words_is_correct(judge, truth, answer):
