@@ -134,8 +134,8 @@ class OfflineJudge:
             return self._wrong("no answer")
         # The truth's codes and options, where the question does not write them, are said
         # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
-        said_codes = text.codes(answer) | text.dotted_numbers(answer)
-        unsaid = (text.codes(ground_truth) - text.codes(question)) - said_codes
+        codes, answer_codes = text.codes(ground_truth), text.codes(answer)
+        unsaid = codes - text.codes(question) - answer_codes - text.dotted_numbers(answer)
         unsaid |= (text.flags(ground_truth) - text.flags(question)) - text.flags(answer)
         numbered = text.roman_numbered(ground_truth) - text.roman_numbered(question)
         unsaid |= numbered - text.roman_numbered(answer)
@@ -146,8 +146,8 @@ class OfflineJudge:
         if (days - asked_days - said_days) or (said_days - days - asked_days):
             # "Monday to Saturday" for "Monday to Friday"; "on Sundays" beside a weekday figure.
             return self._wrong(f"names the days {sorted(said_days)}, not the truth's")
-        other_codes = text.codes(answer) - text.codes(ground_truth) - text.codes(question)
-        if other_codes and text.codes(ground_truth) and _items(answer) > _items(ground_truth):
+        other_codes = answer_codes - codes - text.codes(question)
+        if other_codes and codes and _items(answer) > _items(ground_truth):
             return self._wrong(f"lists {sorted(other_codes)} beside the truth's")
         if text.same_words(answer, ground_truth):
             # Whatever the truth is (a symbol, a hedge, a name with its aside), saying it
@@ -171,14 +171,14 @@ class OfflineJudge:
             adds_figure = any(not _any_agree([a], asked) for a in case.answer_numbers)
             if not (case.truth_numbers and adds_figure):
                 return self._wrong("repeats the question")
-        spans = text.hedges(case.truth_text) or _SPAN.search(case.truth_text)
-        # A truth that is a bound ("at least 60%") takes an answer of the same bound, not
-        # one that hedges or offers alternatives ("around 60% or 70%").
-        hedged = text.hedges(case.truth_text, bounds=False) or _SPAN.search(case.truth_text)
-        if (
-            text.hedges(case.answer_text)
-            and not spans
-            or (text.hedges(case.answer_text, bounds=False) and not hedged)
+        # A hedge, alternatives or a range answer only a truth that is one ("Between 2 °C
+        # and 8 °C": "2–8 °C"); a bound, a truth that hedges or bounds ("at least 60%" takes
+        # "at least 60 percent", not "around 60% or 70%").
+        truth_spans = _SPAN.search(case.truth_text)
+        spans = text.hedges(case.truth_text) or truth_spans
+        alternatives = text.hedges(case.answer_text, bounds=False)
+        if (alternatives and not (text.hedges(case.truth_text, bounds=False) or truth_spans)) or (
+            text.hedges(case.answer_text) and not spans
         ):
             return self._wrong("hedges or offers alternatives instead of one answer")
         if text.reverses(answer, ground_truth):
