@@ -107,8 +107,18 @@ _ITEM_SEPARATOR = re.compile(r",|;|\s(?:and|or|&)\s", re.I)
 
 
 def _items(said: str) -> int:
-    """How many items a text lists: "milk, peanuts and soy" three, "milk and peanuts" two."""
-    return len([part for part in _ITEM_SEPARATOR.split(said) if part.strip()])
+    """How many items a text lists: "milk, peanuts and soy" three, "milk and peanuts" two;
+    what a relative clause then says of them is not more items."""
+    listed = _RELATIVE.split(said, maxsplit=1)[0]
+    return len([part for part in _ITEM_SEPARATOR.split(listed) if part.strip()])
+
+
+_RELATIVE = re.compile(r",?\s\b(?:which|that|who|whose|because|per|as)\b", re.I)
+
+
+def _shape(code: str) -> str:
+    """A code's shape: "hf2047" is "a9", "eu-west-1a" "a-a-9a", "2.1" "9.9"."""
+    return re.sub(r"[a-z]+", "a", re.sub(r"\d+", "9", code))
 
 
 # Two figures joined by "and" with no word of their own: "$8.7 billion and $8.9 billion".
@@ -134,7 +144,8 @@ class OfflineJudge:
             return self._wrong("no answer")
         # The truth's codes and options, where the question does not write them, are said
         # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
-        codes, answer_codes = text.codes(ground_truth), text.codes(answer)
+        # A code in the truth's aside ("Carbon dioxide (CO2)") is not what it commits to.
+        codes, answer_codes = text.codes(text.without_asides(ground_truth)), text.codes(answer)
         unsaid = codes - text.codes(question) - answer_codes - text.dotted_numbers(answer)
         unsaid |= (text.flags(ground_truth) - text.flags(question)) - text.flags(answer)
         numbered = text.roman_numbered(ground_truth) - text.roman_numbered(question)
@@ -143,10 +154,14 @@ class OfflineJudge:
             return self._wrong(f"does not give the truth's {sorted(unsaid)}")
         days, asked_days = text.weekdays(ground_truth), text.weekdays(question)
         said_days = text.weekdays(answer)
-        if (days - asked_days - said_days) or (said_days - days - asked_days):
+        dated = bool(text.dates(ground_truth))  # "Friday, March 3, 2023" names the truth's day
+        if (days - asked_days - said_days) or (said_days - days - asked_days and not dated):
             # "Monday to Saturday" for "Monday to Friday"; "on Sundays" beside a weekday figure.
             return self._wrong(f"names the days {sorted(said_days)}, not the truth's")
-        other_codes = answer_codes - codes - text.codes(question)
+        shapes = {_shape(code) for code in codes}
+        other_codes = {
+            c for c in answer_codes - codes - text.codes(question) if _shape(c) in shapes
+        }
         if other_codes and codes and _items(answer) > _items(ground_truth):
             return self._wrong(f"lists {sorted(other_codes)} beside the truth's")
         if text.same_words(answer, ground_truth):
@@ -324,7 +339,12 @@ class OfflineJudge:
         known = text.lemmas(case.question) | text.lemmas(case.truth)
         named = text.names(case.question)
         shared = {w for w in said & known if w not in named and not any(c.isdigit() for c in w)}
-        return bool(shared) and len(said - known) <= 1
+        # The word the negation denies must be the question's: "not eligible" denies what
+        # "Are they eligible?" asks; "not harmful", "not excluded" deny words of their own,
+        # and two denials may say yes.
+        denied = _DENIED.search(case.answer)
+        own_denied = denied and not text.lemmas(denied.group(1)) <= known
+        return bool(shared) and len(said - known) <= 1 and not own_denied
 
     def _claims(self, case: "_Case") -> bool:
         """Whether the answer is a claim in the question's own words (and the truth's): it
@@ -510,14 +530,16 @@ class OfflineJudge:
         # Its asides' words are still the truth's, not others named beside it.
         said = text.content_terms(case.truth)
         truth_terms = full - case.question_terms
+        codes = text.codes(text.without_asides(case.truth))
+        if not truth_terms and codes:
+            # "v18.17.0" for "Node.js 18.17.0", "B12" for "Vitamin B12": the code was judged
+            # whole in `judge`, and the truth's other words are the question's.
+            return self._right("the truth's code")
         # A truth in words the question already says is still its answer ("Decreased" to
         # "did it decrease?"); a figure's truth is not, with the figure missing.
         if not truth_terms and not has_numbers:
             truth_terms = full
         if not truth_terms:
-            codes = text.codes(case.truth)
-            if codes and codes <= text.codes(case.answer) | text.dotted_numbers(case.answer):
-                return self._right("the truth's code")  # "v18.17.0" for "Node.js 18.17.0"
             if has_numbers:
                 return self._wrong("the truth is a figure and the answer has none")
             # A truth of symbols alone ("_", "@="): said as written, its asides left out;
@@ -602,18 +624,28 @@ class OfflineJudge:
 
 
 _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+_POWER = re.compile(r"(?<=\d)([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 
 
 def _plain_letters(said: str | None) -> str:
-    """Letters without their accents and subscript digits as digits: "García Márquez" is
-    "Garcia Marquez", "H₂SO₄" is "H2SO4"."""
-    decomposed = unicodedata.normalize("NFD", (said or "").translate(_SUBSCRIPTS))
+    """Letters without their accents, subscript digits as digits and a power in superscript
+    as one written with "^": "García Márquez" is "Garcia Marquez", "H₂SO₄" "H2SO4", "10²³"
+    "10^23"."""
+    said = _POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), said or "")
+    decomposed = unicodedata.normalize("NFD", said.translate(_SUBSCRIPTS))
     return unicodedata.normalize(
         "NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch))
     )
 
 
 _NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
+# The word a negation denies: "not harmful", "not be used", "cannot be taken".
+_DENIED = re.compile(
+    r"\b(?:not|never|cannot|can't|isn't|aren't|doesn't|don't|won't|shouldn't)\s+"
+    r"(?:(?:be|been|being|have|get|got)\s+)?([a-z]+)",
+    re.I,
+)
 # Words that bound a figure ("at least", "no later than", "within", "up to"): the bound
 # itself is judged by its opposite ("at most" for "at least"), not as a word of the truth.
 _BOUNDS = text.content_terms("least most later earlier sooner more less fewer within up")
@@ -908,15 +940,22 @@ def _clause_words(said: str, figures: list[quantities.Quantity]) -> set[str]:
 
 
 _TIMES = {"one": "once", "1": "once", "two": "twice", "2": "twice"}
-_PER = {"daily": "a day", "weekly": "a week", "hourly": "an hour", "yearly": "a year"}
-_FREQUENCY = re.compile(r"\b(?:(one|two|1|2)\s+times|(daily|weekly|hourly|yearly))\b", re.I)
+_PER = {
+    "daily": "a day", "weekly": "a week", "hourly": "an hour", "yearly": "a year",
+    "annually": "a year", "per annum": "a year",
+}  # fmt: skip
+_FREQUENCY = re.compile(
+    r"\b(?:(one|two|1|2)\s+times|(daily|weekly|hourly|yearly|annually|per\s+annum))\b", re.I
+)
 
 
 def _as_times(said: str) -> str:
     """ "two times daily" as "twice a day": one way of writing how often, so that "twice
     daily" and "two times a day" are judged as the same words."""
     return _FREQUENCY.sub(
-        lambda m: _TIMES[m.group(1).lower()] if m.group(1) else _PER[m.group(2).lower()],
+        lambda m: (
+            _TIMES[m.group(1).lower()] if m.group(1) else _PER[" ".join(m.group(2).lower().split())]
+        ),
         said or "",
     )
 
@@ -969,6 +1008,9 @@ def _converts_wrongly(figure: quantities.Quantity, truths: list[quantities.Quant
     return bool(others) and all(abs(mine - theirs) > step / 2 + 1e-9 for theirs in others)
 
 
+# A state said in a few words ("Fully charged", "The battery is charging.") is the text
+# whose form of a verb says which state.
+ASPECT_WORDS = 6
 _ING_OR_ED = re.compile(r"\b[a-z]+(?:ing|ed)\b", re.I)
 
 
@@ -986,6 +1028,8 @@ def _aspect_changed(truth: str, answer: str) -> tuple[str, str] | None:
                 found.setdefault(stem, {})[word.lower().endswith("ing")] = word
         return found
 
+    if max(len(truth.split()), len(answer.split())) > ASPECT_WORDS:
+        return None  # a longer sentence tells its events in any form ("delayed, arriving")
     truth_forms = forms(truth)
     for stem, written in forms(answer).items():
         theirs = truth_forms.get(stem, {})
@@ -1309,7 +1353,7 @@ _IDENTIFIER = re.compile(
 def _identifiers(said: str) -> set[str]:
     """The names written as one token in `said`, lower-cased, with at least one letter."""
     return {
-        m.group().lower()
+        m.group().lower().rstrip(".")  # a sentence's full stop after a path is not the path's
         for m in _IDENTIFIER.finditer(said or "")
         if any(ch.isalpha() for ch in m.group())
     }

@@ -77,7 +77,6 @@ _SAME_MEANING = {
         ("prohibit", "forbidden", "forbid", "ban"),
         ("narrow", "shrank", "shrink", "shrunk"),
         ("lower", "reduc"),
-        ("buyer", "purchas"),
         ("befor", "prior"),
         ("global", "worldwid"),
         ("tall", "high"),
@@ -284,22 +283,32 @@ _TIME_ORDER = (frozenset({"befor", "prior"}), frozenset({"after"}))
 
 
 # Bounds: "less than 2,300 mg" and "at least 2,300 mg" give one figure and opposite claims.
+# Each only before a figure ("under $100", not "under the new plan"); "no more than" and
+# "not less than" turn the bound round, and are read first.
+_A_FIGURE = (
+    r"(?=\s+(?:of\s+|than\s+)?[$€£]?(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten)\b))"
+)
+_TURNED_UPPER = re.compile(r"\b(?:no|not)\s+(?:more|greater|higher)\s+than\b", re.I)
+_TURNED_LOWER = re.compile(r"\b(?:no|not)\s+(?:less|fewer|lower)\s+than\b", re.I)
 _UPPER_BOUND = re.compile(
-    r"\b(?:less|fewer|lower)\s+than\b|\bat\s+most\b|\bno\s+more\s+than\b|\bup\s+to\b"
-    r"|\bunder\b|\bbelow\b|\bmaximum\b|\bnot\s+(?:to\s+)?exceed",
+    r"\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum|not\s+(?:to\s+)?exceed)"
+    + _A_FIGURE,
     re.I,
 )
 _LOWER_BOUND = re.compile(
-    r"\b(?:more|greater|higher)\s+than\b|\bat\s+least\b|\bno\s+(?:less|fewer)\s+than\b"
-    r"|\bover\b|\babove\b|\bminimum\b",
-    re.I,
+    r"\b(?:(?:more|greater|higher)\s+than|at\s+least|over|above|minimum)" + _A_FIGURE, re.I
 )
 
 
 def bound(text: str) -> int:
-    """-1 when the text bounds a figure from above ("less than", "up to", "at most"), +1
-    from below ("at least", "more than"), 0 for neither or both."""
-    upper, lower = bool(_UPPER_BOUND.search(text or "")), bool(_LOWER_BOUND.search(text or ""))
+    """-1 when the text bounds a figure from above ("less than 5", "up to 25%", "no more
+    than 8"), +1 from below ("at least 8", "not less than 5"), 0 for neither or both."""
+    text = text or ""
+    upper = bool(_TURNED_UPPER.search(text))
+    lower = bool(_TURNED_LOWER.search(text))
+    rest = _TURNED_LOWER.sub(" ", _TURNED_UPPER.sub(" ", text))
+    upper |= bool(_UPPER_BOUND.search(rest))
+    lower |= bool(_LOWER_BOUND.search(rest))
     return lower - upper
 
 
@@ -510,8 +519,15 @@ _ASIDE = re.compile(r"(?<![\w)\]])(?:\([^()]*\)|\[[^\[\]]*\])")
 # A code: a token of digits joined to letters or to more digit groups, said whole or not at
 # all ("HF-2047", "192.168.1.1", "1-800-555-0142", "18.17.0", "230(c)(1)", "10^23", "15:1").
 # One digit wrong is another thing, however many of its parts agree.
-_CODE_TOKEN = re.compile(
-    r"[A-Za-z0-9]+(?:[.\-/:^_−]+[A-Za-z0-9]+|\([A-Za-z0-9]{1,3}\))+|[A-Za-z]+\d[A-Za-z0-9]*"
+_CODE_TOKEN = re.compile(  # from a token's start only: a long word is read once, not per letter
+    r"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+(?:[.\-/:^_−]+[A-Za-z0-9]+|\([A-Za-z0-9]{1,3}\))+"
+    r"|[A-Za-z]+\d[A-Za-z0-9]*)"
+)
+# Not codes: a time of day ("9:00"), a day written with slashes ("3/4/2021"), a period
+# ("FY2021", "Q3"), each read by the date and period checks.
+_NOT_A_CODE = re.compile(
+    r"\d{1,2}:\d{2}(?::\d{2})?|\d{1,2}/\d{1,2}/\d{2,4}|(?:fy|cy|q[1-4]|h[12])'?\d{0,4}",
+    re.I,
 )
 _QUANTITY_WORD = re.compile(r"\d+(?:\.\d+)?[A-Za-z%]+")  # "500mg", "13th", "3D": not codes
 _FLAG = re.compile(r"(?<![\w-])-[A-Za-z]\b(?!-)")  # "-i": a one-letter option, case and all
@@ -529,7 +545,7 @@ def codes(text: str) -> set[str]:
     for token in _CODE_TOKEN.findall(_ISO_DAY.sub(" ", text or "")):
         if not any(ch.isdigit() for ch in token) or _QUANTITY_WORD.fullmatch(token):
             continue
-        if _E_NOTATION.fullmatch(token):
+        if _E_NOTATION.fullmatch(token) or _NOT_A_CODE.fullmatch(token):
             continue  # "3e-4" is a number
         groups = re.findall(r"\d+", token)
         lettered = any(ch.isalpha() for ch in token)
@@ -573,12 +589,18 @@ def without_codes(text: str) -> str:
 
 
 _WEEKDAY = re.compile(r"\b(mon|tues|wednes|thurs|fri|satur|sun)days?\b", re.I)
-_WEEKDAY_SHORT = re.compile(r"\b(Mon|Tue|Wed|Thu|Fri|Sat|Sun)\b")  # "the sun" is no Sunday
+# A short form only beside another day or a time ("Mon-Fri", "Sat 9:00"): "The Sun." is none.
+_SHORT_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_WEEKDAY_SHORT = re.compile(
+    rf"\b({_SHORT_DAY})\b(?=\.?\s*(?:(?:[-–/,&]|\bto\b)\s*{_SHORT_DAY}\b|\d))"
+    rf"|(?:[-–/,&]|\bto)\s*\b({_SHORT_DAY})\b"
+)
 
 
 def weekdays(text: str) -> set[str]:
     """The days of the week a text names, as "mon" … "sun"."""
-    found = _WEEKDAY.findall(text or "") + _WEEKDAY_SHORT.findall(text or "")
+    found = _WEEKDAY.findall(text or "")
+    found += [first or second for first, second in _WEEKDAY_SHORT.findall(text or "")]
     return {day.lower()[:3] for day in found}
 
 
@@ -603,11 +625,16 @@ def abbreviates(a: str, b: str) -> bool:
         letters = found.group(1).replace(".", "")
         bracketed = re.findall(r"\(([A-Z]{2,6})\)", full or "")
         names = [w for w in re.findall(r"[\w&]+", without_asides(full)) if w.lower() not in _LINKS]
-        if letters in bracketed or (
-            names
-            and all(_NAME_WORD.fullmatch(w) for w in names)
-            and "".join(w[0] for w in names) == letters
-        ):
+        # A name of capitalised words: its initials, or the ones it gives itself in brackets
+        # ("… Standardization (ISO)"); a phrase of other words only when the bracketed
+        # initials are its own, word for word ("Communications-based train control (CBTC)"),
+        # not a qualifier's ("China, measured in purchasing power parity (PPP)").
+        parts = [part for word in names for part in word.split("-") if part]
+        initials = "".join(part[0] for part in parts).upper()
+        capitalised = names and all(_NAME_WORD.fullmatch(w) for w in names)
+        if capitalised and "".join(w[0] for w in names) == letters:
+            return True
+        if letters in bracketed and (capitalised or initials == letters):
             return True
     return False
 

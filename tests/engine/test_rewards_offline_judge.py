@@ -284,3 +284,37 @@ def test_a_wrong_case_or_role_beside_the_right_figure_is_wrong(
 )
 def test_the_truth_in_other_words_is_correct(judge, truth, answer):
     assert judge.judge("What is it?", truth, answer).correct
+
+
+# A review of the red teams' rules (2026-12-07) found them firing where their words did not
+# reach: each case beside the verdict a careful grader gives.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        ("What is the maximum dose?", "No more than 8 tablets in 24 hours", "At least 8 tablets",
+         False),
+        ("Does it cost more than $100?", "No", "It costs $150, under the standard plan", False),
+        ("Can it be taken during pregnancy?", "No", "It is not harmful during pregnancy", False),
+        ("Who must pay the transfer tax?", "The buyer", "The seller, at the time of purchase",
+         False),
+        ("Which country has the largest GDP?", "China, measured in purchasing power parity (PPP)",
+         "PPP", False),
+        ("How much revenue?", "$5 billion, above expectations",
+         "$5 billion, under the new segment structure", True),
+        ("What is in the tube?", "Carbon dioxide (CO2)", "Carbon dioxide", True),
+        ("Which vitamin is deficient?", "Vitamin B12", "B12", True),
+        ("What is at the center of the solar system?", "The sun", "The Sun.", True),
+        ("When was it released?", "March 3, 2023", "It was released on Friday, March 3, 2023.",
+         True),
+        ("What is the salary?", "$52,000 per year", "$52,000 per annum", True),
+        ("What happened to the shipment?", "It was delayed by customs, arriving late",
+         "Customs delayed it, so it arrived late", True),
+        ("What are the allergens?", "Milk and peanuts",
+         "The allergens are milk and peanuts, which are common, serious, and regulated.", True),
+        ("Which parts?", "HF-2047 and HF-2048", "HF-2047 and HF-2048, per the manual v2.1", True),
+        ("Where is the config?", "/etc/nginx/nginx.conf", "It is in /etc/nginx/nginx.conf.", True),
+        ("What is Avogadro's constant?", "6.022 x 10^23", "6.022 × 10²³", True),
+    ],
+)  # fmt: skip
+def test_the_new_rules_fire_only_where_their_words_reach(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
