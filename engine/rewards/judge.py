@@ -940,12 +940,14 @@ def _clause_words(said: str, figures: list[quantities.Quantity]) -> set[str]:
 
 
 _TIMES = {"one": "once", "1": "once", "two": "twice", "2": "twice"}
-_PER = {
-    "daily": "a day", "weekly": "a week", "hourly": "an hour", "yearly": "a year",
-    "annually": "a year", "per annum": "a year",
+# How often a figure counts, said by one word: "daily" is per day.
+_RATE_WORDS = {
+    "hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "monthly": "month",
+    "quarterly": "quarter", "yearly": "year", "annual": "year", "annually": "year",
+    "annum": "year",
 }  # fmt: skip
 _FREQUENCY = re.compile(
-    r"\b(?:(one|two|1|2)\s+times|(daily|weekly|hourly|yearly|annually|per\s+annum))\b", re.I
+    r"\b(?:(one|two|1|2)\s+times|(?:per\s+)?(" + "|".join(_RATE_WORDS) + r"))\b", re.I
 )
 
 
@@ -954,7 +956,7 @@ def _as_times(said: str) -> str:
     daily" and "two times a day" are judged as the same words."""
     return _FREQUENCY.sub(
         lambda m: (
-            _TIMES[m.group(1).lower()] if m.group(1) else _PER[" ".join(m.group(2).lower().split())]
+            _TIMES[m.group(1).lower()] if m.group(1) else f"a {_RATE_WORDS[m.group(2).lower()]}"
         ),
         said or "",
     )
@@ -1065,11 +1067,6 @@ _RATE = re.compile(
     r"|\b(hourly|daily|nightly|weekly|monthly|quarterly|yearly|annual|annually|annum)\b",
     re.I,
 )
-_RATE_WORDS = {
-    "hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "monthly": "month",
-    "quarterly": "quarter", "yearly": "year", "annual": "year", "annually": "year",
-    "annum": "year",
-}  # fmt: skip
 
 
 def _rates(said: str) -> set[str]:

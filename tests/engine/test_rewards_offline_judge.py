@@ -153,7 +153,7 @@ def test_every_financebench_ground_truth_judges_itself_correct(judge):
     assert wrong == []
 
 
-# A red team's wrong answers the judge credited before (2026-12-07), each beside a true
+# Wrong answers a red team and the independent sets had credited (2026-12-07), each beside a true
 # answer of the same form that it must still credit: the rule is the difference.
 @pytest.mark.parametrize(
     ("question", "truth", "wrong", "right"),
@@ -231,40 +231,60 @@ def test_every_financebench_ground_truth_judges_itself_correct(judge):
             "Fully charged",
         ),
         ("What is the boiling point?", "100 °C", "100 °C, which is 200 °F", "100 °C (212 °F)"),
+        # the independent sets': another case, role or bound beside the right figure
+        ("What share of patients had nausea?", "12%", "12 patients", "12 per cent of them"),
+        (
+            "Who pays whom?",
+            "The borrower pays the lender.",
+            "The lender pays the borrower.",
+            "Borrower pays lender",
+        ),
+        ("What is added to what?", "Acid to water", "Water to acid", "Add the acid to the water"),
+        (
+            "What is the SLA for multi-AZ deployments?",
+            "99.95%",
+            "99.95% for single-AZ deployments",
+            "99.95% for multi-AZ deployments",
+        ),
+        (
+            "What is the charge in year 2?",
+            "3% of the amount repaid",
+            "3% of the amount repaid in year 3",
+            "3% of the amount repaid in year 2",
+        ),
+        (
+            "Which zones support it?",
+            "eu-west-1a and eu-west-1b",
+            "eu-west-1a, eu-west-1b and eu-west-1c",
+            "eu-west-1b and eu-west-1a",
+        ),
+        (
+            "What are the working hours?",
+            "37.5 hours per week, Monday to Friday",
+            "37.5 hours per week, Monday to Saturday",
+            "37.5 hours per week, Mon to Fri",
+        ),
+        (
+            "What is the penalty?",
+            "5% per month, up to 25%",
+            "5% per month, up to 50%",
+            "5% a month, up to 25%",
+        ),
+        (
+            "How much alcohol must it contain?",
+            "at least 60%",
+            "Around 60% or 70%",
+            "At least 60 percent",
+        ),
+        (
+            "What is the daily sodium limit?",
+            "less than 2,300 mg",
+            "at least 2,300 mg",
+            "2.3 g or less per day",
+        ),
     ],
 )
 def test_a_wrong_detail_in_a_right_form_is_wrong(judge, question, truth, wrong, right):
-    assert not judge.judge(question, truth, wrong).correct
-    assert judge.judge(question, truth, right).correct
-
-
-# The third independent set's (2026-12-07), beside true answers of the same form.
-@pytest.mark.parametrize(
-    ("question", "truth", "wrong", "right"),
-    [
-        ("What share of patients had nausea?", "12%", "12 patients", "12 per cent of them"),
-        ("Who pays whom?", "The borrower pays the lender.", "The lender pays the borrower.",
-         "Borrower pays lender"),
-        ("What is added to what?", "Acid to water", "Water to acid", "Add the acid to the water"),
-        ("What is the SLA for multi-AZ deployments?", "99.95%", "99.95% for single-AZ deployments",
-         "99.95% for multi-AZ deployments"),
-        ("What is the charge in year 2?", "3% of the amount repaid",
-         "3% of the amount repaid in year 3", "3% of the amount repaid in year 2"),
-        ("Which zones support it?", "eu-west-1a and eu-west-1b",
-         "eu-west-1a, eu-west-1b and eu-west-1c", "eu-west-1b and eu-west-1a"),
-        ("What are the working hours?", "37.5 hours per week, Monday to Friday",
-         "37.5 hours per week, Monday to Saturday", "37.5 hours per week, Mon to Fri"),
-        ("What is the penalty?", "5% per month, up to 25%", "5% per month, up to 50%",
-         "5% a month, up to 25%"),
-        ("How much alcohol must it contain?", "at least 60%", "Around 60% or 70%",
-         "At least 60 percent"),
-        ("What is the daily sodium limit?", "less than 2,300 mg", "at least 2,300 mg",
-         "2.3 g or less per day"),
-    ],
-)  # fmt: skip
-def test_a_wrong_case_or_role_beside_the_right_figure_is_wrong(
-    judge, question, truth, wrong, right
-):
     assert not judge.judge(question, truth, wrong).correct
     assert judge.judge(question, truth, right).correct
 
