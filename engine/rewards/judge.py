@@ -138,8 +138,9 @@ class OfflineJudge:
     prompt_id = "offline"
 
     def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
-        answer = _plain_letters(answer).strip()
-        question, ground_truth = _plain_letters(question), _plain_letters(ground_truth)
+        answer = _clock_times(_plain_letters(answer)).strip()
+        question = _clock_times(_plain_letters(question))
+        ground_truth = _clock_times(_plain_letters(ground_truth))
         if not answer:
             return self._wrong("no answer")
         # The truth's codes and options, where the question does not write them, are said
@@ -175,6 +176,11 @@ class OfflineJudge:
         if text.is_loop(answer) and not text.is_loop(ground_truth):
             return self._wrong("a degenerate loop, not an answer")
         case = _Case(question, ground_truth, answer)
+        asked = _asked_clause(case)
+        if asked is not None:
+            # "Loading is allowed 48 hours; discharging 72": the clause that answers what is
+            # asked is the answer; the others answer neighbouring questions.
+            return self.judge(question, ground_truth, asked)
         if (
             text.echoes(answer, question)
             and not text.echoes(ground_truth, question)
@@ -192,8 +198,10 @@ class OfflineJudge:
         truth_spans = _SPAN.search(case.truth_text)
         spans = text.hedges(case.truth_text) or truth_spans
         alternatives = text.hedges(case.answer_text, bounds=False)
+        # "At least 18 years" answers "What is the minimum age?": the bound asked for.
+        bounded_as_asked = not alternatives and text.bound(case.answer_text) == _bound_asked(case)
         if (alternatives and not (text.hedges(case.truth_text, bounds=False) or truth_spans)) or (
-            text.hedges(case.answer_text) and not spans
+            text.hedges(case.answer_text) and not spans and not bounded_as_asked
         ):
             return self._wrong("hedges or offers alternatives instead of one answer")
         if text.reverses(answer, ground_truth):
@@ -639,6 +647,35 @@ def _plain_letters(said: str | None) -> str:
     )
 
 
+# A time of day, in the twelve-hour clock ("5:45 p.m.", "11 am") or the twenty-four-hour
+# one ("05:45", "5:45"), and the two named hours.
+_TWELVE_HOUR = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\b\.?", re.I)
+_TWENTY_FOUR_HOUR = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?![\d:])")
+_NAMED_HOURS = re.compile(r"\b(noon|midday|midnight)\b", re.I)
+
+
+def _clock_times(said: str) -> str:
+    """Times of day written one way, "HH:MM" on the twenty-four-hour clock: "3 pm" is
+    "15:00", "11:00 a.m." "11:00", "noon" "12:00", so that "5:45 p.m." is another time than
+    "05:45" and "9 a.m." the same as "09:00"."""
+
+    def twelve(found: re.Match) -> str:
+        hour, minutes = int(found.group(1)), found.group(2) or "00"
+        if not 1 <= hour <= 12 or int(minutes) > 59:
+            return found.group(0)
+        hour = hour % 12 + (12 if found.group(3).lower() == "p" else 0)
+        return f"{hour:02d}:{minutes}"
+
+    def twenty_four(found: re.Match) -> str:
+        hour, minutes = int(found.group(1)), int(found.group(2))
+        return f"{hour:02d}:{minutes:02d}" if hour <= 24 and minutes <= 59 else found.group(0)
+
+    said = _NAMED_HOURS.sub(
+        lambda m: "00:00" if m.group(1).lower() == "midnight" else "12:00", said
+    )
+    return _TWENTY_FOUR_HOUR.sub(twenty_four, _TWELVE_HOUR.sub(twelve, said))
+
+
 _NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
 # The word a negation denies: "not harmful", "not be used", "cannot be taken".
 _DENIED = re.compile(
@@ -981,7 +1018,7 @@ def _share_range_units(numbers: list[quantities.Quantity], written: str) -> None
     Celsius"): its first figure takes the unit of the second."""
     for i, (low, high) in enumerate(zip(numbers, numbers[1:], strict=False)):
         if low.unit is None and high.unit and _RANGE_JOIN.fullmatch(written[low.end : high.start]):
-            numbers[i] = dataclasses.replace(low, unit=high.unit, sign=0)
+            numbers[i] = dataclasses.replace(low, unit=high.unit)
 
 
 def _celsius(figure: quantities.Quantity) -> float | None:
@@ -1111,6 +1148,86 @@ _PERIOD = re.compile(r"\b(?:FY\s?|CY\s?)?((?:19|20)\d{2})\b|\bFY\s?'?(\d{2})\b",
 def _periods(written: str) -> set[str]:
     """The years a text names, fiscal or calendar, as four digits."""
     return {long or f"20{short}" for long, short in _PERIOD.findall(written or "")}
+
+
+# A question that asks for a bound: "the minimum age", "at least how many", "the maximum
+# dose", "how long can it stay".
+_ASKS_LOWER = re.compile(
+    r"\b(?:minimum|min|lowest|earliest|at\s+least|no\s+(?:less|fewer|closer|sooner)\s+than)\b",
+    re.I,
+)
+_ASKS_UPPER = re.compile(
+    r"\b(?:maximum|max|highest|latest|limit|up\s+to|at\s+most|no\s+more\s+than|exceed)\b"
+    r"|\bhow\s+(?:long|many|much|far|often)\b.*\b(?:can|may)\b",
+    re.I,
+)
+
+
+def _bound_asked(case: "_Case") -> int:
+    """+1 when the truth or question asks for a lower bound, -1 an upper one, 0 neither."""
+    said = text.bound(case.truth_text)
+    if said:
+        return said
+    return bool(_ASKS_LOWER.search(case.question)) - bool(_ASKS_UPPER.search(case.question))
+
+
+# Where an answer's statements part: a semicolon, a sentence's end, "while", "whereas",
+# "but", and "and" between two figures' clauses ("412 pedestrians and 97 cyclists").
+_CLAUSE_BREAK = re.compile(r";|\.(?:\s+|$)|,?\s+(?:while|whilst|whereas|but|and)\s+", re.I)
+_BETWEEN = re.compile(r"\bbetween\s+\S+\s*$", re.I)  # "between 2 and 8 °C" is one figure
+# A word of a clause that the question does not say weighs more than one it does: "the third
+# skill tree" answers another question than "the second skill tree", whatever it shares.
+_FOREIGN_WEIGHT = 2
+
+
+def _asked_clause(case: "_Case") -> str | None:
+    """The clause of an answer that gives the figure for what the question asks, where the
+    answer gives figures for several things in clauses of their own ("72 hours for
+    discharging; loading is allowed 48 hours"): the one whose own words (those not shared by
+    every figure's clause) are the question's, with fewest others. None when the answer is
+    one statement, its clauses agree, or none stands out."""
+    if not case.truth_numbers or len(_clauses(case.truth)) > 1:
+        return None
+    clauses = [c for c in _clauses(case.answer_text) if c.strip()]
+    if len(clauses) < 2:
+        return None
+    figured = []
+    for clause in clauses:
+        figures = [
+            f
+            for f in quantities.extract_quantities(clause, quantities.scale_hint(case.question))
+            if not _any_agree([f], case.question_numbers)
+        ]
+        if figures:
+            figured.append((clause, figures))
+    if len(figured) < 2 or all(
+        any(case.matches_truth(f) for f in figures) for _, figures in figured
+    ):
+        return None
+    # Years label a clause as words do ("5.1% in 2021 and 7.4% in 2020").
+    terms = [text.content_terms(clause) | text.years(clause) for clause, _ in figured]
+    shared = set.intersection(*terms)
+    asked = case.question_terms | text.years(case.question)
+    known = asked | text.content_terms(case.truth) | text.years(case.truth)
+    scores = [
+        len((own - shared) & asked) - _FOREIGN_WEIGHT * len(own - shared - known) for own in terms
+    ]
+    best = max(scores)
+    if scores.count(best) > 1:
+        return None
+    chosen = figured[scores.index(best)][0]
+    plain = [c for c in clauses if c not in {clause for clause, _ in figured}]
+    return " ".join([*plain, chosen]).strip()
+
+
+def _clauses(said: str) -> list[str]:
+    clauses, start = [], 0
+    for found in _CLAUSE_BREAK.finditer(said or ""):
+        if found.group(0).strip().lower() == "and" and _BETWEEN.search(said, start, found.start()):
+            continue
+        clauses.append(said[start : found.start()])
+        start = found.end()
+    return [*clauses, (said or "")[start:]]
 
 
 def _figure_of_period(

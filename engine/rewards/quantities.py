@@ -239,6 +239,9 @@ _UNITS = {
     **dict.fromkeys(["week", "weeks", "wk", "wks"], ("time", 604800.0)),
     **dict.fromkeys(["month", "months"], ("month", 1.0)),
     **dict.fromkeys(["year", "years", "yr", "yrs"], ("month", 12.0)),
+    **dict.fromkeys(["decade", "decades"], ("month", 120.0)),
+    **dict.fromkeys(["century", "centuries"], ("month", 1200.0)),
+    **dict.fromkeys(["fortnight", "fortnights"], ("time", 1209600.0)),
     **dict.fromkeys(
         ["mm", "millimeter", "millimeters", "millimetre", "millimetres"], ("length", 1e-3)
     ),
@@ -404,10 +407,43 @@ _PRONOUN_AFTER = re.compile(r"\s+(?:of|another|that|which|who)\b", re.I)
 _PRONOUN_BEFORE = re.compile(r"\b(?:the|each|any|no|every|this|that|which|only)\s+$", re.I)
 
 
+# Fractions in words: "three quarters", "two-thirds of members", "one tenth of the price",
+# "half a minute", "an hour and a half". A lone "a quarter" or "a third" is as often a
+# period or a rank ("a quarter", "a third party"), so it is a fraction only before "of".
+_FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1}
+_FRACTION_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "nine": 9}
+_FRACTION = re.compile(
+    r"\b(?:(?P<count>two|three|four|nine)[\s-]+(?P<plural>halves|thirds|quarters|fifths|tenths)\b"
+    r"|(?:a|one)[\s-]+(?P<one>half|third|quarter|fifth|tenth)(?=\s+of\b|\s*[.,;)]|\s*$)"
+    r"|(?<!and a )half(?:\s+an?\b)?(?=\s+(?:of|the|\w+\b)))",
+    re.I,
+)
+_OF_A = re.compile(r"(?<=\d)\s+of\s+an?\s+(?=[a-z])", re.I)  # "0.25 of a century": 0.25 century
+_AND_A_HALF = re.compile(
+    r"\b(?:(?P<an>an?|one)|(?P<n>\d+))\s+(?P<what>\w+\s+)?and\s+a\s+half\b", re.I
+)
+
+
+def _fraction(found: re.Match) -> str:
+    if found.group("plural"):
+        size = _FRACTIONS[found.group("plural").lower().rstrip("s").replace("halve", "half")]
+        value = _FRACTION_COUNTS[found.group("count").lower()] * size
+    else:
+        value = _FRACTIONS[(found.group("one") or "half").lower()]
+    return f"{value:.4f}".rstrip("0")
+
+
+def _and_a_half(found: re.Match) -> str:
+    whole = 1 if found.group("an") else int(found.group("n"))
+    return f"{whole}.5 {found.group('what') or ''}".rstrip()
+
+
 def words_to_digits(text: str) -> str:
     """`text` with numbers written in words as digits: "forty-six" -> "46", "two hundred
-    and six" -> "206", "a dozen" -> "12". "zero" and a pronoun "one" are left alone."""
-    text = _DOZEN.sub("12", text or "")
+    and six" -> "206", "a dozen" -> "12", "three quarters" -> "0.75", "an hour and a half"
+    -> "1.5 hour". "zero" and a pronoun "one" are left alone."""
+    text = _AND_A_HALF.sub(_and_a_half, _DOZEN.sub("12", text or ""))
+    text = _OF_A.sub(" ", _FRACTION.sub(_fraction, text))
 
     def replace(match: re.Match) -> str:
         spoken = match.group(0)
@@ -421,21 +457,43 @@ def words_to_digits(text: str) -> str:
             or _PRONOUN_BEFORE.search(text, 0, match.start())
         ):
             return spoken
-        total, current = 0, 0
-        for word in re.split(r"[\s-]+", spoken.lower()):
-            if word == "and":
-                continue
-            if word in _ONES:
-                current += _ONES[word]
-            elif word in _TENS:
-                current += _TENS[word]
-            elif word == "hundred":
-                current = max(current, 1) * 100
-            elif word == "thousand":
-                total, current = total + max(current, 1) * 1000, 0
-        return str(total + current)
+        return _spoken_numbers(spoken)
 
-    return _WORDS_NUMBER.sub(replace, text)
+    return _AND_A_HALF.sub(_and_a_half, _WORDS_NUMBER.sub(replace, text))
+
+
+def _spoken_numbers(spoken: str) -> str:
+    """The numbers a run of number words says: "two hundred and six" is one, "five and six"
+    and "three-four" are two ("5 and 6", "3-4"); a word only continues a number where it
+    can ("forty-six", "hundred and six")."""
+    parts = re.split(r"([\s-]+(?:and\s+)?)", spoken)
+    numbers, gaps = [], []
+    total, current, last = 0, 0, None
+    for i in range(0, len(parts), 2):
+        word = parts[i].lower()
+        gap = parts[i - 1] if i else ""
+        joined = "and" not in gap.lower()
+        continues = last is not None and (
+            (word in _ONES and last in _TENS and joined and _ONES[word] < 10)
+            or (word in ("hundred", "thousand") and joined)
+            or (word in _ONES and last in ("hundred", "thousand"))
+            or (word in _TENS and last in ("hundred", "thousand"))
+        )
+        if last is not None and not continues:
+            numbers.append(total + current)
+            gaps.append(gap)
+            total, current = 0, 0
+        if word in _ONES:
+            current += _ONES[word]
+        elif word in _TENS:
+            current += _TENS[word]
+        elif word == "hundred":
+            current = max(current, 1) * 100
+        elif word == "thousand":
+            total, current = total + max(current, 1) * 1000, 0
+        last = word
+    numbers.append(total + current)
+    return "".join(f"{gap}{n}" for gap, n in zip(["", *gaps], numbers, strict=True))
 
 
 def same_quantity(a: Quantity, b: Quantity) -> bool:
@@ -545,7 +603,22 @@ def agree(answer: Quantity, truth: Quantity, *, bare_percent: bool = True) -> bo
     # question's "$1,577 million", but "1.577" is not it in billions.
     fa = answer.factor if answer.factor is not None else truth.factor
     ft = truth.factor if truth.factor is not None else answer.factor
-    return _agree(answer, truth, (fa or 1.0) * unit_a, (ft or 1.0) * unit_t)
+    fa, ft = (fa or 1.0) * unit_a, (ft or 1.0) * unit_t
+    if _agree(answer, truth, fa, ft):
+        return True
+    return unit_a != unit_t and _converts(answer, truth, fa, ft)
+
+
+def _converts(answer: Quantity, truth: Quantity, fa: float, ft: float) -> bool:
+    """A truth given in another unit of the same measure ("33 feet" for "10 metres", "99.4
+    mph" for "160 km/h"): a conversion is rarely exact, so the truth, converted, must round
+    to the answer's last digit, and the answer keep two significant digits ("30 feet" is a
+    cruder figure, "1 m" no conversion of "3 feet")."""
+    value_a, step_a, digits_a = _value_and_step(answer, fa)
+    value_t = truth.mantissa * ft
+    if "." not in answer.text:
+        step_a = min(step_a, fa)  # "30 feet" is thirty feet, not a figure rounded to tens
+    return digits_a >= 2 and abs(value_a - value_t) <= step_a / 2 * (1 + 1e-9)
 
 
 _TO_CELSIUS = {

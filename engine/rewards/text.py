@@ -289,11 +289,18 @@ _A_FIGURE = (
     r"(?=\s+(?:of\s+|than\s+)?[$€£]?(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten)\b))"
 )
 _TURNED_UPPER = re.compile(r"\b(?:no|not)\s+(?:more|greater|higher)\s+than\b", re.I)
-_TURNED_LOWER = re.compile(r"\b(?:no|not)\s+(?:less|fewer|lower)\s+than\b", re.I)
+_TURNED_LOWER = re.compile(r"\b(?:no|not)\s+(?:less|fewer|lower|closer|sooner)\s+than\b", re.I)
 _UPPER_BOUND = re.compile(
-    r"\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum|not\s+(?:to\s+)?exceed)"
-    + _A_FIGURE,
+    r"\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum"
+    r"|not\s+(?:to\s+)?exceed(?:ing)?)" + _A_FIGURE,
     re.I,
+)
+# After the figure: "30 mA or less", "18 years or older".
+_UPPER_AFTER = re.compile(
+    r"\d\S*(?:\s+\S+)?\s+or\s+(?:less|fewer|lower|under|below|younger)\b", re.I
+)
+_LOWER_AFTER = re.compile(
+    r"\d\S*(?:\s+\S+)?\s+or\s+(?:more|greater|higher|over|above|older)\b", re.I
 )
 _LOWER_BOUND = re.compile(
     r"\b(?:(?:more|greater|higher)\s+than|at\s+least|over|above|minimum)" + _A_FIGURE, re.I
@@ -307,8 +314,8 @@ def bound(text: str) -> int:
     upper = bool(_TURNED_UPPER.search(text))
     lower = bool(_TURNED_LOWER.search(text))
     rest = _TURNED_LOWER.sub(" ", _TURNED_UPPER.sub(" ", text))
-    upper |= bool(_UPPER_BOUND.search(rest))
-    lower |= bool(_LOWER_BOUND.search(rest))
+    upper |= bool(_UPPER_BOUND.search(rest) or _UPPER_AFTER.search(rest))
+    lower |= bool(_LOWER_BOUND.search(rest) or _LOWER_AFTER.search(rest))
     return lower - upper
 
 
