@@ -726,6 +726,8 @@ class _Case:
             numbers[:] = [_millimetres(n) for n in numbers]
         _share_range_units(self.truth_numbers, self.truth_text)
         _share_range_units(self.answer_numbers, self.answer_text)
+        self.truth_numbers = _compounds(self.truth_numbers, self.truth_text)
+        self.answer_numbers = _compounds(self.answer_numbers, self.answer_text)
 
     def negated(self, said: str) -> bool:
         """Whether `said` negates, leaving out the question's own negation words."""
@@ -1014,11 +1016,46 @@ _RANGE_JOIN = re.compile(r"\s*(?:to|and|–|-|—)\s*$", re.I)
 
 
 def _share_range_units(numbers: list[quantities.Quantity], written: str) -> None:
-    """A range writes its unit once, at its end ("2–8 °C", "between 0 and 40 degrees
-    Celsius"): its first figure takes the unit of the second."""
-    for i, (low, high) in enumerate(zip(numbers, numbers[1:], strict=False)):
-        if low.unit is None and high.unit and _RANGE_JOIN.fullmatch(written[low.end : high.start]):
+    """A range or a set of dimensions writes its unit once, at its end ("2–8 °C", "between 0
+    and 40 degrees Celsius", "55 × 40 × 20 cm"): the figures before take the last one's."""
+    for i in range(len(numbers) - 2, -1, -1):
+        low, high = numbers[i], numbers[i + 1]
+        gap = written[low.end : high.start]
+        if low.unit is None and high.unit and (_RANGE_JOIN.fullmatch(gap) or _BY.fullmatch(gap)):
             numbers[i] = dataclasses.replace(low, unit=high.unit)
+
+
+_BY = re.compile(r"\s*(?:×|x|by)\s*", re.I)
+_COMPOUND_JOIN = re.compile(r"\s*(?:,\s*|and\s+)?")
+
+
+def _compounds(numbers: list[quantities.Quantity], written: str) -> list[quantities.Quantity]:
+    """A measure written in two units, the larger first ("3 hours 45 minutes", "6 feet 8
+    inches"), as one figure in the smaller: 225 minutes, 80 inches."""
+    merged: list[quantities.Quantity] = []
+    for figure in numbers:
+        last = merged[-1] if merged else None
+        if (
+            last is not None
+            and last.unit
+            and figure.unit
+            and last.unit[0] == figure.unit[0]
+            and last.unit[1] > figure.unit[1]
+            and not figure.sign
+            and _COMPOUND_JOIN.fullmatch(written[last.end : figure.start])
+        ):
+            size = figure.unit[1]
+            value = last.mantissa * last.unit[1] / size + figure.mantissa
+            merged[-1] = dataclasses.replace(
+                figure,
+                mantissa=value,
+                text=f"{value:g}",
+                sign=last.sign,
+                start=last.start,
+            )
+            continue
+        merged.append(figure)
+    return merged
 
 
 def _celsius(figure: quantities.Quantity) -> float | None:

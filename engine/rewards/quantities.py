@@ -148,7 +148,10 @@ def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
             named = _CURRENCY_AFTER.match(text, end)
             if named:
                 # "7 million dollars", "7 million euros": money in words.
-                money, kind, end = _CURRENCIES[named.group(1).lower()], "money", named.end()
+                said = named.group(1).lower()
+                money, kind, end = _CURRENCIES.get(said, ""), "money", named.end()
+                if said in _HUNDREDTHS:
+                    money, factor = _HUNDREDTHS[said], (factor or 1.0) * 0.01
         sign, first, last = _sign(text, begin, measure[2] if measure else end)
         if factor is None and sign < 0 and text[last - 1 : last] != ")":
             # "(75) million": the scale written after the accounts' parentheses.
@@ -189,7 +192,11 @@ _CURRENCIES = {
     "¥": "¥",
     "yen": "¥",
 }
-_CURRENCY_AFTER = re.compile(r"\s+(dollars?|euros?|sterling|yen)\b", re.I)
+_CURRENCY_AFTER = re.compile(
+    r"\s+(?:(?:us|u\.s\.|american)\s+)?(dollars?|euros?|sterling|yen|cents?|pence)\b", re.I
+)
+# A currency's hundredth, said after the figure: "24 cents" is $0.24, "30 pence" £0.30.
+_HUNDREDTHS = {"cent": "$", "cents": "$", "pence": "£"}
 
 
 def _blank(match: re.Match) -> str:
@@ -316,22 +323,63 @@ _UNITS = {
     **dict.fromkeys(["ppb"], ("ppm", 1e-3)),
     **dict.fromkeys(["kelvin"], ("kelvin", 1.0)),
     **dict.fromkeys(["°c", "celsius"], ("celsius", 1.0)),
+    **dict.fromkeys(["octet", "octets"], ("data", 1.0)),
+    **dict.fromkeys(["bit", "bits"], ("data", 0.125)),
+    **dict.fromkeys(["µa", "μa", "microamp", "microamps"], ("current", 1e-6)),
+    **dict.fromkeys(["ah"], ("charge", 1e3)),
+    **dict.fromkeys(["tw", "terawatt", "terawatts"], ("power", 1e12)),
+    **dict.fromkeys(["mwh"], ("energy", 3.6e9)),
+    **dict.fromkeys(["gwh"], ("energy", 3.6e12)),
+    **dict.fromkeys(["twh"], ("energy", 3.6e15)),
+    **dict.fromkeys(["ha", "hectare", "hectares"], ("area", 1e4)),
+    **dict.fromkeys(["acre", "acres"], ("area", 4046.8564224)),
+    **dict.fromkeys(["m²", "m2", "sqm"], ("area", 1.0)),
+    **dict.fromkeys(["km²", "km2"], ("area", 1e6)),
+    **dict.fromkeys(["sq ft", "square feet", "square foot", "ft²"], ("area", 0.09290304)),
+    **dict.fromkeys(
+        ["square metres", "square meters", "square metre", "square meter"], ("area", 1.0)
+    ),
+    **dict.fromkeys(
+        ["n·m", "n-m", "newton-metre", "newton-metres", "newton-meter", "newton-meters"],
+        ("torque", 1.0),
+    ),
+    **dict.fromkeys(
+        ["newton metre", "newton metres", "newton meter", "newton meters"], ("torque", 1.0)
+    ),
+    **dict.fromkeys(
+        ["lb-ft", "lb·ft", "lbf-ft", "lbf·ft", "ft-lb", "ft·lb", "ft-lbs", "ft-lbf", "ft·lbf"],
+        ("torque", 1.3558179483314004),
+    ),
+    **dict.fromkeys(["parts per million"], ("ppm", 1.0)),
+    **dict.fromkeys(["parts per billion"], ("ppm", 1e-3)),
     **dict.fromkeys(["°f", "fahrenheit"], ("fahrenheit", 1.0)),
 }
 # Words that are units only when nothing else could be meant: "a", "in", "b", "s" and the
 # like are also ordinary words (or labels, "Item 1A"), so they count only set apart and in
 # capitals ("1,500 W"), and "in", "mi", "a", "b" never.
 _AMBIGUOUS_UNITS = frozenset(
-    ["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi", "j", "pa", "ma", "cl"]
+    ["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi", "j", "pa", "ma", "cl", "ha"]
 )
 _NEVER_SPACED = frozenset(["in", "mi", "a", "b"])
 # SI symbols written in small letters, set apart: "4 g", "30 s", "2 h", "1.5 l".
-_SMALL_SYMBOLS = frozenset(["g", "s", "h", "l"])
+_SMALL_SYMBOLS = frozenset(["g", "s", "h", "l", "ha"])
+# Units whose letters mean another unit, or none, in other capitals: "mA" is milliamperes
+# ("MA" a degree), "nA" nanoamperes ("na" is not
+# a unit), "Nm" newton-metres where "nm" is nanometres.
+_CASED_UNITS = {
+    "mA": ("current", 1e-3),
+    "nA": ("current", 1e-9),
+    "Nm": ("torque", 1.0),
+    "NM": ("torque", 1.0),
+}
 _MEASURE = re.compile(
-    r"(?P<gap>\s?)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit)\b|[µμ]?[a-z]+\b)"
+    r"(?P<gap>\s?|-)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit|[cf])\b"
+    r"|(?:sq|square)\s+(?:ft|feet|foot|metres?|meters?)\b|parts\s+per\s+(?:million|billion)\b"
+    r"|newton[\s-]met(?:re|er)s?\b|[a-z]+[·-][a-z]+\b|[µμ]?[a-z]+[²2]?(?![\w-]))"
     r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+)\b)?",
     re.I,
 )
+_UNIT_ENDS = re.compile(r"\s*(?:[.,;:)]|$)")
 
 
 def _measure(text: str, end: int) -> tuple[str, float, int] | None:
@@ -340,15 +388,24 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
     match = _MEASURE.match(text, end)
     if not match:
         return None
-    word = (
-        re.sub(r"\s+", "", match.group("unit").lower())
-        .replace("degrees", "°")
-        .replace("degree", "°")
-    )
-    word = {"°celsius": "°c", "°fahrenheit": "°f"}.get(word, word)
-    unit = _UNITS.get(word)
     written = match.group("unit")
-    if unit is None or (
+    if "-" in written and written.lower() not in _UNITS and match.group("gap") != "-":
+        # "14 per-day" is no unit; "N-m" and "lb-ft" are.
+        written = written.split("-")[0]
+        match = _MEASURE.match(text[: match.start("unit") + len(written)], end)
+        if not match:
+            return None
+    if match.group("gap") == "-" and (match.group("per") or "-" in written):
+        return None  # "10-K/A": a label
+    word = re.sub(r"\s+", " ", written.lower())
+    if word.startswith("degree"):
+        word = "°" + word.split()[-1][0]
+    elif word.startswith("°"):
+        word = word.replace(" ", "")
+    unit = _CASED_UNITS.get(written) or _UNITS.get(word)
+    if written == "A" and match.group("gap") == " " and _UNIT_ENDS.match(text, match.end("unit")):
+        unit = _UNITS["a"]  # "32 A" ends a statement: amperes, not an article
+    elif unit is None or (
         word in _AMBIGUOUS_UNITS
         and match.group("gap")
         and word != "m"
@@ -373,9 +430,24 @@ def unit_after(text: str, end: int) -> tuple[str, float] | None:
     return measure[:2] if measure else None
 
 
+# Words that name what a unit measures: "the output current" is in amperes whether or not
+# an answer writes them.
+_MEASURED = {
+    "current": "current",
+    "voltage": "voltage",
+    "torque": "torque",
+    "pressure": "pressure",
+    "wattage": "power",
+    "frequency": "frequency",
+    "area": "area",
+}
+
+
 def unit_named(word: str) -> str | None:
     """The dimension a word of a question names as a unit ("seconds", "kilograms", "psi"),
     or None; short symbols that are also words ("in", "a", "m") name none."""
+    if (word or "").lower() in _MEASURED:
+        return _MEASURED[word.lower()]
     unit = _UNITS.get((word or "").lower())
     if unit is None or len(word) < 2 or word.lower() in _AMBIGUOUS_UNITS:
         return None
