@@ -151,6 +151,9 @@ class OfflineJudge:
         unsaid |= (text.flags(ground_truth) - text.flags(question)) - text.flags(answer)
         numbered = text.roman_numbered(ground_truth) - text.roman_numbered(question)
         unsaid |= numbered - text.roman_numbered(answer)
+        # "Section 9.10" is another section than "Section 9.1": a label's number as written.
+        said_numbers = {_unpadded(n) for n in _LABEL_NUMBER.findall(answer)}
+        unsaid |= _labels(ground_truth) - _labels(question) - said_numbers
         if unsaid and not text.polarity(ground_truth):
             return self._wrong(f"does not give the truth's {sorted(unsaid)}")
         days, asked_days = text.weekdays(ground_truth), text.weekdays(question)
@@ -197,13 +200,16 @@ class OfflineJudge:
         # "at least 60 percent", not "around 60% or 70%").
         truth_spans = _SPAN.search(case.truth_text)
         spans = text.hedges(case.truth_text) or truth_spans
-        alternatives = text.hedges(case.answer_text, bounds=False)
+        hedged = _hedgeable(case)
+        alternatives = text.hedges(hedged, bounds=False)
         # "At least 18 years" answers "What is the minimum age?": the bound asked for.
-        bounded_as_asked = not alternatives and text.bound(case.answer_text) == _bound_asked(case)
+        bounded_as_asked = not alternatives and text.bound(hedged) == _bound_asked(case)
         if (alternatives and not (text.hedges(case.truth_text, bounds=False) or truth_spans)) or (
-            text.hedges(case.answer_text) and not spans and not bounded_as_asked
+            text.hedges(hedged) and not spans and not bounded_as_asked
         ):
             return self._wrong("hedges or offers alternatives instead of one answer")
+        if _out_of_order(case):
+            return self._wrong("names the truth's items in another order")
         if text.reverses(answer, ground_truth):
             return self._wrong("makes the truth's comparison the other way round")
         if text.converse(answer, ground_truth):
@@ -290,6 +296,10 @@ class OfflineJudge:
                 # "It should not be used during pregnancy" to "Can it be taken during
                 # pregnancy?": what the question asks about, denied.
                 answer_says = "no"
+            elif _refuses(case):
+                # "Accidental damage is excluded" to "Does the warranty cover accidental
+                # damage?"; "It is not; it must be in writing".
+                answer_says = "no"
             elif short and self._claims(case):
                 # "It decreased" to "Did it decrease?" says yes; "It did not" says no. A
                 # longer sentence (a quoted line of the document), or one with words of its
@@ -303,6 +313,14 @@ class OfflineJudge:
         determiner = _NO_DETERMINER.match(case.answer)
         # "No dividend was paid": the no belongs to the sentence that follows.
         after = case.answer if determiner else _after_polarity(case.answer)
+        excepted = (_EXCEPTION_TO_NO if answer_says == "no" else _EXCEPTION_TO_YES).search(after)
+        if excepted and not _CONDITION.search(rest):
+            # "No, except after 6 pm": partly the other answer.
+            return self._wrong(f"makes an exception the truth does not: {excepted.group(0)!r}")
+        if excepted:
+            condition = text.content_terms(rest) - case.question_terms
+            if _recall(condition, text.content_terms(after)) < TEXT_RECALL_NEEDED:
+                return self._wrong("names another condition than the truth's")
         after_terms = text.content_terms(after) - _NEGATION_TERMS
         if answer_says == "no" and after and not case.negated(after) and not determiner:
             # "No, but it is waterproof": the question's claim made again after the no, in
@@ -567,6 +585,10 @@ class OfflineJudge:
         # confused)" says Sydney.
         committed = text.without_asides(case.answer)
         answer_terms = text.content_terms(committed)
+        if _ASKS_ORDER.search(case.question):
+            # "First Headcorn, then Staplehurst": the order said in words.
+            answer_terms -= _ORDER_WORDS - full
+            committed = _ORDER_SAID.sub(" ", committed)
         recall = _recall(truth_terms, answer_terms)
         # A name written as one token ("_Ham__spam", "ALLOWED_HOSTS", "http.timeout") is
         # said whole or not at all: its parts are words of the question or of other names.
@@ -1187,6 +1209,112 @@ def _periods(written: str) -> set[str]:
     return {long or f"20{short}" for long, short in _PERIOD.findall(written or "")}
 
 
+# A number that labels a part of a document or a release: said as written.
+_LABEL_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)*[a-z]?(?![\w]|\.\d)", re.I)
+_LABEL = re.compile(
+    r"(?:\b(?:sections?|sec\.|articles?|art\.|clauses?|rules?|chapters?|parts?|paragraphs?|para\."
+    r"|items?|tables?|figures?|fig\.|versions?|releases?|appendix|schedules?|annex|regulations?)"
+    r"\s*|§\s*)(\d+(?:\.\d+)*[a-z]?)(?![\w]|\.\d)",
+    re.I,
+)
+
+
+def _labels(said: str) -> set[str]:
+    return {_unpadded(label) for label in _LABEL.findall(said or "")}
+
+
+def _unpadded(label: str) -> str:
+    """ "09" as "9", "4.02" as "4.2": zeros that pad a part say nothing ("9.10" stays)."""
+    return ".".join(part.lstrip("0") or "0" for part in label.split("."))
+
+
+# A question that asks for a sequence, whose truth's items are answered in their order.
+_ASKS_ORDER = re.compile(r"\b(?:in\s+(?:what|which)\s+order|what\s+order|what\s+sequence)\b", re.I)
+_ORDER_WORDS = text.content_terms("first then next finally last lastly one after")
+_ORDER_SAID = re.compile(r"\b(?:first|then|next|finally|last|lastly|after\s+that)\b", re.I)
+
+
+def _out_of_order(case: "_Case") -> bool:
+    """Whether an answer to "In what order…?" names the truth's items in another order."""
+    if not _ASKS_ORDER.search(case.question):
+        return False
+    items = [i for i in re.split(r",|\band\b|\bthen\b|;|→|->", case.truth) if i.strip()]
+    if len(items) < 2:
+        return False
+    said = [text.stem(w) for w in text.words(case.answer)]
+    places = []
+    for item in items:
+        terms = text.content_terms(item) - case.question_terms
+        found = [said.index(t) for t in terms if t in said]
+        if not found:
+            return False  # an item left out is judged as words
+        places.append(min(found))
+    return places != sorted(places)
+
+
+# An exception or condition after a yes or no ("No, except after 6 pm", "Yes, but only inside
+# a carrier", "Not in the hold, but it may go in the cabin"), and a truth's own condition.
+_EXCEPTION_TO_NO = re.compile(
+    r"\b(?:except|unless)\b|\bbut\b[^.;]*?\b(?:may|can|allowed|permitted)\b", re.I
+)
+_EXCEPTION_TO_YES = re.compile(
+    r"\b(?:except|unless)\b|\bonly\s+(?:if|when|inside|in|on|with|after|before|during)\b"
+    r"|\bbut\s+not\b",
+    re.I,
+)
+_CONDITION = re.compile(r"\b(?:if|when|provided|as\s+long\s+as|unless|except|only)\b", re.I)
+
+
+# Words that deny what a yes/no question asks about, whatever its verb: "excluded", "banned",
+# "not supported"; and a first statement that is a bare denial ("It is not", "They aren't").
+_REFUSAL = re.compile(
+    r"\b(?:exclud(?:ed|es)|banned|prohibited|forbidden|disallowed|ineligible"
+    r"|(?:not|never)\s+(?:be\s+)?(?:permitted|allowed|supported|covered|eligible|accepted))\b"
+    r"|\b(?:isn't|aren't|is\s+not|are\s+not)\s+(?:permitted|allowed|supported|covered|eligible)\b",
+    re.I,
+)
+_BARE_DENIAL = re.compile(
+    r"\W*(?:it|they|he|she|this|that)\s+(?:is|are|does|do|can|may|was|did|has|have)\s*(?:not|n't)\W*$"
+    r"|\W*(?:it|they|he|she|this|that)\s+(?:isn't|aren't|doesn't|don't|can't|cannot|wasn't|didn't)\W*$",
+    re.I,
+)
+
+
+def _refuses(case: "_Case") -> bool:
+    """Whether an answer without yes or no denies what the question asks: its first
+    statement a bare denial, or a word of refusal the question does not use, about a thing
+    the question names."""
+    first = _STATEMENT_BREAK.split(case.answer, maxsplit=1)[0]
+    if _BARE_DENIAL.fullmatch(first):
+        return True
+    found = _REFUSAL.search(first)
+    if not found or _REFUSAL.search(case.question):
+        return False
+    return bool(text.content_terms(first) & case.question_terms)
+
+
+_NOT_ALTERNATIVES = re.compile(r"\b(?:with\s+or\s+without|whether\s+or\s+not)\b", re.I)
+_BOUND_BEFORE = re.compile(
+    r"\b(?:at\s+(?:least|most)|(?:more|less|fewer)\s+than|up\s+to|over|under|above|below)\s+"
+    r"(?=[$€£]?\d)",
+    re.I,
+)
+
+
+def _hedgeable(case: "_Case") -> str:
+    """What of an answer can hedge it: not its reason after a yes or no ("No, thaw it in the
+    fridge or in cold water"), not "with or without", not a bound on a figure the question
+    itself states ("Yes, decks more than 60 cm high need one")."""
+    if text.polarity(case.truth) and _polarity(case.answer):
+        return case.answer_text if text.hedge_words(case.answer_text) else ""
+    said = _NOT_ALTERNATIVES.sub(" ", case.answer_text)
+    for found in reversed(list(_BOUND_BEFORE.finditer(said))):
+        figures = quantities.extract_quantities(said[found.end() :])
+        if figures and figures[0].start == 0 and _any_agree(figures[:1], case.question_numbers):
+            said = said[: found.start()] + said[found.end() :]
+    return said
+
+
 # A question that asks for a bound: "the minimum age", "at least how many", "the maximum
 # dose", "how long can it stay".
 _ASKS_LOWER = re.compile(
@@ -1208,9 +1336,14 @@ def _bound_asked(case: "_Case") -> int:
     return bool(_ASKS_LOWER.search(case.question)) - bool(_ASKS_UPPER.search(case.question))
 
 
+# A full stop that ends a sentence, not an abbreviation ("part no. 7", "approx. 3", "J. Smith").
+_FULL_STOP = (
+    r"(?<!\bno)(?<!\bvs)(?<!\bst)(?<!\bdr)(?<!\bmr)(?<!\bms)(?<!\bfig)(?<!\bsec)(?<!\bapprox)"
+    r"(?<!\betc)(?<!\b\w)\.(?:\s+|$)"
+)
 # Where an answer's statements part: a semicolon, a sentence's end, "while", "whereas",
 # "but", and "and" between two figures' clauses ("412 pedestrians and 97 cyclists").
-_CLAUSE_BREAK = re.compile(r";|\.(?:\s+|$)|,?\s+(?:while|whilst|whereas|but|and)\s+", re.I)
+_CLAUSE_BREAK = re.compile(rf";|{_FULL_STOP}|,?\s+(?:while|whilst|whereas|but|and)\s+", re.I)
 _BETWEEN = re.compile(r"\bbetween\s+\S+\s*$", re.I)  # "between 2 and 8 °C" is one figure
 # A word of a clause that the question does not say weighs more than one it does: "the third
 # skill tree" answers another question than "the second skill tree", whatever it shares.
@@ -1223,8 +1356,10 @@ def _asked_clause(case: "_Case") -> str | None:
     discharging; loading is allowed 48 hours"): the one whose own words (those not shared by
     every figure's clause) are the question's, with fewest others. None when the answer is
     one statement, its clauses agree, or none stands out."""
-    if not case.truth_numbers or len(_clauses(case.truth)) > 1:
+    if len(_clauses(case.truth)) > 1:
         return None
+    if not case.truth_numbers:
+        return _asked_statement(case)
     clauses = [c for c in _clauses(case.answer_text) if c.strip()]
     if len(clauses) < 2:
         return None
@@ -1242,7 +1377,34 @@ def _asked_clause(case: "_Case") -> str | None:
     ):
         return None
     # Years label a clause as words do ("5.1% in 2021 and 7.4% in 2020").
-    terms = [text.content_terms(clause) | text.years(clause) for clause, _ in figured]
+    chosen = _best_answering(case, [clause for clause, _ in figured])
+    if chosen is None:
+        return None
+    plain = [c for c in clauses if c not in {clause for clause, _ in figured}]
+    return " ".join([*plain, chosen]).strip()
+
+
+# Where a statement ends: what follows a semicolon or a full stop is another statement.
+_STATEMENT_BREAK = re.compile(rf";|{_FULL_STOP}|,?\s+(?:while|whilst|whereas)\s+", re.I)
+
+
+def _asked_statement(case: "_Case") -> str | None:
+    """The statement of an answer in words that answers what is asked, where it makes
+    several ("Circle is held to sprint; the dodge roll is on Cross"); None when it makes one
+    or none stands out. A truth that opens with yes or no is judged by its own rules."""
+    if text.polarity(case.truth):
+        return None
+    statements = [s for s in _STATEMENT_BREAK.split(case.answer) if s.strip()]
+    if len(statements) < 2:
+        return None
+    return _best_answering(case, statements)
+
+
+def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
+    """The clause whose own words (those not shared by every clause) are the question's,
+    with fewest others; None when no one stands out."""
+    # Years label a clause as words do ("5.1% in 2021 and 7.4% in 2020").
+    terms = [text.content_terms(clause) | text.years(clause) for clause in clauses]
     shared = set.intersection(*terms)
     asked = case.question_terms | text.years(case.question)
     known = asked | text.content_terms(case.truth) | text.years(case.truth)
@@ -1250,11 +1412,10 @@ def _asked_clause(case: "_Case") -> str | None:
         len((own - shared) & asked) - _FOREIGN_WEIGHT * len(own - shared - known) for own in terms
     ]
     best = max(scores)
-    if scores.count(best) > 1:
-        return None
-    chosen = figured[scores.index(best)][0]
-    plain = [c for c in clauses if c not in {clause for clause, _ in figured}]
-    return " ".join([*plain, chosen]).strip()
+    chosen = scores.index(best)
+    if scores.count(best) > 1 or not (terms[chosen] - shared) & asked:
+        return None  # none stands out, or the one that does says nothing of what is asked
+    return clauses[chosen]
 
 
 def _clauses(said: str) -> list[str]:

@@ -228,6 +228,11 @@ def hedges(text: str, bounds: bool = True) -> bool:
     return bool(_HEDGE.search(text) or bounded or _RANGE.search(text) or "or" in words(text))
 
 
+def hedge_words(text: str) -> bool:
+    """Whether the text says it is unsure ("probably", "might be", "I think")."""
+    return bool(_HEDGE.search(text or ""))
+
+
 _OR_BOUND = re.compile(r"\bor\s+(?:less|more|fewer|lower|higher|under|over|below|above)\b", re.I)
 
 
