@@ -193,7 +193,8 @@ class OfflineJudge:
             # figure asked for: the figure is judged. Said back alone, it answers nothing.
             asked = case.question_numbers
             adds_figure = any(not _any_agree([a], asked) for a in case.answer_numbers)
-            if not (case.truth_numbers and adds_figure):
+            adds_year = text.years(ground_truth) & (text.years(answer) - text.years(question))
+            if not (case.truth_numbers and adds_figure) and not adds_year:
                 return self._wrong("repeats the question")
         # A hedge, alternatives or a range answer only a truth that is one ("Between 2 °C
         # and 8 °C": "2–8 °C"); a bound, a truth that hedges or bounds ("at least 60%" takes
@@ -244,7 +245,8 @@ class OfflineJudge:
             return self._judge_polarity(case, said)
         # An aside in brackets ("Canberra (not Sydney)") is not what the answer commits to.
         committed = text.without_asides(answer) if not case.truth_numbers else answer
-        if case.negated(committed) != case.negated(ground_truth) and not (
+        # An aside's "not" is the aside's: "three touches (the block does not count)".
+        if case.negated(text.without_asides(committed)) != case.negated(ground_truth) and not (
             _negation_words(committed) == _negation_words(ground_truth)
         ):
             # The same "none" on both sides is one answer, a value's name or not ("None" to
@@ -477,6 +479,11 @@ class OfflineJudge:
         # answer's first figure is what it commits to, unless it labels each of its figures
         # with a period and the question asks one: then it is the one of that period.
         committed = _figure_of_period(case.answer_text, given, _periods(case.question))
+        measured = [a for a in given if a.unit and headline.unit and a.unit[0] == headline.unit[0]]
+        if measured and not (committed.unit and committed.unit[0] == headline.unit[0]):
+            # "Deimos orbits at 23,460 km with a period of 30.3 hours": the figure that
+            # measures what the truth measures.
+            committed = measured[0]
         if not case.matches_truth(committed):
             size = case.magnitude_matches(committed)
             reason = "figures do not match"
@@ -748,8 +755,12 @@ class _Case:
             numbers[:] = [_millimetres(n) for n in numbers]
         _share_range_units(self.truth_numbers, self.truth_text)
         _share_range_units(self.answer_numbers, self.answer_text)
-        self.truth_numbers = _compounds(self.truth_numbers, self.truth_text)
-        self.answer_numbers = _compounds(self.answer_numbers, self.answer_text)
+        self.truth_numbers = _compounds(
+            _qualified(self.truth_numbers, self.truth_text), self.truth_text
+        )
+        self.answer_numbers = _compounds(
+            _qualified(self.answer_numbers, self.answer_text), self.answer_text
+        )
 
     def negated(self, said: str) -> bool:
         """Whether `said` negates, leaving out the question's own negation words."""
@@ -882,7 +893,9 @@ class _Case:
         truth or the question counts it per something else ("per semester", "hourly"). A
         rate where neither names one is the answer's own reading ("25 MB per file")."""
         told = _rates(self.truth_text) | _rates(self.question_text)
-        said = _rates(self.answer_text)
+        # "Each team has six players" to "How many does each volleyball team have": a thing
+        # the question names is no rate of the answer's own.
+        said = _rates(self.answer_text) - self.question_terms
         return sorted(said - told) if told and said - told else []
 
     def unstated(self, given: list[quantities.Quantity]) -> list[str]:
@@ -1047,6 +1060,24 @@ def _share_range_units(numbers: list[quantities.Quantity], written: str) -> None
             numbers[i] = dataclasses.replace(low, unit=high.unit)
 
 
+# Words that qualify a unit without changing what it counts ("working days" are fewer).
+_QUALIFIER = re.compile(r"\s+(?:consecutive|calendar|full|whole|clear)(?=\s)", re.I)
+
+
+def _qualified(numbers: list[quantities.Quantity], written: str) -> list[quantities.Quantity]:
+    """A unit written after a word that qualifies it ("60 consecutive days", "10 working
+    days") is the figure's unit."""
+    kept = []
+    for figure in numbers:
+        if figure.unit is None:
+            qualifier = _QUALIFIER.match(written, figure.end)
+            unit = qualifier and quantities.unit_after(written, qualifier.end() + 1)
+            if unit:
+                figure = dataclasses.replace(figure, unit=unit)
+        kept.append(figure)
+    return kept
+
+
 _BY = re.compile(r"\s*(?:×|x|by)\s*", re.I)
 _COMPOUND_JOIN = re.compile(r"\s*(?:,\s*|and\s+)?")
 
@@ -1159,7 +1190,8 @@ def _scope_words(phrase: str) -> set[str]:
 
 _TIME_NOUNS = "second minute hour day night week month quarter semester term season year game half"
 _RATE = re.compile(
-    rf"\b(?:per|each|every)\s+([a-z]+)|\b(?:a|an)\s+({_TIME_NOUNS.replace(' ', '|')})\b"
+    r"\b(?:per|each|every)\s+(?:calendar\s+|business\s+|working\s+)?([a-z]+)"
+    rf"|\b(?:a|an)\s+({_TIME_NOUNS.replace(' ', '|')})\b"
     r"|\b(hourly|daily|nightly|weekly|monthly|quarterly|yearly|annual|annually|annum)\b",
     re.I,
 )
@@ -1308,6 +1340,16 @@ def _hedgeable(case: "_Case") -> str:
     if text.polarity(case.truth) and _polarity(case.answer):
         return case.answer_text if text.hedge_words(case.answer_text) else ""
     said = _NOT_ALTERNATIVES.sub(" ", case.answer_text)
+    asked = case.question_numbers
+    for low, high in reversed(
+        list(zip(case.answer_numbers, case.answer_numbers[1:], strict=False))
+    ):
+        if (
+            _RANGE_JOIN.fullmatch(said[low.end : high.start])
+            and _any_agree([low], asked)
+            and (_any_agree([high], asked))
+        ):
+            said = said[: low.start] + said[high.end :]  # "aged 18 to 64", as the question
     for found in reversed(list(_BOUND_BEFORE.finditer(said))):
         figures = quantities.extract_quantities(said[found.end() :])
         if figures and figures[0].start == 0 and _any_agree(figures[:1], case.question_numbers):
@@ -1343,7 +1385,9 @@ _FULL_STOP = (
 )
 # Where an answer's statements part: a semicolon, a sentence's end, "while", "whereas",
 # "but", and "and" between two figures' clauses ("412 pedestrians and 97 cyclists").
-_CLAUSE_BREAK = re.compile(rf";|{_FULL_STOP}|,?\s+(?:while|whilst|whereas|but|and)\s+", re.I)
+_CLAUSE_BREAK = re.compile(
+    rf";|{_FULL_STOP}|,?\s+(?:while|whilst|whereas|but|and|or|except(?:\s+for)?)\s+|,\s+", re.I
+)
 _BETWEEN = re.compile(r"\bbetween\s+\S+\s*$", re.I)  # "between 2 and 8 °C" is one figure
 # A word of a clause that the question does not say weighs more than one it does: "the third
 # skill tree" answers another question than "the second skill tree", whatever it shares.
@@ -1356,32 +1400,34 @@ def _asked_clause(case: "_Case") -> str | None:
     discharging; loading is allowed 48 hours"): the one whose own words (those not shared by
     every figure's clause) are the question's, with fewest others. None when the answer is
     one statement, its clauses agree, or none stands out."""
-    if len(_clauses(case.truth)) > 1:
+    if len(_clauses(case.truth)) > 1 or text.polarity(case.truth):
         return None
     if not case.truth_numbers:
         return _asked_statement(case)
     clauses = [c for c in _clauses(case.answer_text) if c.strip()]
     if len(clauses) < 2:
         return None
-    figured = []
+    # A clause without a figure of its own says where the next one holds ("In 2022, the
+    # rate fell to 3.8%"); one after the last figure says something of them all.
+    figured, waiting = [], []
     for clause in clauses:
         figures = [
             f
             for f in quantities.extract_quantities(clause, quantities.scale_hint(case.question))
             if not _any_agree([f], case.question_numbers)
         ]
+        waiting.append(clause)
         if figures:
-            figured.append((clause, figures))
+            figured.append((", ".join(waiting), figures))
+            waiting = []
     if len(figured) < 2 or all(
         any(case.matches_truth(f) for f in figures) for _, figures in figured
     ):
         return None
-    # Years label a clause as words do ("5.1% in 2021 and 7.4% in 2020").
     chosen = _best_answering(case, [clause for clause, _ in figured])
     if chosen is None:
         return None
-    plain = [c for c in clauses if c not in {clause for clause, _ in figured}]
-    return " ".join([*plain, chosen]).strip()
+    return ", ".join([chosen, *waiting]).strip()
 
 
 # Where a statement ends: what follows a semicolon or a full stop is another statement.
@@ -1403,8 +1449,9 @@ def _asked_statement(case: "_Case") -> str | None:
 def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
     """The clause whose own words (those not shared by every clause) are the question's,
     with fewest others; None when no one stands out."""
-    # Years label a clause as words do ("5.1% in 2021 and 7.4% in 2020").
-    terms = [text.content_terms(clause) | text.years(clause) for clause in clauses]
+    # Years label a clause as words do ("5.1% in 2021 and 7.4% in 2020"); the words of a
+    # figure ("million", "days") label none.
+    terms = [(text.content_terms(clause) - FIGURE_WORDS) | text.years(clause) for clause in clauses]
     shared = set.intersection(*terms)
     asked = case.question_terms | text.years(case.question)
     known = asked | text.content_terms(case.truth) | text.years(case.truth)

@@ -405,6 +405,8 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
     unit = _CASED_UNITS.get(written) or _UNITS.get(word)
     if written == "A" and match.group("gap") == " " and _UNIT_ENDS.match(text, match.end("unit")):
         unit = _UNITS["a"]  # "32 A" ends a statement: amperes, not an article
+    elif written in _CASED_UNITS:
+        pass
     elif unit is None or (
         word in _AMBIGUOUS_UNITS
         and match.group("gap")
