@@ -338,3 +338,83 @@ def test_the_truth_in_other_words_is_correct(judge, truth, answer):
 )  # fmt: skip
 def test_the_new_rules_fire_only_where_their_words_reach(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# Sets written without reading the judge (2026-12-07, the second round): each rule they led
+# to, with the wrong answer it must still refuse beside the true one it now credits.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a figure in another unit, within the answer's last digit
+        ("What is the range?", "10 meters", "about 33 feet", True),
+        ("What is the range?", "10 meters", "30 feet", False),
+        ("What is the range?", "3 feet", "1 m", False),
+        ("What is the top speed?", "160 km/h", "99.4 mph", True),
+        ("What is the top speed?", "160 km/h", "96 mph", False),
+        # times of day on one clock
+        ("When does the office close?", "15:00", "3 pm", True),
+        ("When does the first train leave?", "05:45", "5:45 p.m.", False),
+        ("When does the ticket office close for lunch?", "noon", "12:00 pm", True),
+        # the clause that answers what is asked
+        ("How much laytime is allowed for loading?", "72 hours",
+         "72 hours is the laytime for discharging; loading is allowed 48 hours.", False),
+        ("How many cyclists died in 2023?", "97",
+         "Pedestrians accounted for 412 deaths and cyclists for 97.", True),
+        ("How many items can an adult member borrow?", "12",
+         "12 for junior members; adults can borrow 20.", False),
+        ("Which button performs a dodge roll?", "Circle",
+         "Circle is held to sprint; the dodge roll is on Cross.", False),
+        ("Who wrote Pride and Prejudice?", "Jane Austen", "Jane Austen; Emily Bronte", False),
+        ("What was the unemployment rate in 2021?", "5.1%",
+         "In 2022 the rate fell to 3.8%, down from 5.1% in 2021 and 7.4% in 2020.", True),
+        # the figure that measures what the truth measures
+        ("What is the orbital period of Deimos?", "30.3 hours",
+         "Deimos orbits at about 23,460 km with a period of 30.3 hours.", True),
+        # a bound the question asks for, and one it does not
+        ("What is the minimum age for inclusion?", "18 years", "at least 18 years old", True),
+        ("What is the minimum age for inclusion?", "18 years", "at most 18 years old", False),
+        ("How many players are on a team?", "6", "at most 6", False),
+        ("What current must an RCD not exceed?", "Not exceeding 30 mA", "30 mA or less", True),
+        ("Do I need a permit for a deck more than 60 cm high?", "Yes",
+         "Yes, decks more than 60 cm above grade require a permit.", True),
+        # a label's number as written
+        ("Which section covers smoke alarms?", "Section 9.10", "Section 9.1", False),
+        ("Which chapter covers coffee?", "Chapter 09", "Chapter 9", True),
+        # the order asked for
+        ("In what order must the keys be collected?", "Bronze, Silver, Gold",
+         "Bronze, Gold, Silver.", False),
+        ("In what order must the keys be collected?", "Bronze, Silver, Gold",
+         "The bronze key first, then the silver one, then the gold one.", True),
+        # an exception after a yes or no; words of refusal
+        ("Can a Zone A permit holder park in Zone B?", "No",
+         "No, except after 6 pm, when it is allowed.", False),
+        ("Can a Zone A permit holder park in Zone B?", "No",
+         "No, the permit is valid only in Zone A.", True),
+        ("Are dogs allowed on buses?", "Yes, if kept on a lead",
+         "Yes, but only inside a closed carrier.", False),
+        ("Does the warranty cover accidental damage?", "No", "Accidental damage is excluded.",
+         True),
+        ("Does the warranty cover accidental damage?", "Yes", "Accidental damage is excluded.",
+         False),
+        ("Can frozen meat be thawed on the counter?", "No",
+         "No, thaw it in the refrigerator or in cold water.", True),
+        # numbers in words, fractions, measures in two units, units said otherwise
+        ("How long does the ascent take?", "5 to 6 hours", "Between five and six hours.", True),
+        ("What share does the tenant pay?", "75%", "Three quarters.", True),
+        ("What share does the tenant pay?", "75%", "Two thirds.", False),
+        ("What is the keepalive interval?", "30 seconds", "half a minute", True),
+        ("How long is the journey?", "1 hour 15 minutes", "75 minutes", True),
+        ("How long is the journey?", "1 hour 15 minutes", "80 minutes", False),
+        ("What are the maximum dimensions?", "55 × 40 × 20 cm", "550 × 400 × 200 mm", True),
+        ("What is the maximum output current?", "1.5 A", "1500 mA", True),
+        ("What is the torque?", "140 N·m", "140 Nm", True),
+        ("What is the dividend per share?", "$0.24", "24 cents per share", True),
+        ("What is the dividend per share?", "$0.24", "42 cents per share", False),
+        ("How long is the washout?", "14 days", "A 14-day washout separates the periods.", True),
+        ("How long is the notice?", "95 days", "95 business days", False),
+        ("Is the house covered if left empty?", "Yes, for up to 60 consecutive days",
+         "Yes, but only for up to 60 days in a row.", True),
+    ],
+)  # fmt: skip
+def test_the_second_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct

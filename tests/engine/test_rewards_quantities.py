@@ -2,7 +2,12 @@
 
 import pytest
 
-from engine.rewards.quantities import extract_quantities, same_quantity, scale_hint
+from engine.rewards.quantities import (
+    extract_quantities,
+    same_quantity,
+    scale_hint,
+    words_to_digits,
+)
 
 MILLIONS_QUESTION = "What is the FY2018 capital expenditure amount (in USD millions) for 3M?"
 
@@ -64,3 +69,51 @@ def test_scale_hint_reads_the_unit_the_question_asks_for():
     assert scale_hint(MILLIONS_QUESTION) == 1e6
     assert scale_hint("How much (in USD billions) did it pay?") == 1e9
     assert scale_hint("What is the quick ratio?") is None
+
+
+@pytest.mark.parametrize(
+    ("spoken", "digits"),
+    [
+        ("two hundred and six", "206"),
+        ("one thousand two hundred", "1200"),
+        ("between five and six hours", "between 5 and 6 hours"),
+        ("three-four time", "3-4 time"),
+        ("thirty-two amp", "32 amp"),
+        ("three quarters.", "0.75."),
+        ("two-thirds of members", "0.6667 of members"),
+        ("half a minute", "0.5 minute"),
+        ("an hour and a half", "1.5 hour"),
+        ("two and a half days", "2.5 days"),
+        ("a quarter of a century", "0.25 century"),
+        ("a third party", "a third party"),
+        ("quarterly", "quarterly"),
+    ],
+)
+def test_numbers_in_words_are_read_as_said(spoken, digits):
+    assert words_to_digits(spoken) == digits
+
+
+@pytest.mark.parametrize(
+    ("written", "dimension"),
+    [
+        ("32 A", "current"),
+        ("1500 mA", "current"),
+        ("900 nA", "current"),
+        ("140 Nm", "torque"),
+        ("103 lb-ft", "torque"),
+        ("10 nm", "length"),
+        ("5.7 sq ft", "area"),
+        ("500 parts per million", "ppm"),
+        ("38 degrees C", "celsius"),
+        ("a 14-day washout", "time"),
+        ("1,500 octets", "data"),
+    ],
+)
+def test_units_said_in_other_ways_are_read(written, dimension):
+    (figure,) = extract_quantities(words_to_digits(written))
+    assert figure.unit and figure.unit[0] == dimension
+
+
+@pytest.mark.parametrize("written", ["10 A fuse", "10-K", "Item 1A", "a 3-in-1 tool"])
+def test_letters_that_are_no_unit_stay_none(written):
+    assert all(figure.unit is None for figure in extract_quantities(written))
