@@ -174,6 +174,8 @@ class OfflineJudge:
             return self._right("the truth, word for word")
         if text.abbreviates(answer, ground_truth):
             return self._right("the truth's initials, or the name they stand for")
+        if text.initialled(answer, ground_truth):
+            return self._right("the truth's name, its given names as initials")
         if text.is_refusal(answer) and not text.is_refusal(ground_truth):
             return self._wrong("declines to answer")
         if text.is_loop(answer) and not text.is_loop(ground_truth):
@@ -557,7 +559,8 @@ class OfflineJudge:
         unit_words = FIGURE_WORDS if has_numbers else set()
         # The truth commits to its words outside brackets, as an answer does: "hiredis (pip
         # install redis[hiredis])" is answered by "hiredis".
-        truth = text.without_asides(case.truth)
+        # How often, said one way: "two times" is "twice".
+        truth = text.without_asides(_as_times(case.truth))
         # A code's letters are the code's ("hf" of "HF-2047"), judged whole in `judge`.
         full = text.content_terms(text.without_codes(truth)) - unit_words - _DATE_WORDS
         # Its asides' words are still the truth's, not others named beside it.
@@ -590,7 +593,7 @@ class OfflineJudge:
             return self._wrong("the truth is none, and the answer does not say so")
         # What the answer commits to leaves its asides out: "Sydney (Canberra is often
         # confused)" says Sydney.
-        committed = text.without_asides(case.answer)
+        committed = text.without_asides(_as_times(case.answer))
         answer_terms = text.content_terms(committed)
         if _ASKS_ORDER.search(case.question):
             # "First Headcorn, then Staplehurst": the order said in words.
@@ -1455,12 +1458,16 @@ def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
     shared = set.intersection(*terms)
     asked = case.question_terms | text.years(case.question)
     known = asked | text.content_terms(case.truth) | text.years(case.truth)
+    # A bound answers a question that asks for one: "at least 12 characters" the minimum.
+    bound = _bound_asked(case)
+    bounds = [bound * text.bound(clause) for clause in clauses]
     scores = [
-        len((own - shared) & asked) - _FOREIGN_WEIGHT * len(own - shared - known) for own in terms
+        len((own - shared) & asked) - _FOREIGN_WEIGHT * len(own - shared - known) + 2 * b
+        for own, b in zip(terms, bounds, strict=True)
     ]
     best = max(scores)
     chosen = scores.index(best)
-    if scores.count(best) > 1 or not (terms[chosen] - shared) & asked:
+    if scores.count(best) > 1 or not ((terms[chosen] - shared) & asked or bounds[chosen] > 0):
         return None  # none stands out, or the one that does says nothing of what is asked
     return clauses[chosen]
 

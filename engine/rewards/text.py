@@ -651,6 +651,25 @@ def abbreviates(a: str, b: str) -> bool:
     return False
 
 
+_TITLES = frozenset("dr dr. mr mr. mrs mrs. ms ms. prof prof. professor sir dame".split())
+
+
+def initialled(answer: str, truth: str) -> bool:
+    """Whether the answer is the truth's name with given names as initials: "A. Moreno" for
+    "Dr. Alicia Moreno", "E. Van Norden" for "Elise Van Norden"; the family name in full."""
+    said = _bare_case(answer).split()
+    names = [w for w in _bare_case(truth).split() if w.lower() not in _TITLES]
+    if len(said) != len(names) or len(said) < 2 or not all(_NAME_WORD.fullmatch(w) for w in names):
+        return False
+    if said[-1].lower() != names[-1].lower() or not any(w.endswith(".") for w in said):
+        return False
+    for mine, theirs in zip(said, names, strict=True):
+        initial = re.fullmatch(r"([A-Z])\.", mine)
+        if mine.lower() != theirs.lower() and not (initial and theirs[0] == initial.group(1)):
+            return False
+    return True
+
+
 def _bare_case(text: str) -> str:
     return " ".join((text or "").split()).strip(" .,;:!?\"'`“”‘’")
 
