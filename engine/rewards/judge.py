@@ -223,6 +223,7 @@ class OfflineJudge:
         if text.bound(answer) * text.bound(ground_truth) < 0:
             return self._wrong("bounds the figure from the other side than the truth")
         denied = text.denied_by_prefix(answer) - text.denied_by_prefix(ground_truth)
+        denied -= _denied_by_question(question)  # "without supervision": "unsupervised"
         denied &= text.content_terms(question) | text.content_terms(ground_truth)
         if denied:
             # "16 weeks, unpaid" to "How many weeks of paid leave?".
@@ -510,6 +511,7 @@ class OfflineJudge:
         for found, says in (
             (lambda: case.named_otherwise(given), "gives {} for what the question asks"),
             (lambda: case.unstated(given), "leaves out the truth's {}"),
+            (lambda: case.relabelled(given), "gives {} another figure than the truth"),
             (case.words_swapped, "says {} for the truth's words"),
             (case.words_told, "leaves out the truth's {}"),
             (case.other_scope, "gives it {!r}, another case than asked"),
@@ -668,11 +670,15 @@ _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _POWER = re.compile(r"(?<=\d)([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 
 
+_PLUS_OR_MINUS = re.compile(r"\bplus\s+or\s+minus\s+", re.I)
+
+
 def _plain_letters(said: str | None) -> str:
     """Letters without their accents, subscript digits as digits and a power in superscript
     as one written with "^": "García Márquez" is "Garcia Marquez", "H₂SO₄" "H2SO4", "10²³"
     "10^23"."""
-    said = _POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), said or "")
+    said = _PLUS_OR_MINUS.sub("±", said or "")  # "plus or minus 0.8 percent" is "±0.8%"
+    said = _POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), said)
     decomposed = unicodedata.normalize("NFD", said.translate(_SUBSCRIPTS))
     return unicodedata.normalize(
         "NFC", "".join(ch for ch in decomposed if not unicodedata.combining(ch))
@@ -709,6 +715,11 @@ def _clock_times(said: str) -> str:
 
 
 _NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
+_NEGATED_BOUND = re.compile(
+    r"\b(?:no|not)\s+(?:more|greater|higher|less|fewer|lower|closer|sooner|later|earlier|longer)"
+    r"\s+than\b|\b(?:must|may|shall|should|does|do|will)?\s*not\s+(?:to\s+)?exceed\w*",
+    re.I,
+)
 # The word a negation denies: "not harmful", "not be used", "cannot be taken".
 _DENIED = re.compile(
     r"\b(?:not|never|cannot|can't|isn't|aren't|doesn't|don't|won't|shouldn't)\s+"
@@ -758,6 +769,9 @@ class _Case:
             numbers[:] = [_millimetres(n) for n in numbers]
         _share_range_units(self.truth_numbers, self.truth_text)
         _share_range_units(self.answer_numbers, self.answer_text)
+        if any(t.currency == "£" for t in self.truth_numbers):
+            # "Three hundred and fifty pounds" for "£350": pounds sterling, not weight.
+            self.answer_numbers = [_sterling(a, self.answer_text) for a in self.answer_numbers]
         self.truth_numbers = _compounds(
             _qualified(self.truth_numbers, self.truth_text), self.truth_text
         )
@@ -766,8 +780,9 @@ class _Case:
         )
 
     def negated(self, said: str) -> bool:
-        """Whether `said` negates, leaving out the question's own negation words."""
-        return text.negated(said, self._question_negations)
+        """Whether `said` negates, leaving out the question's own negation words and the
+        "not" of a bound ("must not exceed 25 pages", "no more than 8")."""
+        return text.negated(_NEGATED_BOUND.sub(" ", said or ""), self._question_negations)
 
     def given_numbers(self) -> list[quantities.Quantity]:
         """The answer's figures, less those the question itself states (context, not an
@@ -901,6 +916,25 @@ class _Case:
         said = _rates(self.answer_text) - self.question_terms
         return sorted(said - told) if told and said - told else []
 
+    def relabelled(self, given: list[quantities.Quantity]) -> list[str]:
+        """The words that name a figure of the truth's statement ("6.5 overall", "30% to
+        second") written after another figure in the answer ("6.0 overall", "20% to
+        second"): the truth's figures, each given to another thing."""
+        stated = self.stated()
+        if len(stated) < 2:
+            return []
+        moved = []
+        for truth in stated:
+            label = _label_after(self.truth_text, truth, self.truth_numbers)
+            if not label:
+                continue
+            for figure in given:
+                if label & _label_after(self.answer_text, figure, self.answer_numbers) and not (
+                    self.agrees(figure, truth)
+                ):
+                    moved.append(sorted(label)[0])
+        return moved
+
     def unstated(self, given: list[quantities.Quantity]) -> list[str]:
         """The figures of the truth's first statement (`stated`) that `given` leaves out."""
         return [t.text for t in self.stated() if not any(self.agrees(a, t) for a in given)]
@@ -1028,9 +1062,13 @@ _FREQUENCY = re.compile(
 )
 
 
+_ONCE = re.compile(r"\bonce\s+(?=(?:a|an|per|every)\s)", re.I)
+
+
 def _as_times(said: str) -> str:
-    """ "two times daily" as "twice a day": one way of writing how often, so that "twice
-    daily" and "two times a day" are judged as the same words."""
+    """ "two times daily" as "twice a day", "once a year" as "a year": one way of writing
+    how often, so that "twice daily" and "two times a day" are judged as the same words."""
+    said = _ONCE.sub("", said or "")
     return _FREQUENCY.sub(
         lambda m: (
             _TIMES[m.group(1).lower()] if m.group(1) else f"a {_RATE_WORDS[m.group(2).lower()]}"
@@ -1065,6 +1103,32 @@ def _share_range_units(numbers: list[quantities.Quantity], written: str) -> None
 
 # Words that qualify a unit without changing what it counts ("working days" are fewer).
 _QUALIFIER = re.compile(r"\s+(?:consecutive|calendar|full|whole|clear)(?=\s)", re.I)
+
+
+def _sterling(figure: quantities.Quantity, written: str) -> quantities.Quantity:
+    """A figure in "pounds" as money in pounds sterling."""
+    if (
+        not figure.unit
+        or figure.unit[0] != "mass"
+        or "pound" not in written[figure.start : figure.end].lower()
+    ):
+        return figure
+    return dataclasses.replace(figure, unit=None, kind="money", currency="£")
+
+
+def _label_after(
+    written: str, figure: quantities.Quantity, figures: list[quantities.Quantity]
+) -> set[str]:
+    """The first word that names what a figure counts, written right after it and before the
+    next figure or clause: "overall" of "6.5 overall", "second" of "30% to second"."""
+    following = [f.start for f in figures if f.start > figure.start]
+    end = min([*following, len(written)])
+    after = re.split(r"[,;:()]|\.\s|\b(?:and|or)\b", written[figure.end : end], maxsplit=1)[0]
+    for word in text.words(after)[:3]:
+        terms = text.content_terms(word) - FIGURE_WORDS - _BOUNDS
+        if terms:
+            return terms
+    return set()
 
 
 def _qualified(numbers: list[quantities.Quantity], written: str) -> list[quantities.Quantity]:
@@ -1193,7 +1257,7 @@ def _scope_words(phrase: str) -> set[str]:
 
 _TIME_NOUNS = "second minute hour day night week month quarter semester term season year game half"
 _RATE = re.compile(
-    r"\b(?:per|each|every)\s+(?:calendar\s+|business\s+|working\s+)?([a-z]+)"
+    rf"\b(?:per|each|every)\s+(?:[a-z]+\s+(?=(?:{_TIME_NOUNS.replace(' ', '|')})s?\b))?([a-z]+)"
     rf"|\b(?:a|an)\s+({_TIME_NOUNS.replace(' ', '|')})\b"
     r"|\b(hourly|daily|nightly|weekly|monthly|quarterly|yearly|annual|annually|annum)\b",
     re.I,
@@ -1360,10 +1424,23 @@ def _hedgeable(case: "_Case") -> str:
     return said
 
 
+_WITHOUT = re.compile(r"\b(?:without|not|no|non-?)\s*(?:an?\s+|the\s+|adult\s+)?([a-z]{4,})", re.I)
+
+
+def _denied_by_question(question: str) -> set[str]:
+    """The stems a question itself denies: "without adult supervision", "not required to
+    wear uniform", "non-uniform"."""
+    return {text.stem(word) for word in _WITHOUT.findall(question or "")} | (
+        text.denied_by_prefix(question)
+    )
+
+
 # A question that asks for a bound: "the minimum age", "at least how many", "the maximum
 # dose", "how long can it stay".
 _ASKS_LOWER = re.compile(
-    r"\b(?:minimum|min|lowest|earliest|at\s+least|no\s+(?:less|fewer|closer|sooner)\s+than)\b",
+    r"\b(?:minimum|min|lowest|earliest|at\s+least|no\s+(?:less|fewer|closer|sooner)\s+than)\b"
+    # "How much notice must it give?", "How far in advance must it be booked?": a requirement
+    r"|\bhow\s+(?:much|many|long|far)\b.*\b(?:must|required|need|needs)\b",
     re.I,
 )
 _ASKS_UPPER = re.compile(

@@ -31,7 +31,9 @@ SCALES = {
 _NUMBER = re.compile(
     r"""
     (?P<currency>[$€£¥]|\busd\b|\bus\$|\beur\b|\bgbp\b)?\s?
-    (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
+    (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?
+        |\d{1,3}(?:[\u00a0\u202f\u2009\ ]\d{3})+(?![\d.,])  # "15 000": thousands set apart
+        |\d+(?:\.\d+)?|\.\d+)
     (?:\s?(?P<scale>thousand|million|billion|trillion|mn|mm|bn|tn|k|m|b|t)\b)?
     (?:\s?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps\b|basis\s+points?\b))?
     """,
@@ -117,7 +119,7 @@ def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
         measure = _measure(text, end) if not unit and not currency else None
         if not unit and not measure and _GLUED_AFTER.match(text, end):
             continue
-        plain_digits = number.replace(",", "")
+        plain_digits = re.sub(r"[,\u00a0\u202f\u2009 ]", "", number)
         if (
             not currency
             and not scale
@@ -334,7 +336,15 @@ _UNITS = {
     **dict.fromkeys(["ha", "hectare", "hectares"], ("area", 1e4)),
     **dict.fromkeys(["acre", "acres"], ("area", 4046.8564224)),
     **dict.fromkeys(["m²", "m2", "sqm"], ("area", 1.0)),
-    **dict.fromkeys(["km²", "km2"], ("area", 1e6)),
+    **dict.fromkeys(
+        ["km²", "km2", "square kilometres", "square kilometers", "sq km"], ("area", 1e6)
+    ),
+    **dict.fromkeys(["m³", "m3", "cubic metres", "cubic meters"], ("volume", 1e3)),
+    **dict.fromkeys(
+        ["in-lb", "inch-pounds", "inch-pound", "in·lb"], ("torque", 0.1129848290276167)
+    ),
+    **dict.fromkeys(["pounds per square inch"], ("pressure", 6894.757)),
+    **dict.fromkeys(["revolutions per minute"], ("rotation", 1.0)),
     **dict.fromkeys(["sq ft", "square feet", "square foot", "ft²"], ("area", 0.09290304)),
     **dict.fromkeys(
         ["square metres", "square meters", "square metre", "square meter"], ("area", 1.0)
@@ -374,7 +384,9 @@ _CASED_UNITS = {
 }
 _MEASURE = re.compile(
     r"(?P<gap>\s?|-)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit|[cf])\b"
-    r"|(?:sq|square)\s+(?:ft|feet|foot|metres?|meters?)\b|parts\s+per\s+(?:million|billion)\b"
+    r"|(?:sq|square)\s+(?:ft|feet|foot|metres?|meters?|kilomet(?:re|er)s?|km)\b"
+    r"|cubic\s+met(?:re|er)s\b|parts\s+per\s+(?:million|billion)\b|pounds\s+per\s+square\s+inch\b"
+    r"|revolutions\s+per\s+minute\b|m³"
     r"|newton[\s-]met(?:re|er)s?\b|[a-z]+[·-][a-z]+\b|[µμ]?[a-z]+[²2]?(?![\w-]))"
     r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+)\b)?",
     re.I,

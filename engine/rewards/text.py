@@ -80,6 +80,7 @@ _SAME_MEANING = {
         ("befor", "prior"),
         ("global", "worldwid"),
         ("tall", "high"),
+        ("work", "busi"),  # working days are business days
     )
     for stem in group
 }
