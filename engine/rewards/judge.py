@@ -319,6 +319,9 @@ class OfflineJudge:
         # "No dividend was paid": the no belongs to the sentence that follows.
         after = case.answer if determiner else _after_polarity(case.answer)
         excepted = (_EXCEPTION_TO_NO if answer_says == "no" else _EXCEPTION_TO_YES).search(after)
+        given = case.given_numbers()
+        if excepted and given and all(case.matches_truth(a) for a in given):
+            excepted = None  # "Yes, but only for up to 60 days": the truth's own limit
         if excepted and not _CONDITION.search(rest):
             # "No, except after 6 pm": partly the other answer.
             return self._wrong(f"makes an exception the truth does not: {excepted.group(0)!r}")
@@ -564,7 +567,13 @@ class OfflineJudge:
         # How often, said one way: "two times" is "twice".
         truth = text.without_asides(_as_times(case.truth))
         # A code's letters are the code's ("hf" of "HF-2047"), judged whole in `judge`.
-        full = text.content_terms(text.without_codes(truth)) - unit_words - _DATE_WORDS
+        # Month names are a date's words, not a name's ("Mars", "May Ellis").
+        dated = text.dates(case.truth) or text.years(case.truth)
+        full = text.content_terms(text.without_codes(truth)) - unit_words
+        full -= _DATE_WORDS if dated else set()
+        if case.stated() and not case.answer_numbers and not _counted_otherwise(case.answer):
+            # "The full amount of the remaining charges" for "50% of the remaining charges".
+            return self._wrong(f"leaves out the truth's {case.stated()[0].text}")
         # Its asides' words are still the truth's, not others named beside it.
         said = text.content_terms(case.truth)
         truth_terms = full - case.question_terms
@@ -1105,6 +1114,18 @@ def _share_range_units(numbers: list[quantities.Quantity], written: str) -> None
 _QUALIFIER = re.compile(r"\s+(?:consecutive|calendar|full|whole|clear)(?=\s)", re.I)
 
 
+_ORDINAL = re.compile(
+    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\b",
+    re.I,
+)
+
+
+def _counted_otherwise(said: str) -> bool:
+    """Whether an answer gives a number in a form no figure is read from: an ordinal ("the
+    fourth week" for "week 4"), a code or a version ("v18.17.0")."""
+    return bool(_ORDINAL.search(said) or text.codes(said) or text.dotted_numbers(said))
+
+
 def _sterling(figure: quantities.Quantity, written: str) -> quantities.Quantity:
     """A figure in "pounds" as money in pounds sterling."""
     if (
@@ -1358,7 +1379,7 @@ _EXCEPTION_TO_NO = re.compile(
 )
 _EXCEPTION_TO_YES = re.compile(
     r"\b(?:except|unless)\b|\bonly\s+(?:if|when|inside|in|on|with|after|before|during)\b"
-    r"|\bbut\s+not\b",
+    r"|\bbut\s+(?:not|only)\b",
     re.I,
 )
 _CONDITION = re.compile(r"\b(?:if|when|provided|as\s+long\s+as|unless|except|only)\b", re.I)
@@ -1526,15 +1547,43 @@ def _asked_statement(case: "_Case") -> str | None:
     return _best_answering(case, statements)
 
 
+def _figure_terms(clause: str, case: "_Case") -> set[str]:
+    """The figures of a clause that measure what a figure of the question measures, as
+    terms: the question's own ("#4" for "4 hours"), or another of the same unit ("#2")."""
+    asked = {q.unit[0] for q in case.question_numbers if q.unit}
+    found = set()
+    for figure in quantities.extract_quantities(clause):
+        same = [q for q in case.question_numbers if quantities.agree(figure, q)]
+        if same:
+            found.add(f"#{same[0].text}")
+        elif figure.unit and figure.unit[0] in asked:
+            found.add(f"#{figure.text}")
+    return found
+
+
 def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
     """The clause whose own words (those not shared by every clause) are the question's,
     with fewest others; None when no one stands out."""
     # Years label a clause as words do ("5.1% in 2021 and 7.4% in 2020"); the words of a
     # figure ("million", "days") label none.
-    terms = [(text.content_terms(clause) - FIGURE_WORDS) | text.years(clause) for clause in clauses]
+    # Codes too ("the SX-3000 … while the SX-5000"), and the question's own figures: "£6.50
+    # for up to 4 hours" is the clause of "How much for up to 4 hours?", "£3.50 for up to 2
+    # hours" another's.
+    terms = [
+        (text.content_terms(clause) - FIGURE_WORDS)
+        | text.years(clause)
+        | text.codes(clause)
+        | _figure_terms(clause, case)
+        for clause in clauses
+    ]
     shared = set.intersection(*terms)
-    asked = case.question_terms | text.years(case.question)
-    known = asked | text.content_terms(case.truth) | text.years(case.truth)
+    asked = (
+        case.question_terms
+        | text.years(case.question)
+        | text.codes(case.question)
+        | {f"#{q.text}" for q in case.question_numbers}
+    )
+    known = asked | text.content_terms(case.truth) | text.years(case.truth) | text.codes(case.truth)
     # A bound answers a question that asks for one: "at least 12 characters" the minimum.
     bound = _bound_asked(case)
     bounds = [bound * text.bound(clause) for clause in clauses]

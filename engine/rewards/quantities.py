@@ -483,7 +483,7 @@ _TENS = {
 }
 _NUMBER_WORD = "|".join([*_ONES, *_TENS, "hundred", "thousand"])
 _WORDS_NUMBER = re.compile(
-    rf"(?<![\w-])(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*(?![\w-])", re.I
+    rf"(?<![\w-])(?:{_NUMBER_WORD})(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*(?!\w)", re.I
 )
 _SCALE_ONLY = re.compile(r"(?:hundred|thousand)(?:\s+(?:hundred|thousand))*", re.I)
 _DIGIT_BEFORE = re.compile(r"\d\s*$")
@@ -504,6 +504,25 @@ _FRACTION = re.compile(
     r"|(?<!and a )half(?:\s+an?\b)?(?=\s+(?:of|the|\w+\b)))",
     re.I,
 )
+# "a full day", "within a week", "takes an hour": one of the unit, where no rate is meant
+# ("twice a day", "$40 a day" count per day).
+_ONE_UNIT = re.compile(
+    r"\b(?:a|an)\s+(?:full\s+|whole\s+)?"
+    r"(?=(?:day|week|month|year|hour|minute|fortnight|decade|century)\b)",
+    re.I,
+)
+_ONE_UNIT_AFTER = re.compile(r"\b(?:within|after|about|takes|lasts|for|in|over)\s+$", re.I)
+
+
+def _one_unit(text: str) -> str:
+    def replace(found: re.Match) -> str:
+        whole = re.search(r"full|whole", found.group(0), re.I)
+        after = _ONE_UNIT_AFTER.search(text, 0, found.start())
+        return "1 " if whole or after else found.group(0)
+
+    return _ONE_UNIT.sub(replace, text)
+
+
 _OF_A = re.compile(r"(?<=\d)\s+of\s+an?\s+(?=[a-z])", re.I)  # "0.25 of a century": 0.25 century
 _AND_A_HALF = re.compile(
     r"\b(?:(?P<an>an?|one)|(?P<n>\d+))\s+(?P<what>\w+\s+)?and\s+a\s+half\b", re.I
@@ -529,6 +548,7 @@ def words_to_digits(text: str) -> str:
     and six" -> "206", "a dozen" -> "12", "three quarters" -> "0.75", "an hour and a half"
     -> "1.5 hour". "zero" and a pronoun "one" are left alone."""
     text = _AND_A_HALF.sub(_and_a_half, _DOZEN.sub("12", text or ""))
+    text = _one_unit(text)
     text = _OF_A.sub(" ", _FRACTION.sub(_fraction, text))
 
     def replace(match: re.Match) -> str:
