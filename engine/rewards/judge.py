@@ -474,6 +474,10 @@ class OfflineJudge:
             unmatched = [a.text for a in given if not case.matches_truth(a)]
             if unmatched:
                 return self._verdict(False, 0.5, f"right {said!r}, wrong figures {unmatched}")
+            rate = case.foreign_rate()
+            if rate:
+                # "Yes, at least two per building" for "Yes, at least two on every floor".
+                return self._verdict(False, 0.5, f"right {said!r}, counted per {rate}")
         return self._right(f"same {said!r}")
 
     def _judge_numbers(self, case: "_Case") -> Verdict:
@@ -550,6 +554,10 @@ class OfflineJudge:
             changes = changes[:1]
         for change in changes:
             if case.same_value(committed, change):
+                ends = [a for a in given if a is not committed and not case.same_value(a, change)]
+                if ends and not any(case.same_value(a, t) for a in ends for t in (start, end)):
+                    # "By 12 points, from 68% to 56%" for "from 86% to 74%".
+                    return self._wrong(f"the truth's change between other ends: {ends[0].text}")
                 if sign == change.sign:
                     return self._right("the truth's change, with its direction")
                 return self._verdict(False, 0.25, "the truth's change with the wrong direction")
@@ -1855,7 +1863,7 @@ def _identifiers(said: str) -> set[str]:
 # the answer. Word recall alone credits most of a list, and nothing of an item written as a
 # symbol ("match, case and _").
 _LISTED = re.compile(r"^\s*([^,;.:]+(?:,[^,;.:]+)+?),?\s+and\s+([^,;.:]+?)\s*\.?\s*$", re.I)
-LIST_ITEM_WORDS = 4
+LIST_ITEM_WORDS = 6
 
 
 def _items_unsaid(truth: str, said: str, said_terms: set[str]) -> list[str]:
