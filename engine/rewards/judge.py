@@ -143,6 +143,11 @@ class OfflineJudge:
         ground_truth = _clock_times(_plain_letters(ground_truth))
         if not answer:
             return self._wrong("no answer")
+        asked = _asked_clause(_Case(question, ground_truth, answer))
+        if asked is not None:
+            # "Loading is allowed 48 hours; discharging 72": the clause that answers what is
+            # asked is the answer; the others answer neighbouring questions.
+            return self.judge(question, ground_truth, asked)
         # The truth's codes and options, where the question does not write them, are said
         # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
         # A code in the truth's aside ("Carbon dioxide (CO2)") is not what it commits to.
@@ -181,11 +186,6 @@ class OfflineJudge:
         if text.is_loop(answer) and not text.is_loop(ground_truth):
             return self._wrong("a degenerate loop, not an answer")
         case = _Case(question, ground_truth, answer)
-        asked = _asked_clause(case)
-        if asked is not None:
-            # "Loading is allowed 48 hours; discharging 72": the clause that answers what is
-            # asked is the answer; the others answer neighbouring questions.
-            return self.judge(question, ground_truth, asked)
         if (
             text.echoes(answer, question)
             and not text.echoes(ground_truth, question)
@@ -325,10 +325,19 @@ class OfflineJudge:
         if excepted and not _CONDITION.search(rest):
             # "No, except after 6 pm": partly the other answer.
             return self._wrong(f"makes an exception the truth does not: {excepted.group(0)!r}")
-        if excepted:
-            condition = text.content_terms(rest) - case.question_terms
-            if _recall(condition, text.content_terms(after)) < TEXT_RECALL_NEEDED:
-                return self._wrong("names another condition than the truth's")
+        condition = text.content_terms(rest) - case.question_terms - FIGURE_WORDS - _IF_WORDS
+        own = text.content_terms(after) - case.question_terms - _NEGATION_TERMS - _IF_WORDS
+        # Half the truth's condition in the answer's words ("only with the --delete flag" for
+        # "only when --delete is passed"); the answer's own condition otherwise.
+        named = _options(rest) | text.codes(rest)  # "only when --delete is passed"
+        if (
+            (excepted or (_CONDITIONED.match(rest) and own))
+            and condition
+            and _recall(condition, text.content_terms(after)) < 0.5
+            and not (named and named <= _options(after) | text.codes(after))
+        ):
+            # "Yes, you may transfer it freely" for "Yes, once, with written consent".
+            return self._wrong("names another condition than the truth's")
         after_terms = text.content_terms(after) - _NEGATION_TERMS
         if answer_says == "no" and after and not case.negated(after) and not determiner:
             # "No, but it is waterproof": the question's claim made again after the no, in
@@ -710,25 +719,29 @@ _NAMED_HOURS = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 
 
 def _clock_times(said: str) -> str:
-    """Times of day written one way, "HH:MM" on the twenty-four-hour clock: "3 pm" is
-    "15:00", "11:00 a.m." "11:00", "noon" "12:00", so that "5:45 p.m." is another time than
-    "05:45" and "9 a.m." the same as "09:00"."""
+    """Times of day written one way, as one code of the twenty-four-hour clock: "3 pm",
+    "15:00" and "3:00 p.m." are all "T1500", "noon" "T1200", so that a time is said whole
+    (as codes are) and "5:45 p.m." is another time than "05:45"."""
 
     def twelve(found: re.Match) -> str:
         hour, minutes = int(found.group(1)), found.group(2) or "00"
         if not 1 <= hour <= 12 or int(minutes) > 59:
             return found.group(0)
         hour = hour % 12 + (12 if found.group(3).lower() == "p" else 0)
-        return f"{hour:02d}:{minutes}"
+        return f"T{hour:02d}{minutes}"
 
     def twenty_four(found: re.Match) -> str:
         hour, minutes = int(found.group(1)), int(found.group(2))
-        return f"{hour:02d}:{minutes:02d}" if hour <= 24 and minutes <= 59 else found.group(0)
+        return f"T{hour:02d}{minutes:02d}" if hour <= 24 and minutes <= 59 else found.group(0)
 
     said = _NAMED_HOURS.sub(
-        lambda m: "00:00" if m.group(1).lower() == "midnight" else "12:00", said
+        lambda m: "T0000" if m.group(1).lower() == "midnight" else "T1200", said
     )
-    return _TWENTY_FOUR_HOUR.sub(twenty_four, _TWELVE_HOUR.sub(twelve, said))
+    said = _TWENTY_FOUR_HOUR.sub(twenty_four, _TWELVE_HOUR.sub(twelve, said))
+    return _TIME_RANGE.sub(r"\1 to \2", said)  # "T1600-T2000" is a span, not one code
+
+
+_TIME_RANGE = re.compile(r"(T\d{4})\s*[-–—]\s*(T\d{4})")
 
 
 _NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
@@ -1357,7 +1370,10 @@ def _unpadded(label: str) -> str:
 
 
 # A question that asks for a sequence, whose truth's items are answered in their order.
-_ASKS_ORDER = re.compile(r"\b(?:in\s+(?:what|which)\s+order|what\s+order|what\s+sequence)\b", re.I)
+_ASKS_ORDER = re.compile(
+    r"\b(?:in\s+(?:what|which)\s+order|what\s+order|what\s+sequence|in\s+order|what\s+are\s+the\s+steps)\b",
+    re.I,
+)
 _ORDER_WORDS = text.content_terms("first then next finally last lastly one after")
 _ORDER_SAID = re.compile(r"\b(?:first|then|next|finally|last|lastly|after\s+that)\b", re.I)
 
@@ -1389,6 +1405,23 @@ _EXCEPTION_TO_YES = re.compile(
     r"\b(?:except|unless)\b|\bonly\s+(?:if|when|inside|in|on|with|after|before|during)\b"
     r"|\bbut\s+(?:not|only)\b",
     re.I,
+)
+# A truth's reason that is a condition: "Yes, if kept on a lead", "Yes, once, with the
+# vendor's consent".
+_CONDITIONED = re.compile(
+    r"\W*(?:(?:once|only|just)\W+)?(?:if|when|provided|with|subject\s+to|as\s+long\s+as|unless"
+    r"|except|only)\b",
+    re.I,
+)
+
+
+def _options(said: str) -> set[str]:
+    """Command-line options as written, short and long ("-i", "--delete")."""
+    return text.flags(said) | set(re.findall(r"(?<!\w)--[a-z][\w-]*", said or "", re.I))
+
+
+_IF_WORDS = text.content_terms(
+    "if when once only just provided with subject as long unless except apart"
 )
 _CONDITION = re.compile(r"\b(?:if|when|provided|as\s+long\s+as|unless|except|only)\b", re.I)
 
@@ -1549,7 +1582,13 @@ def _asked_statement(case: "_Case") -> str | None:
     or none stands out. A truth that opens with yes or no is judged by its own rules."""
     if text.polarity(case.truth):
         return None
-    statements = [s for s in _STATEMENT_BREAK.split(case.answer) if s.strip()]
+    # Codes of one shape in one sentence are told apart by their clauses: "The wheelchair
+    # race starts at T0910 and the mass start at T0930".
+    codes = text.codes(case.truth)
+    shapes = {_shape(code) for code in codes}
+    several = len({c for c in text.codes(case.answer) if _shape(c) in shapes}) > 1
+    parts = _clauses(case.answer) if codes and several else _STATEMENT_BREAK.split(case.answer)
+    statements = [s for s in parts if s.strip()]
     if len(statements) < 2:
         return None
     return _best_answering(case, statements)
@@ -1595,9 +1634,15 @@ def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
     # A bound answers a question that asks for one: "at least 12 characters" the minimum.
     bound = _bound_asked(case)
     bounds = [bound * text.bound(clause) for clause in clauses]
+    # A code of the truth's shape is a clause's answer ("T2230" to "What time…?"), not a word
+    # of another question; one of the question's shape names another case ("the SX-3000").
+    shapes = {_shape(c) for c in text.codes(case.truth)} - {
+        _shape(c) for c in text.codes(case.question)
+    }
+    answers = [{c for c in text.codes(clause) if _shape(c) in shapes} for clause in clauses]
     scores = [
-        len((own - shared) & asked) - _FOREIGN_WEIGHT * len(own - shared - known) + 2 * b
-        for own, b in zip(terms, bounds, strict=True)
+        len((own - shared) & asked) - _FOREIGN_WEIGHT * len(own - shared - known - mine) + 2 * b
+        for own, mine, b in zip(terms, answers, bounds, strict=True)
     ]
     best = max(scores)
     chosen = scores.index(best)
@@ -1877,8 +1922,12 @@ def _items_unsaid(truth: str, said: str, said_terms: set[str]) -> list[str]:
     if any(not item or len(item.split()) > LIST_ITEM_WORDS for item in items):
         return []
     unsaid = []
-    for item in items:
-        words = text.content_terms(item)
+    every = [text.content_terms(item) for item in items]
+    for item, words in zip(items, every, strict=True):
+        # An item is said by a word of its own: "credit card" not by the "card" it shares
+        # with "debit card".
+        others = set().union(*(w for w in every if w is not words))
+        words = (words - others) or words
         if words:
             if not words & said_terms:
                 unsaid.append(item)
