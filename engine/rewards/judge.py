@@ -1640,6 +1640,10 @@ def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
         _shape(c) for c in text.codes(case.question)
     }
     answers = [{c for c in text.codes(clause) if _shape(c) in shapes} for clause in clauses]
+    if text.names(case.truth) and not case.truth_numbers:
+        # A name is what a clause answers "Who…?" with ("the 2019 season was led by Dr Tomas
+        # Berg"), not a word of another question.
+        answers = [mine | text.names(clause) for mine, clause in zip(answers, clauses, strict=True)]
     scores = [
         len((own - shared) & asked) - _FOREIGN_WEIGHT * len(own - shared - known - mine) + 2 * b
         for own, mine, b in zip(terms, answers, bounds, strict=True)

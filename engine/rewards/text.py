@@ -406,10 +406,12 @@ def swaps_roles(answer: str, truth: str) -> str | None:
     mine, theirs = words(answer), words(truth)
     if "by" in mine or "by" in theirs:
         return None
-    for link in set(mine) & set(theirs) - _UNORDERED:
-        if mine.count(link) != 1 or theirs.count(link) != 1:
+    # The link by its stem: "must notify" and "notifies" are one verb.
+    my_links, their_links = _STEMMER.stemWords(mine), _STEMMER.stemWords(theirs)
+    for link in set(my_links) & set(their_links) - _UNORDERED:
+        if my_links.count(link) != 1 or their_links.count(link) != 1:
             continue
-        i, j = mine.index(link), theirs.index(link)
+        i, j = my_links.index(link), their_links.index(link)
         my_before, my_after = (
             content_terms(" ".join(mine[:i])),
             content_terms(" ".join(mine[i + 1 :])),
@@ -418,8 +420,9 @@ def swaps_roles(answer: str, truth: str) -> str | None:
             content_terms(" ".join(theirs[:j])),
             content_terms(" ".join(theirs[j + 1 :])),
         )
-        if my_before & t_after and my_after & t_before and not my_before & t_before:
-            return link
+        # Words that changed sides, whatever stays ("Add the water to the acid").
+        if (my_before & t_after) - t_before and (my_after & t_before) - t_after:
+            return mine[i]
     return None
 
 

@@ -15,26 +15,30 @@ import pytest
 from engine.rewards.judge import OfflineJudge
 
 JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
-# Written by reviewers who read neither the judge nor the set (2026-12-07), in two rounds.
-# The first round's four sets (860 lines, 46 domains): the judge of that morning credited 80
-# of their 464 wrong answers. The second round's seven (898 lines, about 90 more domains: a
-# small agent's natural answers, subtle wrong ones, true ones in other words, sentences copied
-# from passages): the judge after the first round credited 22 of the first four's 255 wrong
-# answers and missed 119 of their 261 true ones; the last three, written after rules were
-# drawn from the first four, were credited 8 of 197 and missed 56 of 185 (the first round's
-# judge: 13 and 83). Each set was scored once before any rule was written from it
-# (docs/judge-rejudge.md). What the judge still misses are true answers in words it cannot
-# read. It keeps the judge from crediting wrong answers of kinds the labelled set lacks.
+# Written by reviewers who read neither the judge nor the set (2026-12-07), in three rounds,
+# each set scored once before any rule was written from it (docs/judge-rejudge.md):
+# - four sets (860 lines, 46 domains): the judge of that morning credited 80 of their 464
+#   wrong answers;
+# - seven sets (898 lines, about 90 more domains): the judge after the first round credited 22
+#   of the first four's 255 wrong answers and missed 119 of their 261 true ones; the last
+#   three, written after rules were drawn from those four, were credited 8 of 197 and missed 56
+#   of 185;
+# - two sets (279 lines: a natural mix, and one written to break a rule judge both ways),
+#   written after every rule of the second round: 24 of 147 wrong answers credited, 61 of 132
+#   true ones missed (the first round's judge: 31 and 85).
+# What the judge misses most are true answers in words it cannot read. The set keeps it from
+# crediting wrong answers of kinds the labelled set lacks.
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
-INDEPENDENT_AGREEMENT_FLOOR = 0.88
-# The 18 it still credits need more than the words: a condition or scope the question names
-# in other words ("on Sundays" to weekday trains, "single" for a return fare, "for senators"
-# to the lower house, "per individual" to the family maximum, "from purchase" for "from
-# validation"), a claim about the truth it cannot weigh ("X is suitable" where the truth is
-# what must not be used), another person named beside the truth's, roles or sides swapped
-# (port and starboard, "placebo to active drug"), a note's sharp dropped, an alias of another
+INDEPENDENT_AGREEMENT_FLOOR = 0.86
+# The 29 it still credits need more than the words: a condition or scope the question names
+# in other words ("single" for a return fare, "for senators" to the lower house, "per
+# individual" to the family maximum, "from purchase" for "from validation", "in the finish
+# area" for the start area), a claim about the truth it cannot weigh ("X is suitable" where
+# the truth is what must not be used), another person or period named beside the truth's,
+# a ratio's sides turned ("placebo to active drug"), a claim beside the truth that knowledge
+# refutes ("Hamburg two days after that"), a note's sharp dropped, an alias of another
 # country.
-INDEPENDENT_CREDITED_AT_MOST = 18
+INDEPENDENT_CREDITED_AT_MOST = 29
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 
@@ -121,7 +125,7 @@ def test_a_wrong_verdict_never_scores_full_credit(judged):
 def test_the_independent_sets_wrong_answers_are_not_credited_but_those_known():
     judge = OfflineJudge()
     rows = load_set(INDEPENDENT_SET)
-    assert len(rows) >= 1700 and all(set(row) == FIELDS for row in rows)
+    assert len(rows) >= 2000 and all(set(row) == FIELDS for row in rows)
     judged = [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in rows]
     credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
     assert len(credited) <= INDEPENDENT_CREDITED_AT_MOST, (
