@@ -418,3 +418,49 @@ def test_the_new_rules_fire_only_where_their_words_reach(judge, question, truth,
 )  # fmt: skip
 def test_the_second_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# The third round's rules, from two more sets written without reading the judge, each beside
+# the wrong answer it must still refuse.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a time of day is said whole
+        ("What is the local time of the descending node?", "10:30",
+         "The local time of the ascending node is 10:30; the descending node is at 22:30.",
+         False),
+        ("What time is the downbeat?", "19:30",
+         "Musicians should be seated by 19:30, with the downbeat at 19:40.", False),
+        ("What are the off-peak hours?", "00:00-07:00", "From midnight to 7 am.", True),
+        ("When is the rehearsal?", "Friday 7 June, 10:00-13:00",
+         "Friday 7 June from 10 am to 1 pm.", True),
+        ("What time does the mass start begin?", "9:30am",
+         "The wheelchair race starts at 9:10am and the mass start is at 9:30am.", True),
+        # a list item by a word of its own
+        ("What payment methods are accepted?", "Cash, debit card and credit card",
+         "Cash and debit cards.", False),
+        ("What payment methods are accepted?", "Cash, debit card and credit card",
+         "Credit cards, debit cards and cash.", True),
+        # steps asked in order
+        ("What should I do, in order, when the alarm sounds?",
+         "Stop work, leave by the nearest exit, go to the assembly point",
+         "Go to the assembly point, stop work, leave by the nearest exit.", False),
+        # roles that change sides, by their link's stem
+        ("Who must notify whom?", "The carrier notifies the shipper",
+         "The shipper must notify the carrier.", False),
+        ("When diluting acid, what is added to what?", "Add the acid to the water",
+         "Add the water to the acid slowly.", False),
+        ("When diluting acid, what is added to what?", "Add the acid to the water",
+         "Slowly add the acid to the water.", True),
+        # a condition not the truth's
+        ("Can I transfer the licence?", "Yes, once, with the vendor's written consent",
+         "Yes, you may transfer it freely.", False),
+        ("Does sync delete remote files by default?", "No, only when --delete is passed.",
+         "No, only with the --delete flag.", True),
+        # names answer "who"
+        ("Who directed the 2019 excavation season?", "Dr Leila Haddad",
+         "Dr Leila Haddad directed 2017; the 2019 season was led by Dr Tomas Berg.", False),
+    ],
+)  # fmt: skip
+def test_the_third_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
