@@ -158,6 +158,7 @@ class OfflineJudge:
         unsaid |= numbered - text.roman_numbered(answer)
         # "Section 9.10" is another section than "Section 9.1": a label's number as written.
         said_numbers = {_unpadded(n) for n in _LABEL_NUMBER.findall(answer)}
+        said_numbers |= set(re.findall(r"(?<![\w+-])[A-Z][+-]?(?![\w+-])", answer))
         unsaid |= _labels(ground_truth) - _labels(question) - said_numbers
         if unsaid and not text.polarity(ground_truth):
             return self._wrong(f"does not give the truth's {sorted(unsaid)}")
@@ -1360,8 +1361,13 @@ _LABEL = re.compile(
 )
 
 
+# A letter that names a thing after its kind ("Band A", "Zone B", "Grade B+"); not "I".
+_LETTER_LABEL = re.compile(r"\b[A-Z][a-z]{2,}\s+((?!I\b)[A-Z][+-]?)(?![\w+-])")
+
+
 def _labels(said: str) -> set[str]:
-    return {_unpadded(label) for label in _LABEL.findall(said or "")}
+    letters = {f"{label}" for label in _LETTER_LABEL.findall(said or "")}
+    return {_unpadded(label) for label in _LABEL.findall(said or "")} | letters
 
 
 def _unpadded(label: str) -> str:
