@@ -21,6 +21,7 @@ import argparse
 import gzip
 import json
 import re
+import sys
 from datetime import date
 from pathlib import Path
 
@@ -95,12 +96,12 @@ def run_number(run: Path) -> tuple[int, str]:
     return (int(found.group()) if found else -1, run.name)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("runs", nargs="*", type=Path)
     parser.add_argument("--questions", default=DEFAULT_QUESTIONS)
     parser.add_argument("--write", action="store_true", help="update the runs' eval.json")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     runs = args.runs or sorted((REPO / "docs/results/runs").glob("proof*"), key=run_number)
     questions = {q.id: q for q in load_questions(args.questions)}
     judge = OfflineJudge()
@@ -109,6 +110,11 @@ def main() -> None:
     print("|" + "|".join("-" * (len(c) + 0) for c in header.split("|")[1:-1]) + "|---|---|")
     credited, lost = [], []
     for run in runs:
+        if not (run / "eval.json").exists():
+            # A run stopped before its evaluation has nothing to judge again; it must not stop
+            # the runs after it from being judged (it once left a batch half written).
+            print(f"| {run.name} | (no eval.json: skipped) |", file=sys.stderr)
+            continue
         report = json.loads((run / "eval.json").read_text())
         by_policy: dict[str, list[tuple[str, bool, float]]] = {}
         for trajectory in read_trajectories(run):
