@@ -6,6 +6,17 @@ and ask for the same JSON verdict; only the wording differs.
 
 from dataclasses import dataclass
 
+# What the offline judge learned from sets written without reading it (docs/judge-rejudge.md,
+# "Three more rounds…"), said once for every wording.
+CASES_AND_CONDITIONS = (
+    "When the answer gives figures, times or names for several cases in clauses of their own, "
+    "it commits to the clause for the case the question asks ('72 hours for discharging; "
+    "loading 48 hours' answers the loading question with 48). A figure converted to another "
+    "unit is right when the reference, converted, rounds to the answer's last digit ('about 33 "
+    "feet' for 10 metres; '30 feet' is not). A yes or no followed by an exception or a condition "
+    "the reference does not make ('No, except after 6 pm', 'Yes, but only inside a carrier' for "
+    "'Yes, if kept on a lead') is wrong. "
+)
 VERDICT_FORMAT = (
     'Reply with a single JSON object and nothing else: {"correct": true or false, '
     '"score": a number from 0 to 1, "reason": "one short sentence"}.'
@@ -56,7 +67,7 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "range, each dimension) with the words that qualify it ('per year' is not 'per "
             "month', 'AA' is not 'AAA'), and a bound must face the same way ('at least' is not "
             "'less than'); a range answers a reference that is one. Formatting and length do "
-            "not make a wrong answer right. " + VERDICT_FORMAT
+            "not make a wrong answer right. " + CASES_AND_CONDITIONS + VERDICT_FORMAT
         ),
         user="Question:\n{question}\n\nReference answer:\n{ground_truth}\n\n"
         "Answer to grade:\n{answer}",
@@ -87,6 +98,7 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "verified statement must be there, both ends of a range and each part, with the "
             "words that qualify it ('per minute', 'twice daily'); a bound in the other direction "
             "('at least' for 'less than') fails; a range passes when the verified answer is one. "
+            + CASES_AND_CONDITIONS
             + VERDICT_FORMAT
         ),
         user="Question asked:\n{question}\n\nVerified answer:\n{ground_truth}\n\n"
@@ -115,7 +127,7 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "'192.168.1.1', '-I' not '-i'). B must give every figure of A's statement (both "
             "ends of a range, each part) with the words that qualify it ('per month', not 'per "
             "year'); a bound facing the other way ('at least' for 'less than') is not "
-            "equivalent; a range is, when A is one. " + VERDICT_FORMAT
+            "equivalent; a range is, when A is one. " + CASES_AND_CONDITIONS + VERDICT_FORMAT
         ),
         user="Question: {question}\nAnswer A (ground truth): {ground_truth}\n"
         "Answer B (candidate): {answer}\nDoes B commit to the same answer as A?",
@@ -142,7 +154,7 @@ JUDGE_PROMPTS: tuple[JudgePrompt, ...] = (
             "not '2.3', '-I' is not '-i'). Every figure of the key's statement is needed, both "
             "ends of a range and each part, with its qualifying words ('three times daily', "
             "not 'twice daily'); a bound the other way round ('at least' for 'less than') is "
-            "wrong; a range is right when the key is one. " + VERDICT_FORMAT
+            "wrong; a range is right when the key is one. " + CASES_AND_CONDITIONS + VERDICT_FORMAT
         ),
         user="Exam question: {question}\nAnswer key: {ground_truth}\nStudent's answer: {answer}",
     ),

@@ -257,6 +257,9 @@ def test_every_prompt_states_the_offline_judges_later_kinds(prompt):
         "codes exactly": [("exactly",), ("version",), ("option",), ("path",)],
         "every figure with its words": [("every figure",), ("both ends",), ("qualif",)],
         "a bound the same way": [("bound",), ("at least",), ("less than",)],
+        "the clause of the case asked": [("clause",), ("case",)],
+        "a conversion to the answer's last digit": [("convert",), ("last digit",)],
+        "an exception after a yes or no": [("exception",), ("condition",)],
     }
     said = prompt.system.lower()
     for kind, groups in kinds.items():
