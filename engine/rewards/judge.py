@@ -138,16 +138,22 @@ class OfflineJudge:
     prompt_id = "offline"
 
     def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
-        answer = _clock_times(_plain_letters(answer)).strip()
-        question = _clock_times(_plain_letters(question))
-        ground_truth = _clock_times(_plain_letters(ground_truth))
+        # "1:20" is a time only where a time is asked; "10:30" and "5 pm" are always.
+        timed = bool(_ASKS_TIME.search(question or ""))
+        answer = _clock_times(_plain_letters(answer), timed).strip()
+        ground_truth = _clock_times(_plain_letters(ground_truth), timed)
+        question = _clock_times(_plain_letters(question), timed)
         if not answer:
             return self._wrong("no answer")
-        asked = _asked_clause(_Case(question, ground_truth, answer))
-        if asked is not None:
-            # "Loading is allowed 48 hours; discharging 72": the clause that answers what is
-            # asked is the answer; the others answer neighbouring questions.
-            return self.judge(question, ground_truth, asked)
+        if text.is_loop(answer) and not text.is_loop(ground_truth):
+            return self._wrong("a degenerate loop, not an answer")
+        # "Loading is allowed 48 hours; discharging 72": the clause that answers what is
+        # asked is the answer; the others answer neighbouring questions. Not in an answer that
+        # says it is unsure ("48 hours, or perhaps 72"): that is a hedge, judged as one.
+        if not _UNSURE.search(answer):
+            asked = _asked_clause(_Case(question, ground_truth, answer))
+            if asked is not None:
+                return self.judge(question, ground_truth, asked)
         # The truth's codes and options, where the question does not write them, are said
         # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
         # A code in the truth's aside ("Carbon dioxide (CO2)") is not what it commits to.
@@ -184,8 +190,6 @@ class OfflineJudge:
             return self._right("the truth's name, its given names as initials")
         if text.is_refusal(answer) and not text.is_refusal(ground_truth):
             return self._wrong("declines to answer")
-        if text.is_loop(answer) and not text.is_loop(ground_truth):
-            return self._wrong("a degenerate loop, not an answer")
         case = _Case(question, ground_truth, answer)
         if (
             text.echoes(answer, question)
@@ -714,12 +718,18 @@ def _plain_letters(said: str | None) -> str:
 
 # A time of day, in the twelve-hour clock ("5:45 p.m.", "11 am") or the twenty-four-hour
 # one ("05:45", "5:45"), and the two named hours.
-_TWELVE_HOUR = re.compile(r"\b(\d{1,2})(?::(\d{2}))?\s*([ap])\.?\s?m\b\.?", re.I)
-_TWENTY_FOUR_HOUR = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?![\d:])")
+_TWELVE_HOUR = re.compile(r"(?<![\d.,:])\b(\d{1,2})(?:[:.](\d{2}))?\s*([ap])\.?\s?m\b\.?", re.I)
+# Seconds are dropped ("14:30:00"); a scale or a count after it is no time ("1:25,000").
+_TWENTY_FOUR_HOUR = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:]|,\d)")
+_ASKS_TIME = re.compile(
+    r"\b(?:when|what\s+time|hours?|open\w*|clos\w*|depart\w*|arriv\w*|start\w*|begin\w*|end"
+    r"|leave\w*|schedul\w*|deadline|time)\b",
+    re.I,
+)
 _NAMED_HOURS = re.compile(r"\b(noon|midday|midnight)\b", re.I)
 
 
-def _clock_times(said: str) -> str:
+def _clock_times(said: str, timed: bool = True) -> str:
     """Times of day written one way, as one code of the twenty-four-hour clock: "3 pm",
     "15:00" and "3:00 p.m." are all "T1500", "noon" "T1200", so that a time is said whole
     (as codes are) and "5:45 p.m." is another time than "05:45"."""
@@ -733,6 +743,8 @@ def _clock_times(said: str) -> str:
 
     def twenty_four(found: re.Match) -> str:
         hour, minutes = int(found.group(1)), int(found.group(2))
+        if len(found.group(1)) == 1 and not timed:
+            return found.group(0)  # "1:20", "John 3:16": a ratio, a verse
         return f"T{hour:02d}{minutes:02d}" if hour <= 24 and minutes <= 59 else found.group(0)
 
     said = _NAMED_HOURS.sub(
@@ -768,15 +780,19 @@ _DATE_WORDS = text.content_terms(
 )
 
 
+_COUNTS = re.compile(r"\bhow\s+many\b", re.I)  # "three quarters" counts quarters there
+
+
 class _Case:
     """One question, truth and answer, with their figures read once."""
 
     def __init__(self, question: str, truth: str, answer: str) -> None:
         self.question, self.truth, self.answer = question, truth, answer
         hint = quantities.scale_hint(question)
+        fractions = not _COUNTS.search(question)
         self.question_text = quantities.words_to_digits(_as_times(question))
-        self.truth_text = quantities.words_to_digits(_as_times(truth))
-        self.answer_text = quantities.words_to_digits(_as_times(answer))
+        self.truth_text = quantities.words_to_digits(_as_times(truth), fractions=fractions)
+        self.answer_text = quantities.words_to_digits(_as_times(answer), fractions=fractions)
         self.question_numbers = quantities.extract_quantities(self.question_text, hint)
         self.truth_numbers = _restated(
             quantities.extract_quantities(self.truth_text, hint), self.truth_text
@@ -1093,19 +1109,25 @@ _FREQUENCY = re.compile(
 )
 
 
-_ONCE = re.compile(r"\bonce\s+(?=(?:a|an|per|every)\s)", re.I)
+_EVERY = re.compile(r"\b(?:every|each)\s+(day|night|week|month|quarter|year)\b", re.I)
+_COUNTED_BEFORE = re.compile(r"\b(?:once|twice|thrice|times)\s+$", re.I)
 
 
 def _as_times(said: str) -> str:
-    """ "two times daily" as "twice a day", "once a year" as "a year": one way of writing
-    how often, so that "twice daily" and "two times a day" are judged as the same words."""
-    said = _ONCE.sub("", said or "")
-    return _FREQUENCY.sub(
-        lambda m: (
-            _TIMES[m.group(1).lower()] if m.group(1) else f"a {_RATE_WORDS[m.group(2).lower()]}"
-        ),
-        said or "",
-    )
+    """ "two times daily" as "twice a day", "annually" as "once a year": one way of writing
+    how often, so that "twice daily" and "two times a day", "annually" and "once a year" are
+    judged as the same words (and "twice a year" as another)."""
+    said = said or ""
+
+    def frequency(found: re.Match) -> str:
+        if found.group(1):
+            return _TIMES[found.group(1).lower()]
+        per = _RATE_WORDS[found.group(2).lower()]
+        counted = _COUNTED_BEFORE.search(said, max(0, found.start() - 12), found.start())
+        return f"a {per}" if counted else f"once a {per}"
+
+    said = _EVERY.sub(lambda m: f"once a {m.group(1).lower()}", said)  # "every month"
+    return _FREQUENCY.sub(frequency, said)
 
 
 _MM = re.compile(r"\d\s?mm$", re.I)
@@ -1503,6 +1525,13 @@ def _denied_by_question(question: str) -> set[str]:
     )
 
 
+# Words of an answer unsure of itself ("may be" is a document's modal as often).
+_UNSURE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|probably|likely|not\s+sure|i\s+think|i\s+believe|i\s+guess|or\s+so)\b",
+    re.I,
+)
+
+
 # A question that asks for a bound: "the minimum age", "at least how many", "the maximum
 # dose", "how long can it stay".
 _ASKS_LOWER = re.compile(
@@ -1540,6 +1569,9 @@ _BETWEEN = re.compile(r"\bbetween\s+\S+\s*$", re.I)  # "between 2 and 8 °C" is 
 # A word of a clause that the question does not say weighs more than one it does: "the third
 # skill tree" answers another question than "the second skill tree", whatever it shares.
 _FOREIGN_WEIGHT = 2
+# How far the clause chosen must stand above the next: "330 metres; the Eiffel Tower was
+# originally 312 m" has no clear second case, "loading 48 hours; discharging 72" has.
+_MARGIN = 1
 
 
 def _asked_clause(case: "_Case") -> str | None:
@@ -1597,31 +1629,45 @@ def _asked_statement(case: "_Case") -> str | None:
     statements = [s for s in parts if s.strip()]
     if len(statements) < 2:
         return None
-    return _best_answering(case, statements)
+    return _best_answering(case, statements, candidates=True)
+
+
+def _proper_names(said: str) -> set[str]:
+    """Names a text writes, less a plain word capitalised only because it opens the text
+    ("Thermal runaway on the hot end" names nothing; "Dr Leila Haddad" does)."""
+    first = re.match(r"\W*([A-Z][a-z]+)\b", said or "")
+    opener = text.content_terms(first.group(1)) if first else set()
+    rest = said[first.end() :] if first else said
+    return (text.names(said) - opener) | (text.names(rest) & opener)
 
 
 def _figure_terms(clause: str, case: "_Case") -> set[str]:
     """The figures of a clause that measure what a figure of the question measures, as
     terms: the question's own ("#4" for "4 hours"), or another of the same unit ("#2")."""
     asked = {q.unit[0] for q in case.question_numbers if q.unit}
+    counted = any(q.kind == "plain" and not q.unit for q in case.question_numbers)
     found = set()
-    for figure in quantities.extract_quantities(clause):
+    for figure in quantities.extract_quantities(quantities.words_to_digits(clause)):
         same = [q for q in case.question_numbers if quantities.agree(figure, q)]
         if same:
             found.add(f"#{same[0].text}")
         elif figure.unit and figure.unit[0] in asked:
             found.add(f"#{figure.text}")
+        elif counted and figure.kind == "plain" and not figure.unit:
+            found.add(f"#{figure.text}")  # "within one standard deviation" to "within 2"
     return found
 
 
-def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
+def _best_answering(case: "_Case", clauses: list[str], *, candidates: bool = False) -> str | None:
     """The clause whose own words (those not shared by every clause) are the question's,
-    with fewest others; None when no one stands out."""
+    with fewest others, by a clear margin; None when none stands out, when the one that does
+    says nothing of what is asked, or when another clause is a bare alternative to it ("48
+    hours, or 72 hours"). With `candidates`, the clause must also name an answer of the
+    truth's kind (a code of its shape, a name), not only restate the question."""
     # Years label a clause as words do ("5.1% in 2021 and 7.4% in 2020"); the words of a
-    # figure ("million", "days") label none.
-    # Codes too ("the SX-3000 … while the SX-5000"), and the question's own figures: "£6.50
-    # for up to 4 hours" is the clause of "How much for up to 4 hours?", "£3.50 for up to 2
-    # hours" another's.
+    # figure ("million", "days") label none. Codes too ("the SX-3000 … while the SX-5000"),
+    # and the question's own figures: "£6.50 for up to 4 hours" is the clause of "How much
+    # for up to 4 hours?", "£3.50 for up to 2 hours" another's.
     terms = [
         (text.content_terms(clause) - FIGURE_WORDS)
         | text.years(clause)
@@ -1630,6 +1676,7 @@ def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
         for clause in clauses
     ]
     shared = set.intersection(*terms)
+    own = [mine - shared for mine in terms]
     asked = (
         case.question_terms
         | text.years(case.question)
@@ -1646,25 +1693,39 @@ def _best_answering(case: "_Case", clauses: list[str]) -> str | None:
         _shape(c) for c in text.codes(case.question)
     }
     answers = [{c for c in text.codes(clause) if _shape(c) in shapes} for clause in clauses]
-    if text.names(case.truth) and not case.truth_numbers:
+    if _proper_names(case.truth) and not case.truth_numbers:
         # A name is what a clause answers "Who…?" with ("the 2019 season was led by Dr Tomas
         # Berg"), not a word of another question.
-        answers = [mine | text.names(clause) for mine, clause in zip(answers, clauses, strict=True)]
+        answers = [
+            mine | (_proper_names(clause) - asked)
+            for mine, clause in zip(answers, clauses, strict=True)
+        ]
     scores = [
-        len((own - shared) & asked) - _FOREIGN_WEIGHT * len(own - shared - known - mine) + 2 * b
-        for own, mine, b in zip(terms, answers, bounds, strict=True)
+        len(mine & asked) - _FOREIGN_WEIGHT * len(mine - known - answer) + 2 * b
+        for mine, answer, b in zip(own, answers, bounds, strict=True)
     ]
-    best = max(scores)
-    chosen = scores.index(best)
-    if scores.count(best) > 1 or not ((terms[chosen] - shared) & asked or bounds[chosen] > 0):
-        return None  # none stands out, or the one that does says nothing of what is asked
+    ranked = sorted(range(len(clauses)), key=lambda i: -scores[i])
+    chosen = ranked[0]
+    # A statement in words that names no answer of its own needs a clearer lead: its words
+    # are more often the answer's than another case's ("London. The 2012 Olympics were held
+    # there"); one that names another ("… was led by Dr Tomas Berg") does not.
+    margin = _MARGIN + 1 if candidates and not answers[chosen] else _MARGIN
+    if scores[chosen] - scores[ranked[1]] < margin:
+        return None
+    if not (own[chosen] & asked or bounds[chosen] > 0):
+        return None
+    if any(not own[i] - answers[i] for i in ranked[1:]):
+        return None  # "…, or 72 hours": an alternative, no case of its own
+    if candidates and not (own[chosen] - asked) | answers[chosen]:
+        return None  # "…; he painted the Mona Lisa" restates the question, says no answer
     return clauses[chosen]
 
 
 def _clauses(said: str) -> list[str]:
     clauses, start = [], 0
     for found in _CLAUSE_BREAK.finditer(said or ""):
-        if found.group(0).strip().lower() == "and" and _BETWEEN.search(said, start, found.start()):
+        near = max(start, found.start() - 40)  # a window: linear in a long answer
+        if found.group(0).strip().lower() == "and" and _BETWEEN.search(said, near, found.start()):
             continue
         clauses.append(said[start : found.start()])
         start = found.end()

@@ -499,9 +499,14 @@ _PRONOUN_BEFORE = re.compile(r"\b(?:the|each|any|no|every|this|that|which|only)\
 _FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1}
 _FRACTION_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "nine": 9}
 _FRACTION = re.compile(
-    r"\b(?:(?P<count>two|three|four|nine)[\s-]+(?P<plural>halves|thirds|quarters|fifths|tenths)\b"
-    r"|(?:a|one)[\s-]+(?P<one>half|third|quarter|fifth|tenth)(?=\s+of\b|\s*[.,;)]|\s*$)"
-    r"|(?<!and a )half(?:\s+an?\b)?(?=\s+(?:of|the|\w+\b)))",
+    r"\b(?:(?P<count>two|three|four|nine)[\s-]+(?P<plural>halves|thirds|quarters|fifths|tenths)"
+    r"(?=\s+of\b|\s*[.,;)]|\s*$)"
+    # "a quarter" of a share, not of a year ("once a quarter", "every quarter")
+    r"|(?<!once )(?<!every )(?<!per )(?<!each )a\s+(?P<a>half|third|quarter|fifth|tenth)"
+    r"(?=\s+of\b|\s*[.,;)]|\s*$)"
+    r"|one[\s-]+(?P<one>half|third|quarter|fifth|tenth)(?=\s+of\b|\s*[.,;)]|\s*$)"
+    r"|(?<!and a )half(?:\s+an?\b(?=\s+\w)|(?=\s+(?:of|the)\b)"
+    r"|(?=\s+(?:hour|day|week|month|year|minute|second|decibel|dozen)s?\b)))",
     re.I,
 )
 # "a full day", "within a week", "takes an hour": one of the unit, where no rate is meant
@@ -517,7 +522,7 @@ _ONE_UNIT_AFTER = re.compile(r"\b(?:within|after|about|takes|lasts|for|in|over)\
 def _one_unit(text: str) -> str:
     def replace(found: re.Match) -> str:
         whole = re.search(r"full|whole", found.group(0), re.I)
-        after = _ONE_UNIT_AFTER.search(text, 0, found.start())
+        after = _ONE_UNIT_AFTER.search(text, max(0, found.start() - 20), found.start())
         return "1 " if whole or after else found.group(0)
 
     return _ONE_UNIT.sub(replace, text)
@@ -534,7 +539,7 @@ def _fraction(found: re.Match) -> str:
         size = _FRACTIONS[found.group("plural").lower().rstrip("s").replace("halve", "half")]
         value = _FRACTION_COUNTS[found.group("count").lower()] * size
     else:
-        value = _FRACTIONS[(found.group("one") or "half").lower()]
+        value = _FRACTIONS[(found.group("one") or found.group("a") or "half").lower()]
     return f"{value:.4f}".rstrip("0")
 
 
@@ -543,24 +548,27 @@ def _and_a_half(found: re.Match) -> str:
     return f"{whole}.5 {found.group('what') or ''}".rstrip()
 
 
-def words_to_digits(text: str) -> str:
+def words_to_digits(text: str, *, fractions: bool = True) -> str:
     """`text` with numbers written in words as digits: "forty-six" -> "46", "two hundred
     and six" -> "206", "a dozen" -> "12", "three quarters" -> "0.75", "an hour and a half"
-    -> "1.5 hour". "zero" and a pronoun "one" are left alone."""
+    -> "1.5 hour". "zero" and a pronoun "one" are left alone. Without `fractions` (a
+    question that counts: "how many quarters?"), "three quarters" stays a count."""
     text = _AND_A_HALF.sub(_and_a_half, _DOZEN.sub("12", text or ""))
     text = _one_unit(text)
-    text = _OF_A.sub(" ", _FRACTION.sub(_fraction, text))
+    if fractions:
+        text = _OF_A.sub(" ", _FRACTION.sub(_fraction, text))
 
     def replace(match: re.Match) -> str:
         spoken = match.group(0)
         if spoken.lower() == "zero":
             return spoken
-        if _SCALE_ONLY.fullmatch(spoken) and _DIGIT_BEFORE.search(text, 0, match.start()):
+        near = max(0, match.start() - 20)  # the words just before, not the whole text
+        if _SCALE_ONLY.fullmatch(spoken) and _DIGIT_BEFORE.search(text, near, match.start()):
             # "12 thousand", "$37,987 thousand": a scale written after digits, read as one.
             return spoken
         if _NOT_A_COUNT.match(spoken) and (
             _PRONOUN_AFTER.match(text, match.end())
-            or _PRONOUN_BEFORE.search(text, 0, match.start())
+            or _PRONOUN_BEFORE.search(text, near, match.start())
         ):
             return spoken
         return _spoken_numbers(spoken)
