@@ -163,9 +163,7 @@ class OfflineJudge:
         numbered = text.roman_numbered(ground_truth) - text.roman_numbered(question)
         unsaid |= numbered - text.roman_numbered(answer)
         # "Section 9.10" is another section than "Section 9.1": a label's number as written.
-        said_numbers = {_unpadded(n) for n in _LABEL_NUMBER.findall(answer)}
-        said_numbers |= set(re.findall(r"(?<![\w+-])[A-Z][+-]?(?![\w+-])", answer))
-        unsaid |= _labels(ground_truth) - _labels(question) - said_numbers
+        unsaid |= _labels(ground_truth) - _labels(question) - _said_labels(answer, ground_truth)
         if unsaid and not text.polarity(ground_truth):
             return self._wrong(f"does not give the truth's {sorted(unsaid)}")
         days, asked_days = text.weekdays(ground_truth), text.weekdays(question)
@@ -211,7 +209,11 @@ class OfflineJudge:
         hedged = _hedgeable(case)
         alternatives = text.hedges(hedged, bounds=False)
         # "At least 18 years" answers "What is the minimum age?": the bound asked for.
-        bounded_as_asked = not alternatives and text.bound(hedged) == _bound_asked(case)
+        bounded_as_asked = (
+            not alternatives
+            and text.bound(hedged) == _bound_asked(case)
+            and not _STRICT_BOUND.search(hedged)
+        )
         if (alternatives and not (text.hedges(case.truth_text, bounds=False) or truth_spans)) or (
             text.hedges(hedged) and not spans and not bounded_as_asked
         ):
@@ -324,10 +326,18 @@ class OfflineJudge:
         # "No dividend was paid": the no belongs to the sentence that follows.
         after = case.answer if determiner else _after_polarity(case.answer)
         excepted = (_EXCEPTION_TO_NO if answer_says == "no" else _EXCEPTION_TO_YES).search(after)
+        if answer_says == "no" and not excepted:
+            # "…, but it may go in the cabin", "but you can bring it into the camps": the
+            # question's own act allowed after all; "but you can buy food inside" is advice.
+            allowed = _ALLOWED_AFTER_ALL.search(after)
+            if allowed and (text.stem(allowed.group(1)) in case.question_terms | _MOTION):
+                excepted = allowed
         given = case.given_numbers()
         if excepted and given and all(case.matches_truth(a) for a in given):
             excepted = None  # "Yes, but only for up to 60 days": the truth's own limit
-        if excepted and not _CONDITION.search(rest):
+        if excepted and not (
+            _CONDITION.search(rest) or _CONDITIONED.match(rest) or _WITH.match(rest)
+        ):
             # "No, except after 6 pm": partly the other answer.
             return self._wrong(f"makes an exception the truth does not: {excepted.group(0)!r}")
         condition = text.content_terms(rest) - case.question_terms - FIGURE_WORDS - _IF_WORDS
@@ -340,6 +350,7 @@ class OfflineJudge:
             and condition
             and _recall(condition, text.content_terms(after)) < 0.5
             and not (named and named <= _options(after) | text.codes(after))
+            and not (given and all(case.matches_truth(a) for a in given))
         ):
             # "Yes, you may transfer it freely" for "Yes, once, with written consent".
             return self._wrong("names another condition than the truth's")
@@ -568,7 +579,11 @@ class OfflineJudge:
             changes = changes[:1]
         for change in changes:
             if case.same_value(committed, change):
-                ends = [a for a in given if a is not committed and not case.same_value(a, change)]
+                ends = [
+                    a
+                    for a in given
+                    if a is not committed and not any(case.same_value(a, c) for c in changes)
+                ]
                 if ends and not any(case.same_value(a, t) for a in ends for t in (start, end)):
                     # "By 12 points, from 68% to 56%" for "from 86% to 74%".
                     return self._wrong(f"the truth's change between other ends: {ends[0].text}")
@@ -593,9 +608,10 @@ class OfflineJudge:
         dated = text.dates(case.truth) or text.years(case.truth)
         full = text.content_terms(text.without_codes(truth)) - unit_words
         full -= _DATE_WORDS if dated else set()
-        if case.stated() and not case.answer_numbers and not _counted_otherwise(case.answer):
+        headline = [t for t in case.stated() if t.start < _first_clause_end(case.truth_text)]
+        if headline and not case.answer_numbers and not _counted_otherwise(case.answer):
             # "The full amount of the remaining charges" for "50% of the remaining charges".
-            return self._wrong(f"leaves out the truth's {case.stated()[0].text}")
+            return self._wrong(f"leaves out the truth's {headline[0].text}")
         # Its asides' words are still the truth's, not others named beside it.
         said = text.content_terms(case.truth)
         truth_terms = full - case.question_terms
@@ -960,7 +976,7 @@ class _Case:
         told = _rates(self.truth_text) | _rates(self.question_text)
         # "Each team has six players" to "How many does each volleyball team have": a thing
         # the question names is no rate of the answer's own.
-        said = _rates(self.answer_text) - self.question_terms
+        said = _rates(self.answer_text) - (self.question_terms - _TIME_STEMS)
         return sorted(said - told) if told and said - told else []
 
     def relabelled(self, given: list[quantities.Quantity]) -> list[str]:
@@ -973,8 +989,11 @@ class _Case:
         moved = []
         for truth in stated:
             label = _label_after(self.truth_text, truth, self.truth_numbers)
-            if not label:
-                continue
+            mine = [f for f in given if self.agrees(f, truth)]
+            if not label or any(
+                label & _label_after(self.answer_text, f, self.answer_numbers) for f in mine
+            ):
+                continue  # the truth's figure keeps its words ("1 tablet … 14 tablets")
             for figure in given:
                 if label & _label_after(self.answer_text, figure, self.answer_numbers) and not (
                     self.agrees(figure, truth)
@@ -1164,6 +1183,12 @@ _ORDINAL = re.compile(
 )
 
 
+def _first_clause_end(said: str) -> int:
+    """Where a truth's first clause ends: "Nitrogen, about 78%" answers "Nitrogen"."""
+    found = re.search(r",\s|;|\.\s|\s\(", said)
+    return found.start() if found else len(said)
+
+
 def _counted_otherwise(said: str) -> bool:
     """Whether an answer gives a number in a form no figure is read from: an ordinal ("the
     fourth week" for "week 4"), a code or a version ("v18.17.0")."""
@@ -1321,6 +1346,9 @@ def _scope_words(phrase: str) -> set[str]:
 
 
 _TIME_NOUNS = "second minute hour day night week month quarter semester term season year game half"
+# Periods stay rates whatever the question names ("in the first year": "per year" is no
+# rent per month).
+_TIME_STEMS = text.content_terms(_TIME_NOUNS)
 _RATE = re.compile(
     rf"\b(?:per|each|every)\s+(?:[a-z]+\s+(?=(?:{_TIME_NOUNS.replace(' ', '|')})s?\b))?([a-z]+)"
     rf"|\b(?:a|an)\s+({_TIME_NOUNS.replace(' ', '|')})\b"
@@ -1384,12 +1412,28 @@ _LABEL = re.compile(
 
 
 # A letter that names a thing after its kind ("Band A", "Zone B", "Grade B+"); not "I".
-_LETTER_LABEL = re.compile(r"\b[A-Z][a-z]{2,}\s+((?!I\b)[A-Z][+-]?)(?![\w+-])")
+# A letter that names a thing after its kind ("Band A", "Zone B", "Grade B+"); not "I",
+# nor a middle initial ("John F. Kennedy", "Harry S Truman").
+_LETTER_LABEL = re.compile(r"\b([A-Z][a-z]{2,})\s+((?!I\b)[A-Z][+-]?)(?![\w+-])(?!\.?\s+[A-Z])")
 
 
 def _labels(said: str) -> set[str]:
-    letters = {f"{label}" for label in _LETTER_LABEL.findall(said or "")}
-    return {_unpadded(label) for label in _LABEL.findall(said or "")} | letters
+    letters = {label.upper() for _, label in _LETTER_LABEL.findall(said or "")}
+    return {_unpadded(label).lower() for label in _LABEL.findall(said or "")} | letters
+
+
+def _said_labels(answer: str, truth: str) -> set[str]:
+    """The labels an answer gives, as `_labels` reads them: numbers as written or in words
+    ("Part Two"), any case ("Item 1a"), and a truth's letters after their kind in any case
+    or alone ("hepatitis-B", "vitamin a", "B")."""
+    numbers = {
+        _unpadded(n).lower() for n in _LABEL_NUMBER.findall(quantities.words_to_digits(answer))
+    }
+    letters = set(re.findall(r"(?<![\w+])[A-Z][+-]?(?![\w+-])", answer))
+    for kind, letter in _LETTER_LABEL.findall(truth or ""):
+        if re.search(rf"\b{kind}[\s-]+{re.escape(letter)}(?![\w+-])", answer, re.I):
+            letters.add(letter.upper())
+    return numbers | {n.upper() for n in numbers} | letters
 
 
 def _unpadded(label: str) -> str:
@@ -1399,7 +1443,8 @@ def _unpadded(label: str) -> str:
 
 # A question that asks for a sequence, whose truth's items are answered in their order.
 _ASKS_ORDER = re.compile(
-    r"\b(?:in\s+(?:what|which)\s+order|what\s+order|what\s+sequence|in\s+order|what\s+are\s+the\s+steps)\b",
+    r"\b(?:in\s+(?:what|which)\s+order|what\s+order|what\s+sequence|in\s+order(?!\s+to\b)"
+    r"|what\s+are\s+the\s+steps)\b",
     re.I,
 )
 _ORDER_WORDS = text.content_terms("first then next finally last lastly one after")
@@ -1414,9 +1459,12 @@ def _out_of_order(case: "_Case") -> bool:
     if len(items) < 2:
         return False
     said = [text.stem(w) for w in text.words(case.answer)]
+    every = [text.content_terms(item) - case.question_terms for item in items]
     places = []
-    for item in items:
-        terms = text.content_terms(item) - case.question_terms
+    for terms in every:
+        # An item by its own words: "replace the cover" not by the "cover" it shares.
+        others = set().union(*(other for other in every if other is not terms))
+        terms = (terms - others) or terms
         found = [said.index(t) for t in terms if t in said]
         if not found:
             return False  # an item left out is judged as words
@@ -1426,8 +1474,11 @@ def _out_of_order(case: "_Case") -> bool:
 
 # An exception or condition after a yes or no ("No, except after 6 pm", "Yes, but only inside
 # a carrier", "Not in the hold, but it may go in the cabin"), and a truth's own condition.
+_ALLOWED_AFTER_ALL = re.compile(r"\bbut\b[^.;]*?\b(?:may|can)\s+(?:still\s+|also\s+)?(\w+)", re.I)
+_MOTION = text.content_terms("go goes travel stay remain come enter")
+# Advice after a no is no exception ("No, but you can buy food inside"); a permission is.
 _EXCEPTION_TO_NO = re.compile(
-    r"\b(?:except|unless)\b|\bbut\b[^.;]*?\b(?:may|can|allowed|permitted)\b", re.I
+    r"\b(?:except|unless)\b|\bbut\b[^.;]*?\b(?:is|are)\s+(?:allowed|permitted)\b", re.I
 )
 _EXCEPTION_TO_YES = re.compile(
     r"\b(?:except|unless)\b|\bonly\s+(?:if|when|inside|in|on|with|after|before|during)\b"
@@ -1436,8 +1487,11 @@ _EXCEPTION_TO_YES = re.compile(
 )
 # A truth's reason that is a condition: "Yes, if kept on a lead", "Yes, once, with the
 # vendor's consent".
+# ("Yes, with a receipt" is met by "as long as you have proof of purchase": a bare "with"
+# names a requirement more often in other words than a condition.)
+_WITH = re.compile(r"\W*with\b", re.I)  # "Yes, with a valid boarding pass": a requirement
 _CONDITIONED = re.compile(
-    r"\W*(?:(?:once|only|just)\W+)?(?:if|when|provided|with|subject\s+to|as\s+long\s+as|unless"
+    r"\W*(?:(?:once|only|just)\W+with|if|when|provided|subject\s+to|as\s+long\s+as|unless"
     r"|except|only)\b",
     re.I,
 )
@@ -1469,6 +1523,9 @@ _BARE_DENIAL = re.compile(
 )
 
 
+_RESTRICTED = re.compile(r"\b(?:only|except|but|unless)\b", re.I)
+
+
 def _refuses(case: "_Case") -> bool:
     """Whether an answer without yes or no denies what the question asks: its first
     statement a bare denial, or a word of refusal the question does not use, about a thing
@@ -1479,6 +1536,8 @@ def _refuses(case: "_Case") -> bool:
     found = _REFUSAL.search(first)
     if not found or _REFUSAL.search(case.question):
         return False
+    if _RESTRICTED.search(case.answer, found.end()):
+        return False  # "not allowed inside, only on the balcony": a place, not a no
     return bool(text.content_terms(first) & case.question_terms)
 
 
@@ -1525,9 +1584,16 @@ def _denied_by_question(question: str) -> set[str]:
     )
 
 
+# A bound that leaves its figure out ("more than 21 years" is no minimum age of 21).
+_STRICT_BOUND = re.compile(
+    r"(?<!\bno\s)(?<!\bnot\s)\b(?:more|less|fewer|greater|higher|lower)\s+than\b"
+    r"|\b(?:over|under|above|below)\s+(?=[$€£]?\d)",
+    re.I,
+)
 # Words of an answer unsure of itself ("may be" is a document's modal as often).
 _UNSURE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|probably|likely|not\s+sure|i\s+think|i\s+believe|i\s+guess|or\s+so)\b",
+    r"\b(?:maybe|perhaps|possibly|probably|likely|either|not\s+sure|i\s+think|i\s+believe|i\s+guess"
+    r"|or\s+so)\b",
     re.I,
 )
 
@@ -1582,7 +1648,8 @@ def _asked_clause(case: "_Case") -> str | None:
     one statement, its clauses agree, or none stands out."""
     if len(_clauses(case.truth)) > 1 or text.polarity(case.truth):
         return None
-    if not case.truth_numbers:
+    if not case.truth_numbers or any(re.search(r"[a-z]", c) for c in text.codes(case.truth)):
+        # A code's digits ("RC-212") are no figure of a clause: its statement is judged.
         return _asked_statement(case)
     clauses = [c for c in _clauses(case.answer_text) if c.strip()]
     if len(clauses) < 2:
@@ -1625,6 +1692,8 @@ def _asked_statement(case: "_Case") -> str | None:
     codes = text.codes(case.truth)
     shapes = {_shape(code) for code in codes}
     several = len({c for c in text.codes(case.answer) if _shape(c) in shapes}) > 1
+    if codes and several and re.search(r"\bor\b", case.answer):
+        return None  # "EC-1118 or RC-212": candidates offered, a hedge
     parts = _clauses(case.answer) if codes and several else _STATEMENT_BREAK.split(case.answer)
     statements = [s for s in parts if s.strip()]
     if len(statements) < 2:
@@ -1697,7 +1766,7 @@ def _best_answering(case: "_Case", clauses: list[str], *, candidates: bool = Fal
         # A name is what a clause answers "Who…?" with ("the 2019 season was led by Dr Tomas
         # Berg"), not a word of another question.
         answers = [
-            mine | (_proper_names(clause) - asked)
+            mine | (text.names(clause) - asked)
             for mine, clause in zip(answers, clauses, strict=True)
         ]
     scores = [
@@ -1706,19 +1775,37 @@ def _best_answering(case: "_Case", clauses: list[str], *, candidates: bool = Fal
     ]
     ranked = sorted(range(len(clauses)), key=lambda i: -scores[i])
     chosen = ranked[0]
+    if _bare(clauses[0], case.truth) and not all(score < 0 for score in scores[1:]):
+        # "330 metres; the tower was originally 312 m", "Leonardo da Vinci. He painted the
+        # Mona Lisa in Florence": it leads with its answer, the rest tells about it.
+        return None
     # A statement in words that names no answer of its own needs a clearer lead: its words
     # are more often the answer's than another case's ("London. The 2012 Olympics were held
     # there"); one that names another ("… was led by Dr Tomas Berg") does not.
     margin = _MARGIN + 1 if candidates and not answers[chosen] else _MARGIN
     if scores[chosen] - scores[ranked[1]] < margin:
         return None
-    if not (own[chosen] & asked or bounds[chosen] > 0):
+    others_elsewhere = all(scores[i] < 0 for i in ranked[1:])
+    if not (own[chosen] & asked or bounds[chosen] > 0 or answers[chosen] and others_elsewhere):
         return None
     if any(not own[i] - answers[i] for i in ranked[1:]):
         return None  # "…, or 72 hours": an alternative, no case of its own
     if candidates and not (own[chosen] - asked) | answers[chosen]:
         return None  # "…; he painted the Mona Lisa" restates the question, says no answer
     return clauses[chosen]
+
+
+_NAME_PARTICLES = text.content_terms("da de di del der van von le la bin al")
+
+
+def _bare(clause: str, truth: str) -> bool:
+    """Whether a clause is only an answer: figures with their units, codes, the truth's own
+    words ("330 metres", "Leonardo da Vinci", "At T1000"); "Men 13.5-17.5 g/dL" names a case."""
+    said = quantities.words_to_digits(clause)
+    for figure in sorted(quantities.extract_quantities(said), key=lambda f: -f.start):
+        said = said[: figure.start] + " " + said[figure.end :]
+    left = text.content_terms(text.without_codes(said)) - text.content_terms(truth)
+    return not left - _NAME_PARTICLES
 
 
 def _clauses(said: str) -> list[str]:

@@ -32,7 +32,7 @@ _NUMBER = re.compile(
     r"""
     (?P<currency>[$€£¥]|\busd\b|\bus\$|\beur\b|\bgbp\b)?\s?
     (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?
-        |\d{1,3}(?:[\u00a0\u202f\u2009\ ]\d{3})+(?![\d.,])  # "15 000": thousands set apart
+        |\d{2,3}(?:[\u00a0\u202f\u2009\ ]\d{3})+(?![\d.,])  # "15 000"; not "2 500 mg tablets"
         |\d+(?:\.\d+)?|\.\d+)
     (?:\s?(?P<scale>thousand|million|billion|trillion|mn|mm|bn|tn|k|m|b|t)\b)?
     (?:\s?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps\b|basis\s+points?\b))?
@@ -387,7 +387,7 @@ _MEASURE = re.compile(
     r"|(?:sq|square)\s+(?:ft|feet|foot|metres?|meters?|kilomet(?:re|er)s?|km)\b"
     r"|cubic\s+met(?:re|er)s\b|parts\s+per\s+(?:million|billion)\b|pounds\s+per\s+square\s+inch\b"
     r"|revolutions\s+per\s+minute\b|m³"
-    r"|newton[\s-]met(?:re|er)s?\b|[a-z]+[·-][a-z]+\b|[µμ]?[a-z]+[²2]?(?![\w-]))"
+    r"|newton[\s-]met(?:re|er)s?\b|[a-z]+[·-][a-z]+\b|[µμ]?[a-z]+[²2]?(?!\w|-[a-z]))"
     r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+)\b)?",
     re.I,
 )

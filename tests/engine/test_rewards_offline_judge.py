@@ -464,3 +464,64 @@ def test_the_second_round_rules_and_their_wrong_twins(judge, question, truth, an
 )  # fmt: skip
 def test_the_third_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# A review of the rounds' rules (2026-12-07) found them firing where their words did not
+# reach; each case as a careful grader judges it.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # no clause chosen from an unsure answer, beside a bare alternative, or that restates
+        ("How long is loading allowed?", "48 hours", "Loading is allowed 48 hours, or perhaps 72.",
+         False),
+        ("Which city hosts the summit?", "Paris", "The summit is hosted in Paris; maybe Lyon.",
+         False),
+        ("Who painted the Mona Lisa?", "Leonardo da Vinci",
+         "Leonardo da Vinci; he painted the Mona Lisa.", True),
+        ("How tall is the Eiffel Tower?", "330 m",
+         "330 metres; the Eiffel Tower was originally 312 m tall.", True),
+        ("What time does the museum open on Sundays?", "10 am",
+         "At 10 am; on weekdays it opens at 9 am.", True),
+        # rates a question's own period does not excuse
+        ("What is the rent in the first year of the lease?", "$1,200 per month",
+         "$1,200 per year", False),
+        # how often, counted
+        ("How often must the boiler be serviced?", "Once a year", "Twice a year", False),
+        ("How often must the boiler be serviced?", "Once a year", "Annually.", True),
+        ("How often is the statement issued?", "monthly", "Every month.", True),
+        # fractions only where a share is meant
+        ("For how many consecutive quarters did revenue grow?", "Three quarters", "3 quarters",
+         True),
+        ("Which meal plan is included?", "Half board", "Half-board (breakfast and dinner)", True),
+        ("How often are dividends paid?", "Once a quarter", "Every quarter", True),
+        # times, ratios and verses
+        ("When does the last train leave?", "17:10", "5.10 pm", True),
+        ("What is the scale of the Explorer maps?", "1:25,000", "1:25000", True),
+        ("Which verse is the gospel in a nutshell?", "John 3:16", "John chapter 3, verse 16",
+         True),
+        # labels, not initials
+        ("Who was US president during the crisis?", "John F. Kennedy", "John Kennedy", True),
+        ("Which part of the Act deals with offences?", "Part 2", "Part Two", True),
+        ("Which vaccine is given at birth?", "Hepatitis B", "The hepatitis-B vaccine", True),
+        # bounds that leave their figure out, exceptions that are advice
+        ("What is the minimum age to rent a car?", "21 years", "More than 21 years", False),
+        ("Can I bring my own food into the stadium?", "No", "No, but you can buy food inside.",
+         True),
+        ("Can I bring glass bottles?", "No",
+         "Glass is not allowed in the arena, but you can bring it into the campsite.", False),
+        ("Can I enter the lounge?", "Yes, with a valid boarding pass",
+         "Yes, only with a valid boarding pass.", True),
+        # a change with its relative size, a truth's incidental figure, steps and their items
+        ("By how much did revenue increase?", "From $10 million to $12 million",
+         "It rose $2 million (20%).", True),
+        ("What makes up most of the atmosphere?", "Nitrogen, about 78%", "Nitrogen", True),
+        ("What do you need in order to apply?", "A passport and a utility bill",
+         "A utility bill and a passport", True),
+        ("In what order should the steps be done?",
+         "Remove the cover, clean the filter, replace the cover",
+         "Remove the cover, clean the filter, then replace the cover.", True),
+        ("What is the dose range?", "20-40 mg", "20 mg-40 mg", True),
+    ],
+)  # fmt: skip
+def test_the_reviews_cases_of_the_rounds_rules(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
