@@ -19,6 +19,10 @@ copied it perfectly would find.
   `[]`: the question's next hits (the teacher without `refine_terms`).
 - the top hit's document: the key terms within the document of the question's first hit,
   the scope a student could copy from its results (pseudo-relevance feedback).
+- the question with the words of its first hits (pseudo-relevance feedback): the question and
+  the three words of the first search's hits, not the question's, that weigh most there
+  (count times inverse document frequency over the index): a second search a student could
+  copy from what it read.
 - hindsight, a ceiling and no form: for each question the best of the question, the question
   less one of its words and each run of three of its words, each unscoped and within the
   scope the question names, chosen knowing its golden passage. No rule can be taught that;
@@ -29,6 +33,8 @@ copied it perfectly would find.
 from __future__ import annotations
 
 import argparse
+import collections
+import math
 import re
 import sys
 from pathlib import Path
@@ -69,6 +75,22 @@ def main() -> None:
         hits = index.search(q.question, 1, question=q.question)
         return hits[0].doc if hits else ""
 
+    words = re.compile(r"[a-z][a-z0-9_]{2,}")
+    seen_in = collections.Counter(
+        w for c in index.chunks for w in set(words.findall(c.text.lower()))
+    )
+    weight = {w: math.log(len(index.chunks) / n) for w, n in seen_in.items()}
+
+    def fed_back(q, n: int = 3) -> str:
+        asked = set(words.findall(q.question.lower()))
+        counts = collections.Counter(
+            w
+            for h in index.search(q.question, first, question=q.question)
+            for w in words.findall(h.text.lower())
+            if w not in asked
+        )
+        return " ".join(sorted(counts, key=lambda w: -counts[w] * weight.get(w, 0.0))[:n])
+
     forms = {
         "echo": lambda q: [(q.question, args.chunks)],
         "key terms": lambda q: [(q.question, first), (teacher.key_terms(q) or q.question, second)],
@@ -83,6 +105,10 @@ def main() -> None:
         "key terms within the top hit's document": lambda q: [
             (q.question, first),
             (f"[{top_doc(q)}] {teacher.key_terms(q) or q.question}", second),
+        ],
+        "the question with its first hits' words": lambda q: [
+            (q.question, first),
+            (f"{q.question} {fed_back(q)}", second),
         ],
     }
     recall = {
