@@ -1635,8 +1635,8 @@ _BETWEEN = re.compile(r"\bbetween\s+\S+\s*$", re.I)  # "between 2 and 8 °C" is 
 # A word of a clause that the question does not say weighs more than one it does: "the third
 # skill tree" answers another question than "the second skill tree", whatever it shares.
 _FOREIGN_WEIGHT = 2
-# How far the clause chosen must stand above the next: "330 metres; the Eiffel Tower was
-# originally 312 m" has no clear second case, "loading 48 hours; discharging 72" has.
+# How far the clause chosen must stand above the next: ahead of every other (a margin of 2
+# for every clause lost more true answers than it caught wrong ones on the labelled sets).
 _MARGIN = 1
 
 
