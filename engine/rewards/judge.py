@@ -150,8 +150,9 @@ class OfflineJudge:
         # "Loading is allowed 48 hours; discharging 72": the clause that answers what is
         # asked is the answer; the others answer neighbouring questions. Not in an answer that
         # says it is unsure ("48 hours, or perhaps 72"): that is a hedge, judged as one.
+        case = _Case(question, ground_truth, answer)
         if not _UNSURE.search(answer):
-            asked = _asked_clause(_Case(question, ground_truth, answer))
+            asked = _asked_clause(case)
             if asked is not None:
                 return self.judge(question, ground_truth, asked)
         # The truth's codes and options, where the question does not write them, are said
@@ -188,7 +189,6 @@ class OfflineJudge:
             return self._right("the truth's name, its given names as initials")
         if text.is_refusal(answer) and not text.is_refusal(ground_truth):
             return self._wrong("declines to answer")
-        case = _Case(question, ground_truth, answer)
         if (
             text.echoes(answer, question)
             and not text.echoes(ground_truth, question)
