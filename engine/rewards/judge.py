@@ -1433,7 +1433,7 @@ def _said_labels(answer: str, truth: str) -> set[str]:
     for kind, letter in _LETTER_LABEL.findall(truth or ""):
         if re.search(rf"\b{kind}[\s-]+{re.escape(letter)}(?![\w+-])", answer, re.I):
             letters.add(letter.upper())
-    return numbers | {n.upper() for n in numbers} | letters
+    return numbers | letters
 
 
 def _unpadded(label: str) -> str:
@@ -1499,7 +1499,7 @@ _CONDITIONED = re.compile(
 
 def _options(said: str) -> set[str]:
     """Command-line options as written, short and long ("-i", "--delete")."""
-    return text.flags(said) | set(re.findall(r"(?<!\w)--[a-z][\w-]*", said or "", re.I))
+    return text.flags(said) | {name for name in _identifiers(said) if name.startswith("--")}
 
 
 _IF_WORDS = text.content_terms(
