@@ -19,6 +19,12 @@ copied it perfectly would find.
   `[]`: the question's next hits (the teacher without `refine_terms`).
 - the top hit's document: the key terms within the document of the question's first hit,
   the scope a student could copy from its results (pseudo-relevance feedback).
+- the question again within the entities it names, read without their label: the entities
+  whose names the question's words start (`SearchIndex.companies_asked`, what the tool reads
+  a scope by), all of them, or only those among its first hits' entities. The teacher's scope
+  is the entity as the question names it, found by the question's label (`entity_mention`),
+  which neither a student nor the tool has on a new question; these say what is left of its
+  lead without the label.
 - the question with the words of its first hits (pseudo-relevance feedback): the question and
   the three words of the first search's hits, not the question's, that weigh most there
   (count times inverse document frequency over the index): a second search a student could
@@ -64,12 +70,23 @@ def main() -> None:
     teacher = no_model_teacher(index, questions, {"scoped_first_search": False})
     first, second = args.chunks // 2, args.chunks - args.chunks // 2
 
-    def shown(q, queries: list[tuple[str, int]]) -> list[str]:
+    def shown(q, queries: list[tuple]) -> list[str]:
         seen: list[str] = []
-        for query, k in queries:
+        for query, k, *within in queries:
             query = searched_query(query, q.question)
-            seen += [h.chunk_id for h in new_hits(index, query, k, set(seen), q.question)]
+            if within and within[0]:  # the entities searched, as a filter
+                hits = index.search(query, k + len(seen), {"entity": within[0]}, q.question)
+                seen += [h.chunk_id for h in hits if h.chunk_id not in seen][:k]
+            else:
+                seen += [h.chunk_id for h in new_hits(index, query, k, set(seen), q.question)]
         return seen
+
+    def named(q) -> list[str]:
+        return sorted(index.companies_asked(q.question))
+
+    def named_in_hits(q) -> list[str]:
+        hits = index.search(q.question, first, question=q.question)
+        return sorted(index.companies_asked(q.question) & {h.entity or h.doc for h in hits})
 
     def top_doc(q) -> str:
         hits = index.search(q.question, 1, question=q.question)
@@ -105,6 +122,14 @@ def main() -> None:
         "key terms within the top hit's document": lambda q: [
             (q.question, first),
             (f"[{top_doc(q)}] {teacher.key_terms(q) or q.question}", second),
+        ],
+        "the question again within the entities it names, no label": lambda q: [
+            (q.question, first),
+            (q.question, second, named(q)),
+        ],
+        "the same, those among its first hits' entities": lambda q: [
+            (q.question, first),
+            (q.question, second, named_in_hits(q)),
         ],
         "the question with its first hits' words": lambda q: [
             (q.question, first),
