@@ -152,9 +152,16 @@ class OfflineJudge:
         # says it is unsure ("48 hours, or perhaps 72"): that is a hedge, judged as one.
         case = _Case(question, ground_truth, answer)
         if not _UNSURE.search(answer):
+            # "1 October; 1 April is the deadline for semester A": a short first statement
+            # is the answer it commits to; the rest says what else holds.
+            leading = _leading_answer(case)
+            if leading is not None and not self.judge(question, ground_truth, leading).correct:
+                return self._wrong(f"answers {leading.strip()!r} first, not the truth")
             asked = _asked_clause(case)
             if asked is not None:
                 return self.judge(question, ground_truth, asked)
+        if _superseded(case):
+            return self._wrong("says the truth was replaced or set aside")
         # The truth's codes and options, where the question does not write them, are said
         # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
         # A code in the truth's aside ("Carbon dioxide (CO2)") is not what it commits to.
@@ -212,7 +219,7 @@ class OfflineJudge:
         bounded_as_asked = (
             not alternatives
             and text.bound(hedged) == _bound_asked(case)
-            and not _STRICT_BOUND.search(hedged)
+            and not _STRICT_BOUND.search(text.without_turned_bounds(hedged))
         )
         if (alternatives and not (text.hedges(case.truth_text, bounds=False) or truth_spans)) or (
             text.hedges(hedged) and not spans and not bounded_as_asked
@@ -220,6 +227,10 @@ class OfflineJudge:
             return self._wrong("hedges or offers alternatives instead of one answer")
         if _out_of_order(case):
             return self._wrong("names the truth's items in another order")
+        if _span_reversed(case):
+            return self._wrong("gives the truth's span with its ends swapped")
+        if _parts_reordered(case):
+            return self._wrong("writes the parts of the truth's form in another order")
         if text.reverses(answer, ground_truth):
             return self._wrong("makes the truth's comparison the other way round")
         if text.converse(answer, ground_truth):
@@ -229,6 +240,9 @@ class OfflineJudge:
             return self._wrong(f"puts the truth's words on the other sides of {swapped!r}")
         if text.bound(answer) * text.bound(ground_truth) < 0:
             return self._wrong("bounds the figure from the other side than the truth")
+        if _bounded_otherwise(case):
+            # "Ripening may not exceed 120 days" to "What is the minimum ripening period?"
+            return self._wrong("bounds the figure from the other side than the question asks")
         denied = text.denied_by_prefix(answer) - text.denied_by_prefix(ground_truth)
         denied -= _denied_by_question(question)  # "without supervision": "unsupervised"
         denied &= text.content_terms(question) | text.content_terms(ground_truth)
@@ -473,6 +487,11 @@ class OfflineJudge:
         terms = text.content_terms(case.truth) - case.question_terms - _DATE_WORDS
         if not terms:
             return self._right(matched)
+        # "March 1, 2021." for "The revised procedures took effect on 1 March 2021.": the day
+        # and nothing of its own, the truth's other words only how it says it.
+        own = text.content_terms(case.answer) - case.question_terms - _DATE_WORDS
+        if not own - text.content_terms(case.truth) and not case.negated(case.answer):
+            return self._right(f"{matched}, nothing else said")
         return self._judge_text(case)
 
     def _judge_entity(self, case: "_Case") -> Verdict | None:
@@ -532,7 +551,8 @@ class OfflineJudge:
                     else "the right size, but not in the truth's unit or what it counts"
                 )
             return self._verdict(False, 0.25 if size else 0.0, f"{reason}: {committed.text}")
-        if not any(case.agrees(a, headline) for a in given):
+        restated = [t for t in case.truth_numbers if _restates(t, headline, case.truth_text)]
+        if not any(case.agrees(a, t) for a in given for t in [headline, *restated]):
             if case.level_after_change(committed):
                 return self._right("the level the truth's change came to, with its direction")
             return self._verdict(False, 0.5, f"misses the truth's headline {headline.text}")
@@ -609,7 +629,7 @@ class OfflineJudge:
         full = text.content_terms(text.without_codes(truth)) - unit_words
         full -= _DATE_WORDS if dated else set()
         headline = [t for t in case.stated() if t.start < _first_clause_end(case.truth_text)]
-        if headline and not case.answer_numbers and not _counted_otherwise(case.answer):
+        if headline and not case.answer_numbers and not _counted_otherwise(case):
             # "The full amount of the remaining charges" for "50% of the remaining charges".
             return self._wrong(f"leaves out the truth's {headline[0].text}")
         # Its asides' words are still the truth's, not others named beside it.
@@ -725,6 +745,7 @@ def _plain_letters(said: str | None) -> str:
     as one written with "^": "García Márquez" is "Garcia Marquez", "H₂SO₄" "H2SO4", "10²³"
     "10^23"."""
     said = _PLUS_OR_MINUS.sub("±", said or "")  # "plus or minus 0.8 percent" is "±0.8%"
+    said = said.replace("\u2212", "-")  # the minus sign, as a hyphen writes it: "−30 °C"
     said = _POWER.sub(lambda m: "^" + m.group(1).translate(_SUPERSCRIPTS), said)
     decomposed = unicodedata.normalize("NFD", said.translate(_SUBSCRIPTS))
     return unicodedata.normalize(
@@ -771,11 +792,60 @@ def _clock_times(said: str, timed: bool = True) -> str:
 
 
 _TIME_RANGE = re.compile(r"(T\d{4})\s*[-–—]\s*(T\d{4})")
+_TIME_CODE = re.compile(r"\bT\d{4}\b")
+
+
+_JOINED_PARTS = re.compile(r"\b\w+(?:/\w+)+\b")
+
+
+def _parts_reordered(case: "_Case") -> bool:
+    """Whether the answer writes a form the truth joins by slashes with its parts in another
+    order: "MM/DD/YYYY" for "DD/MM/YYYY" is another format."""
+    truth = {tuple(t.lower().split("/")) for t in _JOINED_PARTS.findall(case.truth_text)}
+    said = {tuple(t.lower().split("/")) for t in _JOINED_PARTS.findall(case.answer_text)}
+    return any(
+        sorted(mine) == sorted(theirs) and mine != theirs and mine not in truth
+        for mine in said
+        for theirs in truth
+    )
+
+
+_ASKS_AGE = re.compile(r"\b(?:ages?|aged|how\s+old)\b", re.I)
+_YEARS = quantities.unit_of("years")
+
+
+def _in_years(figure: quantities.Quantity) -> quantities.Quantity:
+    if figure.unit or figure.kind != "plain" or figure.factor:
+        return figure
+    return dataclasses.replace(figure, unit=_YEARS)
+
+
+def _restates(figure: quantities.Quantity, headline: quantities.Quantity, written: str) -> bool:
+    """Whether a figure of the truth, in brackets right after its headline, is the headline
+    in another unit of the same measure: "120 m (400 ft)" is answered by "400 feet"."""
+    between = written[headline.end : figure.start]
+    return bool(
+        figure is not headline
+        and figure.unit
+        and headline.unit
+        and figure.unit[0] == headline.unit[0]
+        and figure.unit[1] != headline.unit[1]
+        and re.fullmatch(r"\s*\(\s*(?:about\s+|approx\.?\s+|~\s*)?", between, re.I)
+    )
+
+
+def _span_reversed(case: "_Case") -> bool:
+    """Whether the truth spans two times of day and the answer names them the other way
+    round: "from T0600 to T2200" is the day, "between T2200 and T0600" the night."""
+    truth = list(dict.fromkeys(_TIME_CODE.findall(case.truth_text)))
+    said = list(dict.fromkeys(_TIME_CODE.findall(case.answer_text)))
+    return len(truth) == 2 and said == truth[::-1]
 
 
 _NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
 _NEGATED_BOUND = re.compile(
-    r"\b(?:no|not)\s+(?:more|greater|higher|less|fewer|lower|closer|sooner|later|earlier|longer)"
+    r"\b(?:no|not|never)\s+(?:[a-z]+\s+)?"
+    r"(?:more|greater|higher|less|fewer|lower|closer|sooner|later|earlier|longer)"
     r"\s+than\b|\b(?:must|may|shall|should|does|do|will)?\s*not\s+(?:to\s+)?exceed\w*",
     re.I,
 )
@@ -841,6 +911,11 @@ class _Case:
         self.answer_numbers = _compounds(
             _qualified(self.answer_numbers, self.answer_text), self.answer_text
         )
+        if _ASKS_AGE.search(question):
+            # An age with no unit is in years: "16" and "16 years old" are one age,
+            # "16 months" another.
+            for numbers in (self.question_numbers, self.truth_numbers, self.answer_numbers):
+                numbers[:] = [_in_years(n) for n in numbers]
 
     def negated(self, said: str) -> bool:
         """Whether `said` negates, leaving out the question's own negation words and the
@@ -1003,7 +1078,16 @@ class _Case:
 
     def unstated(self, given: list[quantities.Quantity]) -> list[str]:
         """The figures of the truth's first statement (`stated`) that `given` leaves out."""
-        return [t.text for t in self.stated() if not any(self.agrees(a, t) for a in given)]
+
+        def said(truth: quantities.Quantity) -> bool:
+            same = [truth] + [
+                t
+                for t in self.truth_numbers
+                if _restates(t, truth, self.truth_text) or _restates(truth, t, self.truth_text)
+            ]
+            return any(self.agrees(a, t) for a in given for t in same)
+
+        return [t.text for t in self.stated() if not said(t)]
 
     def converted_wrongly(self, given: list[quantities.Quantity]) -> list[str]:
         """The figures of `given` that restate a truth's temperature wrongly in another scale."""
@@ -1096,7 +1180,7 @@ _LEVEL_AFTER = re.compile(r"(?<!\bup\s)\bto\s*$", re.I)  # "up to" bounds, it re
 # giving it as a range ("2–8 °C") commits to it; its ends are judged as its figures.
 _SPAN = re.compile(
     r"(?<!from )(?<![\w.,])(?:between\s+)?[$€£]?\d[\d,.]*\s*(?:%|°\s?[CF]|[A-Za-z]+)?\s*"
-    r"(?:to|and|through|–|-)\s*[$€£]?\d",
+    r"(?:to|and|through|–|-)\s*[+-]?[$€£]?\d",
     re.I,
 )
 _POINTS = re.compile(r"\s*(?:percentage\s+)?\b(?:points?|pts?|pp)\b", re.I)
@@ -1189,10 +1273,14 @@ def _first_clause_end(said: str) -> int:
     return found.start() if found else len(said)
 
 
-def _counted_otherwise(said: str) -> bool:
+def _counted_otherwise(case: "_Case") -> bool:
     """Whether an answer gives a number in a form no figure is read from: an ordinal ("the
-    fourth week" for "week 4"), a code or a version ("v18.17.0")."""
-    return bool(_ORDINAL.search(said) or text.codes(said) or text.dotted_numbers(said))
+    fourth week" for "week 4") other than those the question or truth write ("in their first
+    season" says no count of sessions), a code or a version ("v18.17.0")."""
+    said = case.answer
+    written = {o.lower() for o in _ORDINAL.findall(f"{case.question} {case.truth}")}
+    ordinals = {o.lower() for o in _ORDINAL.findall(said)} - written
+    return bool(ordinals or text.codes(said) or text.dotted_numbers(said))
 
 
 def _sterling(figure: quantities.Quantity, written: str) -> quantities.Quantity:
@@ -1586,7 +1674,7 @@ def _denied_by_question(question: str) -> set[str]:
 
 # A bound that leaves its figure out ("more than 21 years" is no minimum age of 21).
 _STRICT_BOUND = re.compile(
-    r"(?<!\bno\s)(?<!\bnot\s)\b(?:more|less|fewer|greater|higher|lower)\s+than\b"
+    r"\b(?:more|less|fewer|greater|higher|lower)\s+than\b"
     r"|\b(?:over|under|above|below)\s+(?=[$€£]?\d)",
     re.I,
 )
@@ -1613,6 +1701,30 @@ _ASKS_UPPER = re.compile(
 )
 
 
+# A bound said plainly of the figure right after it: "may not exceed 120 days" is a maximum,
+# "at least 16" a minimum ("under 250 mm" often names the case excluded instead).
+_PLAIN_BOUND_BEFORE = {
+    -1: re.compile(
+        r"(?:not\s+(?:to\s+)?exceed|at\s+most|no\s+more\s+than|a\s+maximum\s+of)\s*$", re.I
+    ),
+    1: re.compile(r"(?:at\s+least|no\s+(?:less|fewer)\s+than|a\s+minimum\s+of)\s*$", re.I),
+}
+
+
+def _bounded_otherwise(case: "_Case") -> bool:
+    """Whether the answer bounds the truth's figure plainly from the other side than the
+    question asks (a maximum for "What is the minimum…?"), where the truth bounds it not."""
+    asked = _bound_asked(case)
+    if not asked or text.bound(case.truth_text):
+        return False
+    other = _PLAIN_BOUND_BEFORE[-asked]
+    return any(
+        other.search(case.answer_text, 0, figure.start)
+        for figure in case.answer_numbers
+        if case.matches_truth(figure)
+    )
+
+
 def _bound_asked(case: "_Case") -> int:
     """+1 when the truth or question asks for a lower bound, -1 an upper one, 0 neither."""
     said = text.bound(case.truth_text)
@@ -1624,7 +1736,7 @@ def _bound_asked(case: "_Case") -> int:
 # A full stop that ends a sentence, not an abbreviation ("part no. 7", "approx. 3", "J. Smith").
 _FULL_STOP = (
     r"(?<!\bno)(?<!\bvs)(?<!\bst)(?<!\bdr)(?<!\bmr)(?<!\bms)(?<!\bfig)(?<!\bsec)(?<!\bapprox)"
-    r"(?<!\betc)(?<!\b\w)\.(?:\s+|$)"
+    r"(?<!\betc)(?<!\bart)(?<!\b\w)\.(?:\s+|$)"
 )
 # Where an answer's statements part: a semicolon, a sentence's end, "while", "whereas",
 # "but", and "and" between two figures' clauses ("412 pedestrians and 97 cyclists").
@@ -1652,7 +1764,7 @@ def _asked_clause(case: "_Case") -> str | None:
         # A code's digits ("RC-212") are no figure of a clause: its statement is judged.
         return _asked_statement(case)
     clauses = [c for c in _clauses(case.answer_text) if c.strip()]
-    if len(clauses) < 2:
+    if len(clauses) < 2 or _figures_offered(case):
         return None
     # A clause without a figure of its own says where the next one holds ("In 2022, the
     # rate fell to 3.8%"); one after the last figure says something of them all.
@@ -1677,8 +1789,69 @@ def _asked_clause(case: "_Case") -> str | None:
     return ", ".join([chosen, *waiting]).strip()
 
 
+_OR_BETWEEN = re.compile(r"\s*(?:[^\W\d]{1,3}\.?\s*)?,?\s*or\s+", re.I)
+
+
+def _figures_offered(case: "_Case") -> bool:
+    """Whether the answer offers two figures as alternatives, side by side ("£1.48 or £1.62
+    per cubic metre", "25 m or 45 m lengths"): a hedge, whatever the words around them say."""
+    said, figures = case.answer_text, case.answer_numbers
+    return any(
+        _OR_BETWEEN.fullmatch(said[low.end : high.start])
+        for low, high in zip(figures, figures[1:], strict=False)
+    )
+
+
 # Where a statement ends: what follows a semicolon or a full stop is another statement.
 _STATEMENT_BREAK = re.compile(rf";|{_FULL_STOP}|,?\s+(?:while|whilst|whereas)\s+", re.I)
+
+
+# What an answer says right after the truth's words or figure when the truth no longer holds:
+# "MultiTerm was replaced by Termbase Pro", "due to expire on 31 August 2027 but has been
+# extended to 31 August 2028", "the Svalbard vault was considered but rejected".
+_SUPERSEDED = re.compile(
+    r"[\s,]*(?:which\s+|that\s+|but\s+|and\s+)?(?:was|were|has\s+been|have\s+been|had\s+been)\s+"
+    r"(?:later\s+|since\s+|now\s+)?(?:replaced|superseded|phased\s+out|withdrawn|discontinued"
+    r"|abolished|rejected|dropped|scrapped|retired|abandoned|revoked|repealed"
+    r"|considered\s+but\s+(?:rejected|dropped)|extended\s+to|changed\s+to|moved\s+to"
+    r"|postponed\s+to|brought\s+forward\s+to)\b",
+    re.I,
+)
+
+
+def _superseded(case: "_Case") -> bool:
+    """Whether the answer says, right after the truth's figure, day or words, that it was
+    replaced, set aside or moved (and the truth does not say so itself)."""
+    if _SUPERSEDED.search(case.truth_text):
+        return False
+    said = case.answer_text
+    ends = [f.end for f in case.answer_numbers if case.matches_truth(f)]
+    ends += text.date_ends(said) if text.dates(case.truth) & text.dates(said) else []
+    own = text.content_terms(case.truth) - case.question_terms
+    ends += [w.end() for w in re.finditer(r"\w+", said) if text.content_terms(w.group(0)) & own]
+    return any(_SUPERSEDED.match(said, end) for end in ends)
+
+
+# At most this many words make a first statement an answer of its own ("Glass jars",
+# "A red card", "1 October"), not a sentence that sets the scene.
+LEADING_ANSWER_WORDS = 4
+
+
+def _leading_answer(case: "_Case") -> str | None:
+    """An answer's first statement, where it is short and names something of its own (a
+    figure, a code, a word neither the question nor the truth writes) and other statements
+    follow; None otherwise. A yes or no leads into its reason, judged by its own rules."""
+    if text.polarity(case.truth) or text.polarity(case.answer):
+        return None
+    first, *rest = [s for s in _STATEMENT_BREAK.split(case.answer_text) if s.strip()] or [""]
+    if not rest or len(text.words(first)) > LEADING_ANSWER_WORDS or ":" in first:
+        return None  # "FY2021: 24.6%; FY2022: 21.6%" labels each case: a list, judged as one
+    own = text.content_terms(first) - case.question_terms - text.content_terms(case.truth)
+    figures = quantities.extract_quantities(first)
+    if any(case.matches_truth(f) for f in figures):
+        return None  # "€60; settling within two weeks brings it to €30": the truth, then more
+    said = figures or text.codes(first) or text.dates(first)
+    return first if own or said else None
 
 
 def _asked_statement(case: "_Case") -> str | None:
@@ -1769,9 +1942,16 @@ def _best_answering(case: "_Case", clauses: list[str], *, candidates: bool = Fal
             mine | (text.names(clause) - asked)
             for mine, clause in zip(answers, clauses, strict=True)
         ]
+    # "£650 for the first interment; a second one costs £450" to "… a second interment?":
+    # another ordinal than the question's names another case.
+    ordinal = {o.lower() for o in _ORDINAL.findall(case.question)}
+    contrasts = [
+        bool(ordinal) and bool({o.lower() for o in _ORDINAL.findall(clause)} - ordinal)
+        for clause in clauses
+    ]
     scores = [
-        len(mine & asked) - _FOREIGN_WEIGHT * len(mine - known - answer) + 2 * b
-        for mine, answer, b in zip(own, answers, bounds, strict=True)
+        len(mine & asked) - _FOREIGN_WEIGHT * len(mine - known - answer) + 2 * b - 4 * other
+        for mine, answer, b, other in zip(own, answers, bounds, contrasts, strict=True)
     ]
     ranked = sorted(range(len(clauses)), key=lambda i: -scores[i])
     chosen = ranked[0]

@@ -457,6 +457,11 @@ _MEASURED = {
 }
 
 
+def unit_of(word: str) -> tuple[str, float] | None:
+    """A unit's (dimension, multiplier) by its name ("years": ("month", 12.0)), or None."""
+    return _UNITS.get((word or "").lower())
+
+
 def unit_named(word: str) -> str | None:
     """The dimension a word of a question names as a unit ("seconds", "kilograms", "psi"),
     or None; short symbols that are also words ("in", "a", "m") name none."""
@@ -490,7 +495,11 @@ _DIGIT_BEFORE = re.compile(r"\d\s*$")
 # "one" is as often a pronoun ("one of the segments", "the one that fell") as a count.
 _NOT_A_COUNT = re.compile(r"^one$", re.I)
 _PRONOUN_AFTER = re.compile(r"\s+(?:of|another|that|which|who)\b", re.I)
-_PRONOUN_BEFORE = re.compile(r"\b(?:the|each|any|no|every|this|that|which|only)\s+$", re.I)
+_PRONOUN_BEFORE = re.compile(
+    r"\b(?:the|each|any|no|every|this|that|which|only|(?:a|the)\s+(?:first|second|third|next|last"
+    r"|new|other|single|separate))\s+$",
+    re.I,
+)  # "a second one costs £450": the ordinal counts, the "one" stands for what it counts
 
 
 # Fractions in words: "three quarters", "two-thirds of members", "one tenth of the price",

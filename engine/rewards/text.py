@@ -245,9 +245,10 @@ _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _OPPOSITES = (
     (
         "increas rise rose risen grow grew grown growth gain climb higher up improv expand "
-        "upward warmer hotter",
+        "upward warmer hotter surcharg",
         "decreas declin fall fell fallen drop lower down shrink shrank shrunk reduc lost "
-        "loss contract worsen deterior downward outflow minus cooler colder reduct",
+        "loss contract worsen deterior downward outflow minus cooler colder reduct discount "
+        "rebat",
     ),
     ("pass approv adopt accept won win", "defeat reject fail lose"),
     ("posit", "negat"),
@@ -294,8 +295,13 @@ _TIME_ORDER = (frozenset({"befor", "prior"}), frozenset({"after"}))
 _A_FIGURE = (
     r"(?=\s+(?:of\s+|than\s+)?[$€£]?(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten)\b))"
 )
-_TURNED_UPPER = re.compile(r"\b(?:no|not)\s+(?:more|greater|higher)\s+than\b", re.I)
-_TURNED_LOWER = re.compile(r"\b(?:no|not)\s+(?:less|fewer|lower|closer|sooner)\s+than\b", re.I)
+# A verb may stand between: "do not take more than 8 puffs" is at most 8.
+_TURNED_UPPER = re.compile(
+    r"\b(?:no|not|never)\s+(?:[a-z]+\s+)?(?:more|greater|higher)\s+than\b", re.I
+)
+_TURNED_LOWER = re.compile(
+    r"\b(?:no|not|never)\s+(?:[a-z]+\s+)?(?:less|fewer|lower|closer|sooner)\s+than\b", re.I
+)
 _UPPER_BOUND = re.compile(
     r"\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum"
     r"|not\s+(?:to\s+)?exceed(?:ing)?)" + _A_FIGURE,
@@ -311,6 +317,12 @@ _LOWER_AFTER = re.compile(
 _LOWER_BOUND = re.compile(
     r"\b(?:(?:more|greater|higher)\s+than|at\s+least|over|above|minimum)" + _A_FIGURE, re.I
 )
+
+
+def without_turned_bounds(text: str) -> str:
+    """The text less its turned bounds ("not more than", "do not take fewer than"): what is
+    left of "more than" is strict."""
+    return _TURNED_LOWER.sub(" ", _TURNED_UPPER.sub(" ", text or ""))
 
 
 def bound(text: str) -> int:
@@ -842,6 +854,11 @@ _DATES = (
     ),
     (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "iso"),
 )
+
+
+def date_ends(text: str) -> list[int]:
+    """Where each day written in the text ends (`dates`' forms)."""
+    return sorted(found.end() for pattern, _ in _DATES for found in pattern.finditer(text or ""))
 
 
 def years(text: str) -> set[str]:

@@ -525,3 +525,81 @@ def test_the_third_round_rules_and_their_wrong_twins(judge, question, truth, ans
 )  # fmt: skip
 def test_the_reviews_cases_of_the_rounds_rules(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# The fifth round's rules, from four more sets written without reading the judge (two of
+# them to break it), each beside the answer it must still judge the other way.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a short first statement is the answer committed to
+        ("What is the proposal deadline for semester B?", "1 April",
+         "1 October; 1 April is the deadline for semester A.", False),
+        ("What is the penalty for refusing to salute?", "black card",
+         "A red card; the black card is reserved for brutality.", False),
+        ("What is the proposal deadline for semester B?", "1 April",
+         "1 April; semester A closes on 1 October.", True),
+        ("What is the penalty fare?", "€60, reduced to €30 if paid within 14 days",
+         "€60; settling within two weeks brings it down to €30.", True),
+        ("What was the effective tax rate in FY2022?", "21.6%", "FY2021: 24.6%; FY2022: 21.6%",
+         True),
+        ("Which article of the GDPR covers the right to erasure?", "Article 17", "Art. 17 GDPR",
+         True),
+        # a truth said to be replaced, set aside or moved
+        ("Which terminology tool does the agency use?", "MultiTerm",
+         "MultiTerm was replaced by Termbase Pro last year.", False),
+        ("When does the agreement expire?", "31 August 2027",
+         "It was due to expire on 31 August 2027 but has been extended to 31 August 2028.", False),
+        ("Which terminology tool does the agency use?", "MultiTerm",
+         "MultiTerm, which replaced Termbase Pro last year.", True),
+        # another ordinal than the question's names another case
+        ("What is the fee for a second interment in the same grave?", "£650",
+         "£650 is the fee for the first interment; a second one costs £450.", False),
+        ("What is the fee for a second interment in the same grave?", "£450",
+         "£650 is the fee for the first interment; a second one costs £450.", True),
+        # an ordinal the truth writes is no count
+        ("How many mentoring sessions does a new beekeeper get?", "6 sessions in the first season",
+         "New beekeepers get mentoring sessions in their first season.", False),
+        ("How many mentoring sessions does a new beekeeper get?", "6 sessions in the first season",
+         "Six sessions in their first season.", True),
+        # a span of times turned round; a slashed form's parts reordered
+        ("When does Tariff 2 apply?", "between 22:00 and 06:00",
+         "Tariff 2 applies between 06:00 and 22:00.", False),
+        ("When does Tariff 2 apply?", "between 22:00 and 06:00", "Between 10 pm and 6 am.",
+         True),
+        ("What date format is used in French documents?", "DD/MM/YYYY", "MM/DD/YYYY.", False),
+        ("What date format is used in French documents?", "DD/MM/YYYY", "dd/mm/yyyy", True),
+        # two figures offered side by side are a hedge, whatever words follow
+        ("What's the household water rate per cubic metre?", "£1.62",
+         "Water costs £1.48 or £1.62 per cubic metre.", False),
+        ("What's the household water rate per cubic metre?", "£1.62",
+         "Households pay £1.62 per cubic metre, or £1.48 on the business tariff.", True),
+        # a bound from the side the question does not ask
+        ("What is the minimum ripening period?", "120 days", "Ripening may not exceed 120 days.",
+         False),
+        ("What is the minimum ripening period?", "120 days", "At least 120 days.", True),
+        ("What is the maximum number of puffs per day?", "8 puffs in 24 hours",
+         "Do not take more than 8 puffs in 24 hours.", True),
+        ("What is the maximum number of puffs per day?", "8 puffs in 24 hours",
+         "Take more than 8 puffs in 24 hours.", False),
+        # a discount is a fall, a surcharge a rise
+        ("What is the fee adjustment for urgent jobs?", "+50%", "Rush jobs carry a 50% discount.",
+         False),
+        ("What is the fee adjustment for urgent jobs?", "+50%", "A 50% surcharge.", True),
+        # an age with no unit is in years
+        ("What is the minimum age for the A2 certificate?", "16", "16 years old", True),
+        ("What is the minimum age for the A2 certificate?", "16", "16 months", False),
+        # a day with nothing else said; the truth's equivalent in brackets; the minus sign
+        ("When did the revised procedures take effect?",
+         "The revised procedures took effect on 1 March 2021.", "March 1, 2021.", True),
+        ("When did the revised procedures take effect?",
+         "The revised procedures took effect on 1 March 2021.", "After March 1, 2021.", False),
+        ("What is the maximum flight altitude?", "120 m (400 ft) above ground", "400 feet", True),
+        ("What is the maximum flight altitude?", "120 m (400 ft) above ground", "120 feet", False),
+        ("What is the operating temperature range?", "−30 °C to +50 °C",
+         "-30 to 50 degrees Celsius", True),
+        ("What is the lowest operating temperature?", "−30 °C", "30 °C", False),
+    ],
+)  # fmt: skip
+def test_the_fifth_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
