@@ -918,9 +918,11 @@ class _Case:
                 numbers[:] = [_in_years(n) for n in numbers]
 
     def negated(self, said: str) -> bool:
-        """Whether `said` negates, leaving out the question's own negation words and the
-        "not" of a bound ("must not exceed 25 pages", "no more than 8")."""
-        return text.negated(_NEGATED_BOUND.sub(" ", said or ""), self._question_negations)
+        """Whether `said` negates, leaving out the question's own negation words, the
+        "not" of a bound ("must not exceed 25 pages", "no more than 8") and of what a count
+        leaves out ("eight passengers, not counting the driver")."""
+        said = _NOT_COUNTING.sub(" ", _NEGATED_BOUND.sub(" ", said or ""))
+        return text.negated(said, self._question_negations)
 
     def given_numbers(self) -> list[quantities.Quantity]:
         """The answer's figures, less those the question itself states (context, not an
@@ -1629,6 +1631,7 @@ def _refuses(case: "_Case") -> bool:
     return bool(text.content_terms(first) & case.question_terms)
 
 
+_NOT_COUNTING = re.compile(r"\bnot\s+(?:counting|including)\b", re.I)
 _NOT_ALTERNATIVES = re.compile(r"\b(?:with\s+or\s+without|whether\s+or\s+not)\b", re.I)
 _BOUND_BEFORE = re.compile(
     r"\b(?:at\s+(?:least|most)|(?:more|less|fewer)\s+than|up\s+to|over|under|above|below)\s+"

@@ -525,7 +525,23 @@ _ONE_UNIT = re.compile(
     r"(?=(?:day|week|month|year|hour|minute|fortnight|decade|century)\b)",
     re.I,
 )
-_ONE_UNIT_AFTER = re.compile(r"\b(?:within|after|about|takes|lasts|for|in|over)\s+$", re.I)
+_ONE_UNIT_AFTER = re.compile(r"\b(?:within|after|about|takes|lasts|for|in|over|up\s+to)\s+$", re.I)
+# How often, or how long, in one word: "biennially" is every 2 years, a "quarter-hour" 15
+# minutes.
+_PERIOD_WORDS = {
+    "biennially": "every 2 years",
+    "triennially": "every 3 years",
+    "quarter-hour": "15 minutes",
+    "quarter-hourly": "every 15 minutes",
+    "half-hour": "30 minutes",
+    "half-hourly": "every 30 minutes",
+    "every decade": "every 10 years",
+    "once a decade": "every 10 years",
+}
+_PERIOD_WORD = re.compile(
+    r"\b(?:" + "|".join(re.escape(w).replace("\\ ", r"\s+") for w in _PERIOD_WORDS) + r")\b",
+    re.I,
+)
 
 
 def _one_unit(text: str) -> str:
@@ -563,6 +579,9 @@ def words_to_digits(text: str, *, fractions: bool = True) -> str:
     -> "1.5 hour". "zero" and a pronoun "one" are left alone. Without `fractions` (a
     question that counts: "how many quarters?"), "three quarters" stays a count."""
     text = _AND_A_HALF.sub(_and_a_half, _DOZEN.sub("12", text or ""))
+    text = _PERIOD_WORD.sub(
+        lambda found: _PERIOD_WORDS[" ".join(found.group(0).lower().split())], text
+    )
     text = _one_unit(text)
     if fractions:
         text = _OF_A.sub(" ", _FRACTION.sub(_fraction, text))

@@ -599,6 +599,15 @@ def test_the_reviews_cases_of_the_rounds_rules(judge, question, truth, answer, c
         ("What is the operating temperature range?", "−30 °C to +50 °C",
          "-30 to 50 degrees Celsius", True),
         ("What is the lowest operating temperature?", "−30 °C", "30 °C", False),
+        # how often or how long in one word; what a count leaves out is no negation
+        ("How often must instructors renew their rating?", "every 2 years", "Biennially.", True),
+        ("How often must instructors renew their rating?", "every 3 years", "Biennially.", False),
+        ("How often are viability tests run?", "every 10 years", "Once every decade.", True),
+        ("How long a break is owed?", "15 minutes", "A quarter-hour break.", True),
+        ("How long a break is owed?", "30 minutes", "A quarter-hour break.", False),
+        ("What is the maximum number of passengers?", "8",
+         "Eight passengers, not counting the driver.", True),
+        ("What is the maximum number of passengers?", "8", "Not eight passengers.", False),
     ],
 )  # fmt: skip
 def test_the_fifth_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
