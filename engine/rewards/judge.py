@@ -490,7 +490,13 @@ class OfflineJudge:
         # "March 1, 2021." for "The revised procedures took effect on 1 March 2021.": the day
         # and nothing of its own, the truth's other words only how it says it.
         own = text.content_terms(case.answer) - case.question_terms - _DATE_WORDS
-        if not own - text.content_terms(case.truth) and not case.negated(case.answer):
+        placed = terms & _PLACED_BY or _CONDITION_WORD.search(case.truth_text)
+        if (
+            len(terms) <= 2
+            and not placed
+            and not own - text.content_terms(case.truth)
+            and not case.negated(case.answer)
+        ):
             return self._right(f"{matched}, nothing else said")
         return self._judge_text(case)
 
@@ -795,14 +801,15 @@ _TIME_RANGE = re.compile(r"(T\d{4})\s*[-–—]\s*(T\d{4})")
 _TIME_CODE = re.compile(r"\bT\d{4}\b")
 
 
-_JOINED_PARTS = re.compile(r"\b\w+(?:/\w+)+\b")
+# A format written in letters each repeated: "DD/MM/YYYY", "hh/mm" (not "red/white").
+_JOINED_PARTS = re.compile(r"\b(?:([A-Za-z])\1*)(?:/(?:([A-Za-z])\2*))+\b")
 
 
 def _parts_reordered(case: "_Case") -> bool:
     """Whether the answer writes a form the truth joins by slashes with its parts in another
     order: "MM/DD/YYYY" for "DD/MM/YYYY" is another format."""
-    truth = {tuple(t.lower().split("/")) for t in _JOINED_PARTS.findall(case.truth_text)}
-    said = {tuple(t.lower().split("/")) for t in _JOINED_PARTS.findall(case.answer_text)}
+    truth = {tuple(t.group(0).lower().split("/")) for t in _JOINED_PARTS.finditer(case.truth_text)}
+    said = {tuple(t.group(0).lower().split("/")) for t in _JOINED_PARTS.finditer(case.answer_text)}
     return any(
         sorted(mine) == sorted(theirs) and mine != theirs and mine not in truth
         for mine in said
@@ -810,7 +817,15 @@ def _parts_reordered(case: "_Case") -> bool:
     )
 
 
-_ASKS_AGE = re.compile(r"\b(?:ages?|aged|how\s+old)\b", re.I)
+# A truth's condition on its day: "From 1 March 2021, for new hires only".
+_CONDITION_WORD = re.compile(r"\b(?:only|unless|except|provided|if|when)\b", re.I)
+# Words that place a day rather than name it: "in the week before 1 March", "until".
+_PLACED_BY = text.content_terms("before after until till since prior following week month")
+_ASKS_AGE = re.compile(
+    r"^(?!.*\bhow\s+(?:many|much)\b).*(?:\b(?:what|which|minimum|maximum|youngest|oldest|lowest"
+    r"|upper|lower)\b.*\bage\b|\bhow\s+old\b|\bage\s+(?:limit|range|requirement)s?\b)",
+    re.I | re.S,
+)
 _YEARS = quantities.unit_of("years")
 
 
@@ -831,7 +846,15 @@ def _restates(figure: quantities.Quantity, headline: quantities.Quantity, writte
         and figure.unit[0] == headline.unit[0]
         and figure.unit[1] != headline.unit[1]
         and re.fullmatch(r"\s*\(\s*(?:about\s+|approx\.?\s+|~\s*)?", between, re.I)
+        and _about_equal(figure, headline)
     )
+
+
+def _about_equal(a: quantities.Quantity, b: quantities.Quantity) -> bool:
+    """Whether two measures in units of one dimension are one quantity, within 5 % (a
+    conversion is rounded: 400 ft is 121.9 m, said beside 120 m)."""
+    first, second = a.mantissa * a.unit[1], b.mantissa * b.unit[1]
+    return abs(first - second) <= 0.05 * max(abs(first), abs(second))
 
 
 def _span_reversed(case: "_Case") -> bool:
@@ -844,7 +867,7 @@ def _span_reversed(case: "_Case") -> bool:
 
 _NEGATION_TERMS = text.content_terms(" ".join(text.NEGATIONS))
 _NEGATED_BOUND = re.compile(
-    r"\b(?:no|not|never)\s+(?:[a-z]+\s+)?"
+    rf"\b(?:no|not)\s+{text.BOUNDED_VERB}"
     r"(?:more|greater|higher|less|fewer|lower|closer|sooner|later|earlier|longer)"
     r"\s+than\b|\b(?:must|may|shall|should|does|do|will)?\s*not\s+(?:to\s+)?exceed\w*",
     re.I,
@@ -959,6 +982,11 @@ class _Case:
             and _counted(self.answer_text, figure.end)
         ):
             return False  # "12 patients" counts them; 12% is a share
+        if truth.sign and not figure.sign:
+            # "+50%" for the fee of urgent jobs: "a 50% discount" turns it round.
+            turned = _PRICE_TURN.match(self.answer_text, figure.end)
+            if turned and _PRICE_TURNS[turned.group(1).lower()] != truth.sign:
+                return False
         return self.sign(figure, self.answer_text) == self.sign(truth, self.truth_text)
 
     def same_value(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
@@ -1739,7 +1767,9 @@ def _bound_asked(case: "_Case") -> int:
 # A full stop that ends a sentence, not an abbreviation ("part no. 7", "approx. 3", "J. Smith").
 _FULL_STOP = (
     r"(?<!\bno)(?<!\bvs)(?<!\bst)(?<!\bdr)(?<!\bmr)(?<!\bms)(?<!\bfig)(?<!\bsec)(?<!\bapprox)"
-    r"(?<!\betc)(?<!\bart)(?<!\b\w)\.(?:\s+|$)"
+    r"(?<!\betc)(?<!\bart)(?<!\bpp)(?<!\beq)(?<!\best)(?<!\bmt)(?<!\bca)(?<!\bgen)(?<!\bvol)"
+    r"(?<!\bch)(?<!\bjan)(?<!\bfeb)(?<!\bmar)(?<!\bapr)(?<!\bjun)(?<!\bjul)(?<!\baug)(?<!\bsep)"
+    r"(?<!\bsept)(?<!\boct)(?<!\bnov)(?<!\bdec)(?<!\b\w)\.(?:\s+|$)"
 )
 # Where an answer's statements part: a semicolon, a sentence's end, "while", "whereas",
 # "but", and "and" between two figures' clauses ("412 pedestrians and 97 cyclists").
@@ -1792,7 +1822,8 @@ def _asked_clause(case: "_Case") -> str | None:
     return ", ".join([chosen, *waiting]).strip()
 
 
-_OR_BETWEEN = re.compile(r"\s*(?:[^\W\d]{1,3}\.?\s*)?,?\s*or\s+", re.I)
+_OR_BETWEEN = re.compile(r"\s*(?:[^\W\d]{1,3}\.?\s*)?\s+or\s+", re.I)
+_CASE_AFTER = re.compile(r"\s*(?:for|in|on|during|if|when|with|after|before|at|from)\b", re.I)
 
 
 def _figures_offered(case: "_Case") -> bool:
@@ -1800,7 +1831,7 @@ def _figures_offered(case: "_Case") -> bool:
     per cubic metre", "25 m or 45 m lengths"): a hedge, whatever the words around them say."""
     said, figures = case.answer_text, case.answer_numbers
     return any(
-        _OR_BETWEEN.fullmatch(said[low.end : high.start])
+        _OR_BETWEEN.fullmatch(said[low.end : high.start]) and not _CASE_AFTER.match(said, high.end)
         for low, high in zip(figures, figures[1:], strict=False)
     )
 
@@ -1822,11 +1853,24 @@ _SUPERSEDED = re.compile(
 )
 
 
+_SUPERSEDING_TERMS = text.content_terms(
+    "replaced superseded phased withdrawn discontinued abolished rejected dropped scrapped "
+    "retired abandoned revoked repealed considered extended changed moved postponed"
+)
+_ASKS_EARLIER = re.compile(
+    r"\b(?:original(?:ly)?|before|previous(?:ly)?|former(?:ly)?|prior|earlier|initial(?:ly)?"
+    r"|used\s+to|pre-\w+|until|old)\b",
+    re.I,
+)
+
+
 def _superseded(case: "_Case") -> bool:
     """Whether the answer says, right after the truth's figure, day or words, that it was
     replaced, set aside or moved (and the truth does not say so itself)."""
-    if _SUPERSEDED.search(case.truth_text):
+    if _SUPERSEDED.search(case.truth_text) or _ASKS_EARLIER.search(case.question_text):
         return False
+    if case.question_terms & _SUPERSEDING_TERMS:
+        return False  # "Which law was repealed in 1999?": the change is what is asked
     said = case.answer_text
     ends = [f.end for f in case.answer_numbers if case.matches_truth(f)]
     ends += text.date_ends(said) if text.dates(case.truth) & text.dates(said) else []
@@ -1840,6 +1884,15 @@ def _superseded(case: "_Case") -> bool:
 LEADING_ANSWER_WORDS = 4
 
 
+_PREAMBLE = re.compile(
+    r"\W*(?:good|great|fair)\s+question|\W*(?:sure|okay|ok|certainly|right|well|so|answer"
+    r"|short\s+answer|in\s+short|in\s+brief|briefly|tl;?\s*dr|note|summary)\b"
+    r"|\W*(?:based\s+on|according\s+to|from|per)\s+the\s+(?:text|document|passage|results?|manual"
+    r"|guide|policy|source)",
+    re.I,
+)
+
+
 def _leading_answer(case: "_Case") -> str | None:
     """An answer's first statement, where it is short and names something of its own (a
     figure, a code, a word neither the question nor the truth writes) and other statements
@@ -1849,12 +1902,16 @@ def _leading_answer(case: "_Case") -> str | None:
     first, *rest = [s for s in _STATEMENT_BREAK.split(case.answer_text) if s.strip()] or [""]
     if not rest or len(text.words(first)) > LEADING_ANSWER_WORDS or ":" in first:
         return None  # "FY2021: 24.6%; FY2022: 21.6%" labels each case: a list, judged as one
-    own = text.content_terms(first) - case.question_terms - text.content_terms(case.truth)
+    if _PREAMBLE.match(first):
+        return None  # "Good question. The deadline is 1 April."
     figures = quantities.extract_quantities(first)
     if any(case.matches_truth(f) for f in figures):
         return None  # "€60; settling within two weeks brings it to €30": the truth, then more
     said = figures or text.codes(first) or text.dates(first)
-    return first if own or said else None
+    if case.truth_numbers or text.codes(case.truth) or text.dates(case.truth):
+        return first if said else None  # "Refrigerated. Keep it at 2-8 °C" names no figure
+    own = text.content_terms(first) - case.question_terms - text.content_terms(case.truth)
+    return first if own else None
 
 
 def _asked_statement(case: "_Case") -> str | None:
@@ -2190,6 +2247,10 @@ def _direction_near(written: str, start: int, end: int) -> int:
 
 
 _MORE_OR_LESS = {"more": 1, "greater": 1, "less": -1, "fewer": -1}
+# A price turned up or down by the word right after its figure: "a 50% discount", "10% off",
+# "a 10% surcharge"; read only against a truth signed as written ("+50%").
+_PRICE_TURNS = {"surcharge": 1, "premium": 1, "markup": 1, "discount": -1, "rebate": -1, "off": -1}
+_PRICE_TURN = re.compile(r"\s*(" + "|".join(_PRICE_TURNS) + r")\b", re.I)
 
 
 _SAYS_ANSWER_IS = re.compile(r"^\W*(?:the\s+)?answer\s*(?:is\s*)?:?\s*(yes|no)\b", re.I)

@@ -10,6 +10,7 @@ The judge is stricter: `agree` compares an answer's figure with the truth's with
 truth's precision, with units, and each Quantity carries the sign it was written with.
 """
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -497,7 +498,7 @@ _NOT_A_COUNT = re.compile(r"^one$", re.I)
 _PRONOUN_AFTER = re.compile(r"\s+(?:of|another|that|which|who)\b", re.I)
 _PRONOUN_BEFORE = re.compile(
     r"\b(?:the|each|any|no|every|this|that|which|only|(?:a|the)\s+(?:first|second|third|next|last"
-    r"|new|other|single|separate))\s+$",
+    r"|new|other|separate))\s+$",
     re.I,
 )  # "a second one costs £450": the ordinal counts, the "one" stands for what it counts
 
@@ -594,9 +595,13 @@ def words_to_digits(text: str, *, fractions: bool = True) -> str:
         if _SCALE_ONLY.fullmatch(spoken) and _DIGIT_BEFORE.search(text, near, match.start()):
             # "12 thousand", "$37,987 thousand": a scale written after digits, read as one.
             return spoken
-        if _NOT_A_COUNT.match(spoken) and (
-            _PRONOUN_AFTER.match(text, match.end())
-            or _PRONOUN_BEFORE.search(text, near, match.start())
+        if (
+            _NOT_A_COUNT.match(spoken)
+            and not text.startswith("-", match.end())
+            and (
+                _PRONOUN_AFTER.match(text, match.end())
+                or _PRONOUN_BEFORE.search(text, near, match.start())
+            )
         ):
             return spoken
         return _spoken_numbers(spoken)
@@ -722,6 +727,8 @@ def agree(answer: Quantity, truth: Quantity, *, bare_percent: bool = True) -> bo
     digits without the percent sign ("42.5" for "42.5%") only with `bare_percent`."""
     if {answer.kind, truth.kind} == {"percent", "money"}:
         return False
+    if not (math.isfinite(answer.mantissa) and math.isfinite(truth.mantissa)):
+        return False  # 400 digits read as infinity would match any figure: RL's reward hack
     if answer.currency and truth.currency and answer.currency != truth.currency:
         return False  # "€7 million" is not "$7 million"
     if answer.unit and truth.unit and answer.unit[0] != truth.unit[0]:

@@ -245,10 +245,9 @@ _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _OPPOSITES = (
     (
         "increas rise rose risen grow grew grown growth gain climb higher up improv expand "
-        "upward warmer hotter surcharg",
+        "upward warmer hotter",
         "decreas declin fall fell fallen drop lower down shrink shrank shrunk reduc lost "
-        "loss contract worsen deterior downward outflow minus cooler colder reduct discount "
-        "rebat",
+        "loss contract worsen deterior downward outflow minus cooler colder reduct",
     ),
     ("pass approv adopt accept won win", "defeat reject fail lose"),
     ("posit", "negat"),
@@ -295,12 +294,16 @@ _TIME_ORDER = (frozenset({"befor", "prior"}), frozenset({"after"}))
 _A_FIGURE = (
     r"(?=\s+(?:of\s+|than\s+)?[$€£]?(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten)\b))"
 )
-# A verb may stand between: "do not take more than 8 puffs" is at most 8.
-_TURNED_UPPER = re.compile(
-    r"\b(?:no|not|never)\s+(?:[a-z]+\s+)?(?:more|greater|higher)\s+than\b", re.I
+# A verb of doing may stand between: "do not take more than 8 puffs" is at most 8 ("not
+# significantly lower than" is a comparison denied, no bound).
+BOUNDED_VERB = (
+    r"(?:(?:take|use|give|have|be|go|drive|run|carry|pay|spend|wait|allow|eat|drink|travel"
+    r"|fly|work|admit|load|lift|hold|store|keep|charge|serve|sell|buy|add|apply|stay|last"
+    r"|ride|book|bring)\s+)?"
 )
+_TURNED_UPPER = re.compile(rf"\b(?:no|not)\s+{BOUNDED_VERB}(?:more|greater|higher)\s+than\b", re.I)
 _TURNED_LOWER = re.compile(
-    r"\b(?:no|not|never)\s+(?:[a-z]+\s+)?(?:less|fewer|lower|closer|sooner)\s+than\b", re.I
+    rf"\b(?:no|not)\s+{BOUNDED_VERB}(?:less|fewer|lower|closer|sooner)\s+than\b", re.I
 )
 _UPPER_BOUND = re.compile(
     r"\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum"

@@ -612,3 +612,64 @@ def test_the_reviews_cases_of_the_rounds_rules(judge, question, truth, answer, c
 )  # fmt: skip
 def test_the_fifth_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# A review of the fifth round's rules found them firing past their words; each case as a
+# careful grader judges it.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a preamble, an abbreviation's full stop or a word of no figure is no first answer
+        ("What is the proposal deadline for semester B?", "1 April",
+         "Good question. The deadline for semester B is 1 April.", True),
+        ("What is the standard VAT rate?", "20%", "Based on the text. The standard rate is 20%.",
+         True),
+        ("When was the treaty signed?", "5 September 2021",
+         "Sept. 5, 2021. The treaty came into force a month later.", True),
+        ("Which equation defines the flux?", "Equation 3", "Eq. 3. It relates flux to area.",
+         True),
+        ("What is the recommended storage temperature?", "2–8 °C",
+         "Refrigerated. Keep it between 2 and 8 °C.", True),
+        # the change itself asked, or an earlier state
+        ("Which law was repealed in 1999?", "The Glass-Steagall Act",
+         "The Glass-Steagall Act was repealed in 1999.", True),
+        ("What was the original launch date?", "12 May 2020",
+         "12 May 2020, but was postponed to 3 June 2020.", True),
+        ("What was the pre-2011 VAT rate?", "17.5%",
+         "17.5%, which was replaced by 20% in January 2011.", True),
+        # a price word as the topic, not a direction
+        ("How did the tax rebate change in 2023?", "It increased by £200",
+         "The rebate increased by £200.", True),
+        ("What discount do I get for paying by direct debit?", "2%",
+         "You get a 2 per cent discount for paying by direct debit.", True),
+        # counts of people of an age are no ages
+        ("How many people aged 65 or over live in Scotland?", "1,100,000", "About 1.1 million.",
+         True),
+        # "one" as a count
+        ("How many goals did he score in the final?", "1", "Just a single one.", True),
+        ("How long is the second session?", "1 hour", "The second one-hour session follows lunch.",
+         True),
+        # a comparison denied is no bound
+        ("How did turnout compare with 2019?", "Turnout was higher than in 2019",
+         "Turnout was never higher than in 2019.", False),
+        ("What did the trial find?", "The relapse rate was significantly lower than with placebo",
+         "The relapse rate was not significantly lower than with placebo.", False),
+        # a part in brackets does not restate the whole
+        ("How long is the trail?", "1.2 km (800 m of it paved)", "800 m.", False),
+        ("How much flour does the recipe need?", "1 kg (250 g per loaf)", "250 g.", False),
+        # a day the truth places or conditions
+        ("When did the tremors start?", "In the week before 1 March 2021", "1 March 2021.", False),
+        ("When does the new contract apply?", "From 1 March 2021, for new hires only",
+         "1 March 2021.", False),
+        ("When did the launch take place?",
+         "Originally scheduled for 1 March 2021, it was delayed indefinitely", "1 March 2021.",
+         False),
+        # unordered pairs; an "or" between cases
+        ("What colours are on the team kit?", "red/white", "The kit is white/red.", True),
+        ("How much is the weekly pass?", "£30", "A day pass costs £5, or £30 for a week.", True),
+        # hundreds of digits are no figure
+        ("What is the number?", "5", "1" * 400, False),
+    ],
+)  # fmt: skip
+def test_the_reviews_cases_of_the_fifth_round(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
