@@ -263,6 +263,7 @@ _UNITS = {
     **dict.fromkeys(["in", "inch", "inches"], ("length", 0.0254)),
     **dict.fromkeys(["ft", "foot", "feet"], ("length", 0.3048)),
     **dict.fromkeys(["mi", "mile", "miles"], ("length", 1609.344)),
+    **dict.fromkeys(["nautical mile", "nautical miles", "nmi"], ("length", 1852.0)),
     **dict.fromkeys(["mg", "milligram", "milligrams"], ("mass", 1e-3)),
     **dict.fromkeys(["g", "gram", "grams"], ("mass", 1.0)),
     **dict.fromkeys(["kg", "kilogram", "kilograms"], ("mass", 1e3)),
@@ -387,7 +388,7 @@ _MEASURE = re.compile(
     r"(?P<gap>\s?|-)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit|[cf])\b"
     r"|(?:sq|square)\s+(?:ft|feet|foot|metres?|meters?|kilomet(?:re|er)s?|km)\b"
     r"|cubic\s+met(?:re|er)s\b|parts\s+per\s+(?:million|billion)\b|pounds\s+per\s+square\s+inch\b"
-    r"|revolutions\s+per\s+minute\b|m³"
+    r"|revolutions\s+per\s+minute\b|nautical\s+miles?\b|m³"
     r"|newton[\s-]met(?:re|er)s?\b|[a-z]+[·-][a-z]+\b|[µμ]?[a-z]+[²2]?(?!\w|-[a-z]))"
     r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+)\b)?",
     re.I,

@@ -673,3 +673,55 @@ def test_the_fifth_round_rules_and_their_wrong_twins(judge, question, truth, ans
 )  # fmt: skip
 def test_the_reviews_cases_of_the_fifth_round(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# The sixth round's rules, from two more sets written without reading the judge (one of them
+# told what it already catches), each beside the answer it must still judge the other way.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a truth that ends with a full stop is one clause: the asked clause is chosen
+        ("How many frames does the Langstroth deep box hold?", "10 frames.",
+         "10 frames is the capacity of the Dadant box; the Langstroth deep holds 11.", False),
+        ("How many frames does the Langstroth deep box hold?", "11 frames.",
+         "10 frames is the capacity of the Dadant box; the Langstroth deep holds 11.", True),
+        # a list by commas alone is answered by all its items
+        ("Which allergens are in the Caesar salad?", "Gluten, eggs, fish, milk, mustard",
+         "Eggs, fish and milk.", False),
+        ("Which allergens are in the Caesar salad?", "Gluten, eggs, fish, milk, mustard",
+         "Mustard, milk, fish, eggs and gluten.", True),
+        # nautical miles, and "nm" where nautical miles are meant
+        ("How many nautical miles of experience are required?", "300 nautical miles", "300 km",
+         False),
+        ("How many nautical miles of experience are required?", "300 nautical miles", "300 nm",
+         True),
+        # a truth only planned, expected, or no longer so
+        ("How many priority seats are on each tram?", "8.",
+         "8 priority seats per tram were planned under the 2025 refurbishment; current trams "
+         "have 4.", False),
+        ("How much is a mated queen?", "£38", "£38 is the expected price for next season.",
+         False),
+        ("What is the organist fee?", "£90.", "The organist fee was £90 in 2022; it has since "
+         "been increased.", False),
+        ("What is the minimum order for free delivery?", "Orders over £75.",
+         "Free delivery applied to orders over £75 until last year.", False),
+        ("How many priority seats are on each tram?", "8.",
+         "8 priority seats per tram, installed in the 2025 refurbishment.", True),
+        ("What is the expected price of a mated queen next season?", "£38",
+         "£38 is the expected price for next season.", True),
+        # a total of other years for the year asked
+        ("How many visitors did the planetarium have in 2023?", "48,000 visitors in 2023.",
+         "48,000 visitors have come through the doors since it opened in 2019.", False),
+        ("How many visitors did the planetarium have in 2023?", "48,000 visitors in 2023.",
+         "48,000 visitors in 2023, up from 41,000 in 2022.", True),
+        ("What is the FY2025 millage rate?", "6.25 mills",
+         "A millage rate of 6.25 mills, unchanged from FY2024.", True),
+        # a share of another base
+        ("What percentage of stops offer level boarding?", "92% of stops.",
+         "92% of trams offer level boarding.", False),
+        ("What is the quorum for a general meeting?", "10% of members",
+         "A quorum is 10 percent of the membership.", True),
+    ],
+)  # fmt: skip
+def test_the_sixth_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
