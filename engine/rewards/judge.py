@@ -1139,11 +1139,13 @@ class _Case:
         """What an answer's share is of, where it says and the truth (or the question) says
         another: "92% of trams" for "92% of stops". "" when either does not say."""
         bases = _SHARE_OF.findall(self.truth_text) or _SHARE_OF.findall(self.question)
-        counted = {text.stem(w) for found in bases for w in found.split()}
+        counted = {t for found in bases for t in text.content_terms(found)}
         for found in _SHARE_OF.findall(self.answer_text):
-            said = {text.stem(w) for w in found.split()}
-            if counted and not any(
-                a.startswith(b) or b.startswith(a) for a in said for b in counted
+            said = text.content_terms(found)  # "12 per cent of them" names no other base
+            if (
+                counted
+                and said
+                and not any(a.startswith(b) or b.startswith(a) for a in said for b in counted)
             ):
                 return found  # no word in common: "trams" for "stops", not "the membership"
         return ""
