@@ -31,13 +31,16 @@ JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 # - four more (560 lines, 54 domains: a small agent's natural answers, answers written to
 #   fool a judge of words and figures, passages copied with several cases, questions other
 #   than figures), after the fourth round's rules: 25 of 288 wrong answers credited (19 of
-#   them in the set written to fool it), 117 of 272 true ones missed.
+#   them in the set written to fool it), 117 of 272 true ones missed;
+# - two more (300 lines, 28 domains: natural answers, and a set written to slip past the kinds
+#   of rule it was told the judge has), after the fifth round's rules: 32 of 159 wrong answers
+#   credited (28 in the second), 45 of 141 true ones missed.
 # What the judge misses most are true answers in words it cannot read. The set keeps it from
 # crediting wrong answers of kinds the labelled set lacks; its agreement floor fell from 0.85
-# with the last four sets, which it misses more of (0.86 on the earlier 2,323 lines).
+# with the last six sets, which it misses more of (0.86 on the earlier 2,323 lines).
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
 INDEPENDENT_AGREEMENT_FLOOR = 0.84
-# The 49 it still credits need more than the words: a condition or scope the question names
+# The 65 it still credits need more than the words: a condition or scope the question names
 # in other words ("single" for a return fare, "for senators" to the lower house, "per
 # individual" to the family maximum, "from purchase" for "from validation", "in the finish
 # area" for the start area), a claim about the truth it cannot weigh ("X is suitable" where
@@ -48,8 +51,10 @@ INDEPENDENT_AGREEMENT_FLOOR = 0.84
 # ("The local planning authority, after consulting the Forestry Commission"), a figure
 # given to a case named in other words ("Youths pay $8 and adults $4" for a 16-year-old),
 # one role acting after another ("The project manager approves them, after consulting the
-# lead linguist"), "until" for "from".
-INDEPENDENT_CREDITED_AT_MOST = 49
+# lead linguist"), "until" for "from", the right name in another role ("Outings taken by the
+# Captain must be approved by the Safety Adviser"), a double negative that allows what the
+# truth forbids.
+INDEPENDENT_CREDITED_AT_MOST = 65
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 
@@ -136,7 +141,7 @@ def test_a_wrong_verdict_never_scores_full_credit(judged):
 def test_the_independent_sets_wrong_answers_are_not_credited_but_those_known():
     judge = OfflineJudge()
     rows = load_set(INDEPENDENT_SET)
-    assert len(rows) >= 2880 and all(set(row) == FIELDS for row in rows)
+    assert len(rows) >= 3180 and all(set(row) == FIELDS for row in rows)
     judged = [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in rows]
     credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
     assert len(credited) <= INDEPENDENT_CREDITED_AT_MOST, (
