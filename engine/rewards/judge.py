@@ -575,8 +575,6 @@ class OfflineJudge:
             (case.other_scope, "gives it {!r}, another case than asked"),
             (case.foreign_rate, "counts per {}, not as the truth or question"),
             (lambda: case.converted_wrongly(given), "gives the truth in another scale wrongly: {}"),
-            (case.other_period, "gives the figure of {}, not of the period asked"),
-            (case.other_base, "gives a share of {}, not of what the truth counts"),
         ):
             other = found()
             if other:
@@ -942,10 +940,10 @@ class _Case:
         self.answer_numbers = _compounds(
             _qualified(self.answer_numbers, self.answer_text), self.answer_text
         )
-        if re.search(r"\bnautical\b", f"{question} {truth}", re.I):
-            # "300 nm" in a sailing question is nautical miles, not nanometres or torque.
-            for numbers in (self.truth_numbers, self.answer_numbers):
-                numbers[:] = [_nautical(n) for n in numbers]
+        units = {t.unit for t in self.truth_numbers}
+        if quantities.unit_of("nautical miles") in units and quantities.unit_of("nm") not in units:
+            # "300 nm" for a truth in nautical miles is nautical miles, not nanometres.
+            self.answer_numbers = [_nautical(n) for n in self.answer_numbers]
         if _ASKS_AGE.search(question):
             # An age with no unit is in years: "16" and "16 years old" are one age,
             # "16 months" another.
@@ -1134,33 +1132,6 @@ class _Case:
     def converted_wrongly(self, given: list[quantities.Quantity]) -> list[str]:
         """The figures of `given` that restate a truth's temperature wrongly in another scale."""
         return [a.text for a in given if _converts_wrongly(a, self.truth_numbers)]
-
-    def other_base(self) -> str:
-        """What an answer's share is of, where it says and the truth (or the question) says
-        another: "92% of trams" for "92% of stops". "" when either does not say."""
-        bases = _SHARE_OF.findall(self.truth_text) or _SHARE_OF.findall(self.question)
-        counted = {t for found in bases for t in text.content_terms(found)}
-        for found in _SHARE_OF.findall(self.answer_text):
-            said = text.content_terms(found)  # "12 per cent of them" names no other base
-            if (
-                counted
-                and said
-                and not any(a.startswith(b) or b.startswith(a) for a in said for b in counted)
-            ):
-                return found  # no word in common: "trams" for "stops", not "the membership"
-        return ""
-
-    def other_period(self) -> str:
-        """The years an answer names where the question (or else the truth) names others and
-        the answer none of them: "48,000 visitors since it opened in 2019" to "How many
-        visitors in 2023?" is a total of other years. "" when it names the asked one, no year
-        at all, or other figures the years may label ("$5,409 million (FY2022: $5,251
-        million)")."""
-        asked = _periods(self.question) or _periods(self.truth)
-        said = _periods(_COMPARED_YEAR.sub(" ", self.answer))  # "unchanged from FY2024"
-        if len(self.given_numbers()) != 1 or not (asked and said) or asked & said:
-            return ""
-        return ", ".join(sorted(said))
 
     def other_scope(self) -> str:
         """A phrase of the answer naming the case its figure holds for ("for single-AZ
@@ -1553,20 +1524,6 @@ def _words_of(said: str) -> set[str]:
 _PERIOD = re.compile(r"\b(?:FY\s?|CY\s?)?((?:19|20)\d{2})\b|\bFY\s?'?(\d{2})\b", re.I)
 
 
-# What a share is of: "92% of stops", "a percentage of all trams", "12 per cent of the staff".
-_SHARE_OF = re.compile(
-    r"(?:%|\bper\s?cent|\bpercentage|\bshare|\bproportion)\s+of\s+(?:the\s+|all\s+|its\s+)?"
-    r"([a-z]{3,}(?:\s+[a-z]{3,})?)",
-    re.I,
-)
-# A year a figure is compared with, not the one it is of: "unchanged from FY2024", "than in 2022".
-_COMPARED_YEAR = re.compile(
-    r"\b(?:unchanged\s+from|than(?:\s+in)?|compared\s+(?:with|to)|vs\.?|versus|up\s+from"
-    r"|down\s+from|as\s+in|same\s+as\s+in)\s+(?:FY\s?|CY\s?)?'?\d{2,4}\b",
-    re.I,
-)
-
-
 def _periods(written: str) -> set[str]:
     """The years a text names, fiscal or calendar, as four digits."""
     return {long or f"20{short}" for long, short in _PERIOD.findall(written or "")}
@@ -1896,26 +1853,25 @@ _STATEMENT_BREAK = re.compile(rf";|{_FULL_STOP}|,?\s+(?:while|whilst|whereas)\s+
 # What an answer says right after the truth's words or figure when the truth no longer holds:
 # "MultiTerm was replaced by Termbase Pro", "due to expire on 31 August 2027 but has been
 # extended to 31 August 2028", "the Svalbard vault was considered but rejected".
-# Also a truth only planned or expected ("8 priority seats per tram were planned", "£38 is the
-# expected price for next season"), or no longer so ("£90 in 2022; it has since been
-# increased", "orders over £75 until last year"): a few words of its own may come between.
+# Also a truth no longer so: "£90 in 2022; it has since been increased", "orders over £75
+# until last year" (a year after "until" is as often when a term ends).
 _SUPERSEDED = re.compile(
-    r"(?:\s+[\w'-]+){0,4}?[\s,;]*(?:which\s+|that\s+|but\s+|and\s+|it\s+|this\s+)?"
+    r"(?:\s+in\s+\d{4})?[\s,;]*(?:which\s+|that\s+|but\s+|and\s+|it\s+)?"
     r"(?:(?:was|were|has\s+been|have\s+been|had\s+been)\s+"
-    r"(?:later\s+|since\s+|now\s+|only\s+)?(?:replaced|superseded|phased\s+out|withdrawn|discontinued"
+    r"(?:later\s+|since\s+|now\s+)?(?:replaced|superseded|phased\s+out|withdrawn|discontinued"
     r"|abolished|rejected|dropped|scrapped|retired|abandoned|revoked|repealed"
     r"|considered\s+but\s+(?:rejected|dropped)|extended\s+to|changed\s+to|moved\s+to"
-    r"|postponed\s+to|brought\s+forward\s+to|planned|proposed|rumoured|forecast)"
-    r"|(?:has|have)\s+since\s+been\s+\w+|until\s+(?:last\s+year|recently|\d{4})"
-    r"|is\s+the\s+(?:expected|proposed|planned|old|previous|former)\b)\b",
+    r"|postponed\s+to|brought\s+forward\s+to)"
+    r"|(?:has|have)\s+since\s+been\s+(?:increased|raised|reduced|cut|lowered|changed|revised"
+    r"|replaced|withdrawn|abolished)|until\s+(?:last\s+year|recently))\b",
     re.I,
 )
 
 
 _SUPERSEDING_TERMS = text.content_terms(
     "replaced superseded phased withdrawn discontinued abolished rejected dropped scrapped "
-    "retired abandoned revoked repealed considered extended changed moved postponed planned "
-    "proposed rumoured forecast expected increased"
+    "retired abandoned revoked repealed considered extended changed moved postponed increased "
+    "raised reduced cut lowered revised"
 )
 _ASKS_EARLIER = re.compile(
     r"\b(?:original(?:ly)?|before|previous(?:ly)?|former(?:ly)?|prior|earlier|initial(?:ly)?"
@@ -2370,8 +2326,14 @@ def _identifiers(said: str) -> set[str]:
 # the answer. Word recall alone credits most of a list, and nothing of an item written as a
 # symbol ("match, case and _").
 _LISTED = re.compile(r"^\s*([^,;.:]+(?:,[^,;.:]+)+?),?\s+and\s+([^,;.:]+?)\s*\.?\s*$", re.I)
-# Three items or more by commas alone: "Gluten, eggs, fish, milk, mustard".
-_COMMA_LISTED = re.compile(r"^\s*([^,;.:]+(?:,[^,;.:]+){2,}?)\s*\.?\s*$")
+# Four items or more by commas alone, each of three words at most and none opening with an
+# article: "Gluten, eggs, fish, milk, mustard" (not a place and its regions, "Stratford-upon-
+# Avon, Warwickshire, England", nor a name and its apposition, "HMS Victory, a first-rate ship").
+_COMMA_LISTED = re.compile(
+    r"^\s*((?!(?:a|an|the|now)\s)[^,;.:\s]+(?:\s+[^,;.:\s]+){0,2}"
+    r"(?:,\s*(?!(?:a|an|the|now)\s)[^,;.:\s]+(?:\s+[^,;.:\s]+){0,2}){3,})\s*\.?\s*$",
+    re.I,
+)
 LIST_ITEM_WORDS = 6
 
 

@@ -40,7 +40,7 @@ JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 # with the last six sets, which it misses more of (0.86 on the earlier 2,323 lines).
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
 INDEPENDENT_AGREEMENT_FLOOR = 0.84
-# The 65 it still credits need more than the words: a condition or scope the question names
+# The 70 it still credits need more than the words: a condition or scope the question names
 # in other words ("single" for a return fare, "for senators" to the lower house, "per
 # individual" to the family maximum, "from purchase" for "from validation", "in the finish
 # area" for the start area), a claim about the truth it cannot weigh ("X is suitable" where
@@ -53,8 +53,10 @@ INDEPENDENT_AGREEMENT_FLOOR = 0.84
 # one role acting after another ("The project manager approves them, after consulting the
 # lead linguist"), "until" for "from", the right name in another role ("Outings taken by the
 # Captain must be approved by the Safety Adviser"), a double negative that allows what the
-# truth forbids.
-INDEPENDENT_CREDITED_AT_MOST = 65
+# truth forbids, a truth only planned or expected, a total of other years, a share of another
+# base (rules for the last three were tried and dropped: a review found them refusing true
+# answers far more often).
+INDEPENDENT_CREDITED_AT_MOST = 70
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 

@@ -695,33 +695,46 @@ def test_the_reviews_cases_of_the_fifth_round(judge, question, truth, answer, co
          False),
         ("How many nautical miles of experience are required?", "300 nautical miles", "300 nm",
          True),
-        # a truth only planned, expected, or no longer so
-        ("How many priority seats are on each tram?", "8.",
-         "8 priority seats per tram were planned under the 2025 refurbishment; current trams "
-         "have 4.", False),
-        ("How much is a mated queen?", "£38", "£38 is the expected price for next season.",
-         False),
+        # a truth no longer so, and a truth only later in office
         ("What is the organist fee?", "£90.", "The organist fee was £90 in 2022; it has since "
          "been increased.", False),
         ("What is the minimum order for free delivery?", "Orders over £75.",
          "Free delivery applied to orders over £75 until last year.", False),
-        ("How many priority seats are on each tram?", "8.",
-         "8 priority seats per tram, installed in the 2025 refurbishment.", True),
-        ("What is the expected price of a mated queen next season?", "£38",
-         "£38 is the expected price for next season.", True),
-        # a total of other years for the year asked
-        ("How many visitors did the planetarium have in 2023?", "48,000 visitors in 2023.",
-         "48,000 visitors have come through the doors since it opened in 2019.", False),
-        ("How many visitors did the planetarium have in 2023?", "48,000 visitors in 2023.",
-         "48,000 visitors in 2023, up from 41,000 in 2022.", True),
-        ("What is the FY2025 millage rate?", "6.25 mills",
-         "A millage rate of 6.25 mills, unchanged from FY2024.", True),
-        # a share of another base
-        ("What percentage of stops offer level boarding?", "92% of stops.",
-         "92% of trams offer level boarding.", False),
-        ("What is the quorum for a general meeting?", "10% of members",
-         "A quorum is 10 percent of the membership.", True),
+        ("Who chaired the committee from 2010?", "John Smith",
+         "John Smith served as chair until 2015.", True),
+        ("What dividend was declared?", "42p per share",
+         "42p per share, which has since been paid.", True),
     ],
 )  # fmt: skip
 def test_the_sixth_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
+
+
+# A review of the sixth round's rules found them firing past their words; what was kept is
+# narrowed, each case as a careful grader judges it.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # places and appositions are no lists
+        ("Where was Shakespeare born?", "Stratford-upon-Avon, Warwickshire, England",
+         "Stratford-upon-Avon in Warwickshire", True),
+        ("Which ship was Nelson's flagship?", "HMS Victory, a first-rate ship of the line, now "
+         "in Portsmouth", "HMS Victory, a first-rate ship of the line", True),
+        # "nm" is nanometres unless the truth is in nautical miles
+        ("What laser wavelength does the nautical survey lidar use?", "532 nm", "0.532 µm", True),
+        ("What laser wavelength does the nautical survey lidar use?", "532 nm", "985 km", False),
+        # words after a truth that say it went on, or a term that ended
+        ("How many amendments were adopted?", "12",
+         "All 12 amendments that were proposed were adopted.", True),
+        ("Who designed the opera house?", "Jørn Utzon",
+         "Jørn Utzon designed it; it has since been listed as a World Heritage Site.", True),
+        ("What was the speed limit set in 2019?", "40 mph", "40 mph; until 2019 it was 50 mph.",
+         True),
+        # context years and other words for a share's base
+        ("What was the inflation rate in 2022?", "9.1%", "9.1%, the highest rate since 1982.",
+         True),
+        ("What share of revenue came from services?", "45% of revenue", "45% of sales.", True),
+    ],
+)  # fmt: skip
+def test_the_reviews_cases_of_the_sixth_round(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
