@@ -180,6 +180,20 @@ class OfflineJudge:
         if (days - asked_days - said_days) or (said_days - days - asked_days and not dated):
             # "Monday to Saturday" for "Monday to Friday"; "on Sundays" beside a weekday figure.
             return self._wrong(f"names the days {sorted(said_days)}, not the truth's")
+        truth_dates = text.dates(ground_truth) - text.dates(question)
+        answer_dates = text.dates(answer)
+        if (
+            truth_dates
+            and answer_dates
+            and not any(_same_day(a, d) for a in answer_dates for d in truth_dates)
+        ):
+            # "on or before December 1" for "on or before September 1", whatever else agrees.
+            return self._wrong("names another day than the truth's")
+        truth_ranks = _ranks(ground_truth) - _ranks(question)
+        answer_ranks = _ranks(answer) - _ranks(question)
+        if truth_ranks and answer_ranks and not truth_ranks & answer_ranks:
+            # "first priority, ahead of in-zone residents" for "second priority, after them".
+            return self._wrong("names another rank than the truth's")
         shapes = {_shape(code) for code in codes}
         other_codes = {
             c for c in answer_codes - codes - text.codes(question) if _shape(c) in shapes
@@ -309,7 +323,9 @@ class OfflineJudge:
             recall = _recall(reason_terms, text.content_terms(case.answer))
             contrary = text.opposes_question(case.answer, case.question, "")
             if reason_terms and recall >= TEXT_RECALL_NEEDED:
-                if case.negated(case.answer) != case.negated(rest):
+                # "No material uncertainty was identified": the truth's "no" denies its rest.
+                denied = case.negated(rest) or bool(_NO_BEFORE_A_WORD.match(case.truth))
+                if case.negated(case.answer) != denied:
                     return self._wrong("negates the truth's reason")
                 answer_says = truth_says
             elif short and contrary:
@@ -769,7 +785,8 @@ _ASKS_TIME = re.compile(
     r"|leave\w*|schedul\w*|deadline|time)\b",
     re.I,
 )
-_NAMED_HOURS = re.compile(r"\b(noon|midday|midnight)\b", re.I)
+# "12:00 noon" and "12 midnight" are one time each, not 12:00 and another.
+_NAMED_HOURS = re.compile(r"\b(?:12(?:[:.]00)?\s*)?(noon|midday|midnight)\b", re.I)
 
 
 def _clock_times(said: str, timed: bool = True) -> str:
@@ -1307,6 +1324,18 @@ _ORDINAL = re.compile(
 )
 
 
+_ORDINAL_WORDS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
+
+
+def _ranks(said: str) -> set[int]:
+    """The ordinals a text writes, as numbers: "second" and "2nd" are 2."""
+    ranks = set()
+    for found in _ORDINAL.findall(said or ""):
+        word = found.lower()
+        ranks.add(_ORDINAL_WORDS.index(word) + 1 if word in _ORDINAL_WORDS else int(word[:-2]))
+    return ranks
+
+
 def _first_clause_end(said: str) -> int:
     """Where a truth's first clause ends: "Nitrogen, about 78%" answers "Nitrogen"."""
     found = re.search(r",\s|;|\.\s|\s\(", said)
@@ -1801,7 +1830,9 @@ def _asked_clause(case: "_Case") -> str | None:
     discharging; loading is allowed 48 hours"): the one whose own words (those not shared by
     every figure's clause) are the question's, with fewest others. None when the answer is
     one statement, its clauses agree, or none stands out."""
-    if len([c for c in _clauses(case.truth) if c.strip()]) > 1 or text.polarity(case.truth):
+    # The truth's asides are no clauses of its own: "14% of eligible rent (25% for two or more)".
+    own_clauses = [c for c in _clauses(text.without_asides(case.truth)) if c.strip()]
+    if len(own_clauses) > 1 or text.polarity(case.truth):
         return None
     if not case.truth_numbers or any(re.search(r"[a-z]", c) for c in text.codes(case.truth)):
         # A code's digits ("RC-212") are no figure of a clause: its statement is judged.
@@ -2276,6 +2307,9 @@ def _polarity(answer: str) -> str | None:
     """The yes or no an answer opens with, also after "The answer is"."""
     found = _SAYS_ANSWER_IS.match(answer)
     return found.group(1).lower() if found else text.polarity(answer)
+
+
+_NO_BEFORE_A_WORD = re.compile(r"\W*no\s+(?=[a-z])", re.I)
 
 
 def _after_polarity(said: str) -> str:

@@ -311,11 +311,14 @@ _UPPER_BOUND = re.compile(
     re.I,
 )
 # After the figure: "30 mA or less", "18 years or older".
+# A few words may name what is measured between: "60 metres length overall or more".
 _UPPER_AFTER = re.compile(
-    r"\d\S{0,20}(?:\s+\S{1,20})?\s+or\s+(?:less|fewer|lower|under|below|younger)\b", re.I
+    r"\d\S{0,20}(?:\s+[^\s\d]\S{0,19}){0,3}\s+or\s+(?:less|fewer|lower|under|below|younger)\b",
+    re.I,
 )
 _LOWER_AFTER = re.compile(
-    r"\d\S{0,20}(?:\s+\S{1,20})?\s+or\s+(?:more|greater|higher|over|above|older)\b", re.I
+    r"\d\S{0,20}(?:\s+[^\s\d]\S{0,19}){0,3}\s+or\s+(?:more|greater|higher|over|above|older)\b",
+    re.I,
 )
 _LOWER_BOUND = re.compile(
     r"\b(?:(?:more|greater|higher)\s+than|at\s+least|over|above|minimum)" + _A_FIGURE, re.I

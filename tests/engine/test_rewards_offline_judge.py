@@ -738,3 +738,49 @@ def test_the_sixth_round_rules_and_their_wrong_twins(judge, question, truth, ans
 )  # fmt: skip
 def test_the_reviews_cases_of_the_sixth_round(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# The seventh round's rules, each beside the answer it must still judge the other way.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a truth's "no" that denies its rest ("No material uncertainty…")
+        ("Did the auditors identify a going concern issue?",
+         "No material uncertainty related to going concern was identified.",
+         "Material uncertainty related to going concern was identified.", False),
+        ("Did the auditors identify a going concern issue?",
+         "No material uncertainty related to going concern was identified.",
+         "There was no material uncertainty related to going concern.", True),
+        # a bound after a few words of what is measured
+        ("Which vessels must take a pilot?",
+         "Pilotage is compulsory for vessels of 60 metres length overall or more.",
+         "Pilotage is compulsory for vessels under 60 metres.", False),
+        ("Which vessels must take a pilot?",
+         "Pilotage is compulsory for vessels of 60 metres length overall or more.",
+         "Pilotage is compulsory for vessels of 60 metres or more.", True),
+        # "12:00 noon" and "12:00 midnight" are two times
+        ("What is the deadline for tender submissions?", "12:00 noon on 14 March 2025.",
+         "Tenders must be in by 12:00 midnight on 14 March 2025.", False),
+        ("What is the deadline for tender submissions?", "12:00 noon on 14 March 2025.",
+         "By midday on 14 March 2025.", True),
+        # another day than the truth's, whatever figures agree
+        ("What is the age requirement for kindergarten enrolment?",
+         "The child must turn 5 on or before September 1 of the school year.",
+         "Children must turn 5 on or before December 1 of the school year.", False),
+        ("What is the age requirement for kindergarten enrolment?",
+         "The child must turn 5 on or before September 1 of the school year.",
+         "The child must turn five on or before 1 September.", True),
+        # another rank than the truth's
+        ("Do siblings of enrolled students get priority?",
+         "Yes; siblings receive second priority, after students living in the attendance zone.",
+         "Yes, siblings of enrolled students receive first priority.", False),
+        ("Do siblings of enrolled students get priority?",
+         "Yes; siblings receive second priority, after students living in the attendance zone.",
+         "Yes, they get 2nd priority.", True),
+        # a truth's aside is no clause of its own
+        ("How much is a day pass for my 12-year-old?", "£10 (junior rate, under 16)",
+         "Day pass: £14 for adults, £10 for juniors (under 16).", True),
+    ],
+)  # fmt: skip
+def test_the_seventh_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
