@@ -34,13 +34,17 @@ JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 #   them in the set written to fool it), 117 of 272 true ones missed;
 # - two more (300 lines, 28 domains: natural answers, and a set written to slip past the kinds
 #   of rule it was told the judge has), after the fifth round's rules: 32 of 159 wrong answers
-#   credited (28 in the second), 45 of 141 true ones missed.
+#   credited (28 in the second), 45 of 141 true ones missed;
+# - two more (300 lines, 30 domains: natural answers over technical documents, and hard pairs
+#   both ways over public-sector and finance ones), after the sixth round's rules: 15 of 152
+#   wrong answers credited (none of the 77 natural ones), 65 of 148 true ones missed.
 # What the judge misses most are true answers in words it cannot read. The set keeps it from
 # crediting wrong answers of kinds the labelled set lacks; its agreement floor fell from 0.85
-# with the last six sets, which it misses more of (0.86 on the earlier 2,323 lines).
+# to 0.83 with the last eight sets, whose true answers it misses more of (0.86 on the earlier
+# 2,323 lines): a floor against losing ground, not a goal.
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
-INDEPENDENT_AGREEMENT_FLOOR = 0.84
-# The 70 it still credits need more than the words: a condition or scope the question names
+INDEPENDENT_AGREEMENT_FLOOR = 0.83
+# The 79 it still credits need more than the words: a condition or scope the question names
 # in other words ("single" for a return fare, "for senators" to the lower house, "per
 # individual" to the family maximum, "from purchase" for "from validation", "in the finish
 # area" for the start area), a claim about the truth it cannot weigh ("X is suitable" where
@@ -56,7 +60,7 @@ INDEPENDENT_AGREEMENT_FLOOR = 0.84
 # truth forbids, a truth only planned or expected, a total of other years, a share of another
 # base (rules for the last three were tried and dropped: a review found them refusing true
 # answers far more often).
-INDEPENDENT_CREDITED_AT_MOST = 70
+INDEPENDENT_CREDITED_AT_MOST = 79
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 
@@ -143,7 +147,7 @@ def test_a_wrong_verdict_never_scores_full_credit(judged):
 def test_the_independent_sets_wrong_answers_are_not_credited_but_those_known():
     judge = OfflineJudge()
     rows = load_set(INDEPENDENT_SET)
-    assert len(rows) >= 3180 and all(set(row) == FIELDS for row in rows)
+    assert len(rows) >= 3480 and all(set(row) == FIELDS for row in rows)
     judged = [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in rows]
     credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
     assert len(credited) <= INDEPENDENT_CREDITED_AT_MOST, (
