@@ -180,18 +180,25 @@ class OfflineJudge:
         if (days - asked_days - said_days) or (said_days - days - asked_days and not dated):
             # "Monday to Saturday" for "Monday to Friday"; "on Sundays" beside a weekday figure.
             return self._wrong(f"names the days {sorted(said_days)}, not the truth's")
-        truth_dates = text.dates(ground_truth) - text.dates(question)
+        # Days of the truth's own statement (not its asides), by month and day: "30 June" is
+        # "June 30, 2024"; a span of days ("1-15 March") is read by one end only, so left out.
+        truth_dates = text.dates(text.without_asides(ground_truth)) - text.dates(question)
         answer_dates = text.dates(answer)
+        spans = _DAY_SPAN.search(ground_truth) or _DAY_SPAN.search(answer)
         if (
             truth_dates
             and answer_dates
-            and not any(_same_day(a, d) for a in answer_dates for d in truth_dates)
+            and not spans
+            and not {d[:2] for d in truth_dates} & {a[:2] for a in answer_dates}
         ):
             # "on or before December 1" for "on or before September 1", whatever else agrees.
             return self._wrong("names another day than the truth's")
-        truth_ranks = _ranks(ground_truth) - _ranks(question)
-        answer_ranks = _ranks(answer) - _ranks(question)
-        if truth_ranks and answer_ranks and not truth_ranks & answer_ranks:
+        truth_ranks, answer_ranks = _ranks(text.without_asides(ground_truth)), _ranks(answer)
+        asked_ranks = _ranks(question)
+        if any(
+            answer_ranks.get(thing, rank) != rank and asked_ranks.get(thing) != answer_ranks[thing]
+            for thing, rank in truth_ranks.items()
+        ):
             # "first priority, ahead of in-zone residents" for "second priority, after them".
             return self._wrong("names another rank than the truth's")
         shapes = {_shape(code) for code in codes}
@@ -323,8 +330,9 @@ class OfflineJudge:
             recall = _recall(reason_terms, text.content_terms(case.answer))
             contrary = text.opposes_question(case.answer, case.question, "")
             if reason_terms and recall >= TEXT_RECALL_NEEDED:
-                # "No material uncertainty was identified": the truth's "no" denies its rest.
-                denied = case.negated(rest) or bool(_NO_BEFORE_A_WORD.match(case.truth))
+                # "No material uncertainty was identified": the truth's "no" denies the
+                # clause it opens, where the answer says that clause.
+                denied = case.negated(rest) or _says_denied_clause(case)
                 if case.negated(case.answer) != denied:
                     return self._wrong("negates the truth's reason")
                 answer_says = truth_says
@@ -1324,15 +1332,21 @@ _ORDINAL = re.compile(
 )
 
 
+_DAY_SPAN = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?\s*(?:[-–]|to)\s*\d{1,2}\b", re.I)
 _ORDINAL_WORDS = "first second third fourth fifth sixth seventh eighth ninth tenth".split()
 
 
-def _ranks(said: str) -> set[int]:
-    """The ordinals a text writes, as numbers: "second" and "2nd" are 2."""
-    ranks = set()
-    for found in _ORDINAL.findall(said or ""):
-        word = found.lower()
-        ranks.add(_ORDINAL_WORDS.index(word) + 1 if word in _ORDINAL_WORDS else int(word[:-2]))
+_RANKED = re.compile(_ORDINAL.pattern + r"[\s-]+([a-z]{3,})", re.I)
+
+
+def _ranks(said: str) -> dict[str, int]:
+    """The ordinals a text writes with the word they rank, by that word's stem: "second
+    priority" and "2nd priority" are {"prioriti": 2}; "the first in 2015" ranks nothing."""
+    ranks = {}
+    for found in _RANKED.finditer(said or ""):
+        word = re.split(r"[\s-]", found.group(0))[0].lower()
+        rank = _ORDINAL_WORDS.index(word) + 1 if word in _ORDINAL_WORDS else int(word[:-2])
+        ranks.setdefault(text.stem(found.group(1)), rank)
     return ranks
 
 
@@ -2309,7 +2323,23 @@ def _polarity(answer: str) -> str | None:
     return found.group(1).lower() if found else text.polarity(answer)
 
 
-_NO_BEFORE_A_WORD = re.compile(r"\W*no\s+(?=[a-z])", re.I)
+# A "no" that opens a noun's clause, not a bound ("No later than 5 pm"), a yes-or-no before
+# its reason ("No it is closed"), nor "no need".
+_NO_BEFORE_A_WORD = re.compile(
+    r"\W*no\s+(?!(?:later|earlier|sooner|more|less|fewer|greater|longer|shorter|need|it|they"
+    r"|he|she|we|you|i|but|only|one|way|because|as|not)\b)([a-z][^;.,]*)",
+    re.I,
+)
+
+
+def _says_denied_clause(case: "_Case") -> bool:
+    """Whether the truth opens with a "no" that denies its first clause ("No material
+    uncertainty … was identified") and the answer says that clause's own words."""
+    opened = _NO_BEFORE_A_WORD.match(case.truth)
+    if not opened:
+        return False
+    terms = text.content_terms(opened.group(1)) - case.question_terms - FIGURE_WORDS
+    return bool(terms) and _recall(terms, text.content_terms(case.answer)) >= TEXT_RECALL_NEEDED
 
 
 def _after_polarity(said: str) -> str:

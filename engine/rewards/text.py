@@ -312,12 +312,18 @@ _UPPER_BOUND = re.compile(
 )
 # After the figure: "30 mA or less", "18 years or older".
 # A few words may name what is measured between: "60 metres length overall or more".
+# Not "more or less", nor "or more precisely".
+_NOT_A_BOUND_AFTER = (
+    r"(?!\s+(?:precisely|exactly|accurately|commonly|often|usually|simply|specifically))"
+)
 _UPPER_AFTER = re.compile(
-    r"\d\S{0,20}(?:\s+[^\s\d]\S{0,19}){0,3}\s+or\s+(?:less|fewer|lower|under|below|younger)\b",
+    r"\d\S{0,20}(?:\s+[^\s\d]\S{0,19}){0,3}(?<!\bmore)\s+or\s+"
+    r"(?:less|fewer|lower|under|below|younger)\b" + _NOT_A_BOUND_AFTER,
     re.I,
 )
 _LOWER_AFTER = re.compile(
-    r"\d\S{0,20}(?:\s+[^\s\d]\S{0,19}){0,3}\s+or\s+(?:more|greater|higher|over|above|older)\b",
+    r"\d\S{0,20}(?:\s+[^\s\d]\S{0,19}){0,3}(?<!\bless)\s+or\s+"
+    r"(?:more|greater|higher|over|above|older)\b" + _NOT_A_BOUND_AFTER,
     re.I,
 )
 _LOWER_BOUND = re.compile(

@@ -784,3 +784,35 @@ def test_the_reviews_cases_of_the_sixth_round(judge, question, truth, answer, co
 )  # fmt: skip
 def test_the_seventh_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# A review of the seventh round's rules found them firing past their words; each case as a
+# careful grader judges it.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a "no" that is a bound, a yes-or-no, or opens a clause the answer does not say
+        ("When must the form be submitted?", "No later than 5 pm on Friday.", "By 5 pm on Friday.",
+         True),
+        ("Is there a charge for the shuttle bus?",
+         "No charge; the shuttle is free for all hotel guests.",
+         "The shuttle is free for all hotel guests.", True),
+        ("Did the company record a loss in 2023?",
+         "No loss was recorded; it made a profit of $3 million.",
+         "It made a profit of $3 million.", True),
+        # days in the truth's asides
+        ("How much is an adult ticket?", "£10 (price valid until 31 March 2025)",
+         "£10; prices rise on 1 April 2025.", True),
+        # ordinals that rank other things, or a unit
+        ("What is the speed of sound?", "343 metres per second",
+         "343 m/s, first measured accurately in the 1940s.", True),
+        ("How many times did she win?", "Three times (her third title came in 2019)",
+         "Three, the first in 2015.", True),
+        # "more or less" and "or more precisely" are no bounds
+        ("How long is the drive?", "About 3 hours", "3 hours, more or less.", True),
+        ("How long is the warranty?", "2 years", "2 years from purchase, or more precisely 24 "
+         "months.", True),
+    ],
+)  # fmt: skip
+def test_the_reviews_cases_of_the_seventh_round(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
