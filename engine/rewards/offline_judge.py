@@ -4,7 +4,8 @@ scale, unit and precision; its entity, option, day, time or yes/no; otherwise th
 words), with no negation, hedge, opposite or other case beside it. Held to its labelled sets
 (tests/data/judge_set.jsonl, and tests/data/judge_set_independent.jsonl, written by reviewers
 who never read it); each rule's history, and what it still gets wrong, in docs/judge-rejudge.md.
-It is also RL's reward, so every rule is linear in the answer's length.
+It is also RL's reward, run on whatever a policy writes: every rule has to stay fast on any
+output (the reviews in docs/judge-rejudge.md time 2,000-character answers and long tokens).
 """
 
 import dataclasses
