@@ -36,10 +36,6 @@ def tiny_model(tiny_model_path) -> str:
     return str(tiny_model_path)
 
 
-# Set while this process's suite worker (celery_worker) runs.
-WORKER_RUNNING = "SLEUTH_TEST_WORKER_PID"
-
-
 @pytest.fixture(scope="session")
 def celery_worker(django_db_setup, django_db_blocker, tiny_model_path):
     """A real Celery worker process on the real broker, using the test database. Its operator
@@ -98,7 +94,8 @@ def celery_worker(django_db_setup, django_db_blocker, tiny_model_path):
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
             raise RuntimeError(f"Celery worker did not start:\n{log_path.read_text()[-3000:]}")
-    # Tests that end while it may still work on their data wait for it (tests/browser).
+    from tests.helpers.runs import WORKER_RUNNING
+
     os.environ[WORKER_RUNNING] = str(process.pid)
     yield process
     os.environ.pop(WORKER_RUNNING, None)

@@ -52,9 +52,11 @@ def uploads_settle_before_the_database_is_emptied(request):
         return
     request.getfixturevalue("transactional_db")  # torn down after this fixture: the flush
     yield
-    if not os.environ.get("SLEUTH_TEST_WORKER_PID"):
-        return
     from corpora.models import Document
+    from tests.helpers.runs import WORKER_RUNNING
+
+    if not os.environ.get(WORKER_RUNNING):
+        return
 
     pending = Document.objects.filter(
         status__in=[Document.Status.UPLOADED, Document.Status.PARSED],

@@ -17,6 +17,10 @@ from corpora.services import document_set_entity, document_upload, question_set_
 from runs.models import Checkpoint, Run
 from tests.helpers.toy import FACTS, FILLER
 
+# Set while this process's suite worker (tests/conftest.py, celery_worker) runs: a test that
+# ends while it may still work on the test's data waits for it (tests/browser/conftest.py).
+WORKER_RUNNING = "SLEUTH_TEST_WORKER_PID"
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
