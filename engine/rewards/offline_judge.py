@@ -87,6 +87,10 @@ class OfflineJudge:
         # asked is the answer; the others answer neighbouring questions. Not in an answer that
         # says it is unsure ("48 hours, or perhaps 72"): that is a hedge, judged as one.
         case = _Case(question, ground_truth, answer)
+        # Before any clause is judged alone: "6 months was considered but rejected in favour
+        # of 12 months" sets its first clause aside in its second.
+        if _superseded(case):
+            return self._wrong("says the truth was replaced or set aside")
         if not _UNSURE.search(answer):
             # "1 October; 1 April is the deadline for semester A": a short first statement
             # is the answer it commits to; the rest says what else holds.
@@ -96,8 +100,6 @@ class OfflineJudge:
             asked = _asked_clause(case)
             if asked is not None:
                 return self.judge(question, ground_truth, asked)
-        if _superseded(case):
-            return self._wrong("says the truth was replaced or set aside")
         # The truth's codes and options, where the question does not write them, are said
         # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
         # A code in the truth's aside ("Carbon dioxide (CO2)") is not what it commits to.
@@ -129,6 +131,18 @@ class OfflineJudge:
         ):
             # "on or before December 1" for "on or before September 1", whatever else agrees.
             return self._wrong("names another day than the truth's")
+        if len(truth_dates) == 1 and _days_listed(answer):
+            # "Dates: 15 June 2021, 1 July 2021, 30 June 2026": a row of candidates.
+            return self._wrong("lists days side by side without choosing one")
+        if len(truth_dates) == 1 and len(answer_dates) > 1:
+            # "Enacted on 1 January 2020 but in force on 1 July 2020" to "When did it come into
+            # force?": the day of the clause that answers what is asked.
+            parts = [p for c in _clauses(answer) for p in _AND_CLAUSE.split(c)]
+            dated = [p for p in parts if text.dates(p)]
+            chosen = _best_answering(case, dated) if len(dated) > 1 else None
+            asks = chosen and (text.content_terms(chosen) - _DATE_WORDS) & case.question_terms
+            if asks and not any(_same_day(a, d) for a in text.dates(chosen) for d in truth_dates):
+                return self._wrong(f"gives another day for what is asked: {chosen.strip()!r}")
         truth_ranks, answer_ranks = _ranks(text.without_asides(ground_truth)), _ranks(answer)
         asked_ranks = _ranks(question)
         if any(
@@ -173,13 +187,21 @@ class OfflineJudge:
         hedged = _hedgeable(case)
         alternatives = text.hedges(hedged, bounds=False)
         # "At least 18 years" answers "What is the minimum age?": the bound asked for.
+        # A strict bound ("less than 7 percent") only for a truth that is strict too ("Below 7%").
         bounded_as_asked = (
             not alternatives
             and text.bound(hedged) == _bound_asked(case)
-            and not _STRICT_BOUND.search(text.without_turned_bounds(hedged))
+            and not (
+                _STRICT_BOUND.search(text.without_turned_bounds(hedged))
+                and not _STRICT_BOUND.search(text.without_turned_bounds(case.truth_text))
+            )
         )
         if (alternatives and not (text.hedges(case.truth_text, bounds=False) or truth_spans)) or (
-            text.hedges(hedged) and not spans and not bounded_as_asked
+            # A bound on a figure is a hedge only of a truth that is a figure: "The Lithium
+            # segment, whose sales rose more than 300%" names the segment asked for.
+            text.hedges(hedged, bounds=bool(case.truth_numbers))
+            and not spans
+            and not bounded_as_asked
         ):
             return self._wrong("hedges or offers alternatives instead of one answer")
         if _out_of_order(case):
@@ -363,6 +385,14 @@ class OfflineJudge:
             return self._wrong(
                 f"names {sorted(answer_named)} where the truth's reason names {sorted(truth_named)}"
             )
+        # … nor, where the question asks why, another cause ("No, mainly because of its
+        # inventories" for "No, mainly due to its short-term debt").
+        if _polarity(case.answer) and _ASKS_CAUSE.search(case.question):
+            skip = case.question_terms | FIGURE_WORDS
+            truth_cause = text.content_terms(_cause(rest)) - skip
+            answer_cause = text.content_terms(_cause(after)) - skip
+            if truth_cause and answer_cause and not truth_cause & answer_cause:
+                return self._wrong(f"gives another cause than the truth's: {sorted(answer_cause)}")
         return self._agreed(case, truth_says)
 
     def _denies_predicate(self, case: "_Case") -> bool:
@@ -539,6 +569,10 @@ class OfflineJudge:
             other = found()
             if other:
                 return self._verdict(False, 0.5, says.format(other))
+        if _coarser_than_asked(case.question, committed, case.truth_numbers):
+            # "47.1%" for "47.12%" asked to two decimals: right at its own precision, short
+            # of the one the question asks.
+            return self._verdict(False, 0.5, f"{committed.text} is rounded coarser than asked")
         return self._right("figures match")
 
     def _judge_change(
@@ -560,11 +594,17 @@ class OfflineJudge:
         committed = given[0]
         sign = case.sign(committed, case.answer_text)
         changes = _changes(start, end)
-        if _POINTS.search(committed.text) or _POINTS.match(case.answer_text[committed.end :]):
+        in_points = _POINTS.search(committed.text) or _POINTS.match(
+            case.answer_text[committed.end :]
+        )
+        if in_points:
             # "40 percentage points" is a difference of levels, never the relative change.
             changes = changes[:1]
         for change in changes:
             if case.same_value(committed, change):
+                if change is changes[0] and not in_points and _POINTS.search(case.truth_text):
+                    # "It rose 2%" for "2 percentage points, from 10% to 12%": a tenth of that.
+                    return self._wrong("the truth's change in points, said as a percent")
                 ends = [
                     a
                     for a in given
@@ -640,7 +680,11 @@ class OfflineJudge:
         named = _identifiers(truth)
         if named and not named & _identifiers(committed):
             return self._verdict(False, recall * 0.5, f"does not name {sorted(named)}")
-        missing = _items_unsaid(truth, committed, answer_terms) if not has_numbers else []
+        missing = (
+            _items_unsaid(truth, committed, answer_terms, _count_asked(case.question))
+            if not has_numbers
+            else []
+        )
         if missing:
             return self._verdict(False, recall * 0.5, f"leaves out {missing} of the truth's list")
         extra = answer_terms - said - case.question_terms
@@ -782,6 +826,36 @@ def _parts_reordered(case: "_Case") -> bool:
 _CONDITION_WORD = re.compile(r"\b(?:only|unless|except|provided|if|when)\b", re.I)
 # Words that place a day rather than name it: "in the week before 1 March", "until".
 _PLACED_BY = text.content_terms("before after until till since prior following week month")
+# "Round your answer to two decimal places", "to one decimal", "to the nearest hundredth".
+_ASKS_DECIMALS = re.compile(
+    r"\bround(?:ed|ing)?\b[^.?;]{0,30}?\bto\s+(?:the\s+nearest\s+)?(?:(one|two|three|four|\d)\s+"
+    r"(?:decimals?|decimal\s+places?|places?|dp)\b|(tenth|hundredth|thousandth)s?\b)",
+    re.I,
+)
+_DECIMALS_NAMED = {"one": 1, "two": 2, "three": 3, "four": 4, "tenth": 1, "hundredth": 2}
+_DECIMALS_NAMED["thousandth"] = 3
+
+
+def _coarser_than_asked(
+    question: str, figure: quantities.Quantity, truths: list[quantities.Quantity]
+) -> bool:
+    """Whether the question asks its figure to N decimals and the answer's figure, written
+    with fewer, differs from the truth's (written alike) by more than N decimals allow."""
+    asked = _ASKS_DECIMALS.search(question or "")
+    if not asked:
+        return False
+    named = (asked.group(1) or asked.group(2)).lower()
+    places = int(named) if named.isdigit() else _DECIMALS_NAMED[named]
+    if figure.decimals >= places:
+        return False
+    alike = [
+        t for t in truths if t.kind == figure.kind and (t.factor or 1.0) == (figure.factor or 1.0)
+    ]
+    return bool(alike) and all(
+        abs(figure.mantissa - t.mantissa) > 0.5 * 10.0**-places + 1e-12 for t in alike
+    )
+
+
 _ASKS_AGE = re.compile(
     r"^(?!.*\bhow\s+(?:many|much)\b).*(?:\b(?:what|which|minimum|maximum|youngest|oldest|lowest"
     r"|upper|lower)\b.*\bage\b|\bhow\s+old\b|\bage\s+(?:limit|range|requirement)s?\b)",
@@ -794,6 +868,60 @@ def _nautical(figure: quantities.Quantity) -> quantities.Quantity:
     if figure.unit not in (quantities.unit_of("nm"), ("torque", 1.0)):  # "nm", "NM"
         return figure
     return dataclasses.replace(figure, factor=None, unit=quantities.unit_of("nautical miles"))
+
+
+# Nothing but separators between two days: "15 June 2021, 1 July 2021".
+_DAY_GAP = re.compile(r"[\s,;/|]*")
+
+
+# "… commences on 1 July 2021 and ends on 30 June 2026": two statements of a day each.
+_AND_CLAUSE = re.compile(r"\s+(?:and|while|whereas)\s+(?=[a-z])", re.I)
+
+
+def _days_listed(answer: str) -> bool:
+    """Whether the answer writes two or more different days with nothing but separators
+    between them."""
+    spans = text.date_spans(answer)
+    return any(
+        left[1] <= right[0]
+        and _DAY_GAP.fullmatch(answer[left[1] : right[0]])
+        and text.dates(answer[slice(*left)]) != text.dates(answer[slice(*right)])
+        for left, right in zip(spans, spans[1:], strict=False)
+    )
+
+
+_ASKS_CAUSE = re.compile(r"\bwhy\b|\b(?:factors?|reasons?|drivers?|causes?)\b", re.I)
+_CAUSE = re.compile(
+    r"\b(?:due\s+to|because(?:\s+of)?|driven\s+by|owing\s+to|as\s+a\s+result\s+of|caused\s+by"
+    r"|attributable\s+to)\b(.*)",
+    re.I | re.S,
+)
+
+
+def _cause(said: str) -> str:
+    """What a sentence gives as its cause ("… mainly due to short-term debt"), or ""."""
+    found = _CAUSE.search(said or "")
+    return found.group(1) if found else ""
+
+
+def _over_told_period(
+    numbers: list[quantities.Quantity],
+    written: str,
+    others: list[quantities.Quantity],
+    told: set[str],
+) -> list[quantities.Quantity]:
+    """`numbers` with each measure per a period in `told` read as the measure alone, where
+    the other side's figures are measures of it with no period ("1.2 g/day" for "1200 mg",
+    asked daily); a rate the other side writes as a rate too stays one."""
+    if any(o.unit and "/" in o.unit[0] for o in others):
+        return numbers
+    measures = {o.unit[0] for o in others if o.unit}
+    out = []
+    for figure in numbers:
+        alone = quantities.over_period(figure, written)
+        fits = alone and alone[0].unit[0] in measures and text.stem(alone[1]) in told
+        out.append(alone[0] if fits else figure)
+    return out
 
 
 def _in_years(figure: quantities.Quantity) -> quantities.Quantity:
@@ -910,12 +1038,27 @@ class _Case:
             # "16 months" another.
             for numbers in (self.question_numbers, self.truth_numbers, self.answer_numbers):
                 numbers[:] = [_in_years(n) for n in numbers]
+        # "4,000 mg per day" for the "4 g" of a daily dose: a period that the question or
+        # the other side already counts per is said, not a unit of its own.
+        self.answer_numbers = _over_told_period(
+            self.answer_numbers,
+            self.answer_text,
+            self.truth_numbers,
+            _rates(truth) | _rates(question),
+        )
+        self.truth_numbers = _over_told_period(
+            self.truth_numbers,
+            self.truth_text,
+            self.answer_numbers,
+            _rates(answer) | _rates(question),
+        )
 
     def negated(self, said: str) -> bool:
         """Whether `said` negates, leaving out the question's own negation words, the
         "not" of a bound ("must not exceed 25 pages", "no more than 8") and of what a count
         leaves out ("eight passengers, not counting the driver")."""
         said = _NOT_COUNTING.sub(" ", _NEGATED_BOUND.sub(" ", said or ""))
+        said = _NOT_FAILED.sub(" ", said)
         return text.negated(said, self._question_negations)
 
     def given_numbers(self) -> list[quantities.Quantity]:
@@ -1052,7 +1195,16 @@ class _Case:
         told = _rates(self.truth_text) | _rates(self.question_text)
         # "Each team has six players" to "How many does each volleyball team have": a thing
         # the question names is no rate of the answer's own.
-        said = _rates(self.answer_text) - (self.question_terms - _TIME_STEMS)
+        # What an aside counts per explains the figure ("$2.97 (twelve monthly payments)").
+        said = _rates(text.without_asides(self.answer_text)) - (self.question_terms - _TIME_STEMS)
+        if _rates(self.truth_text):
+            # A truth that counts per something ("$55 per day") is not answered per another
+            # thing the question names, written right after the figure ("$55 per meal" for
+            # the per diem for meals).
+            for figure in self.answer_numbers:
+                if self.matches_truth(figure):
+                    after = re.split(r"[.;:,\n]", self.answer_text[figure.end :], maxsplit=1)[0]
+                    said |= _rates(after, within=_RATE_NEAR)
         return sorted(said - told) if told and said - told else []
 
     def relabelled(self, given: list[quantities.Quantity]) -> list[str]:
@@ -1123,11 +1275,27 @@ class _Case:
                     return found.group(0).strip()
         return ""
 
+    def rate_said(self) -> set[str]:
+        """The words of the truth's rate ("once", "day" of "daily") when the answer counts per
+        the same periods in its own words ("per day")."""
+        rates = _rates(self.truth_text)
+        if not rates or not rates <= _rates(self.answer_text):
+            return set()
+        told = text.content_terms(" ".join(["once", *rates]))
+        # "Twice a day" is not "per day": the count stays the truth's own words.
+        return told if text.content_terms(self.truth_text) & _ONCE else set()
+
+    def results_said(self) -> set[str]:
+        """The words that say a result's sign ("deficit", "shortfall") where the truth says
+        one: the sign is judged with the figure, and one such word is another's synonym."""
+        return _RESULT_TERMS if text.content_terms(self.truth_text) & _RESULT_TERMS else set()
+
     def words_told(self) -> list[str]:
         """The truth's words about its figures when the answer says none of them and they
         are two or more: "twice daily" of "10 mg twice daily"."""
         skip = self.question_terms | FIGURE_WORDS | _DATE_WORDS | text.UP | text.DOWN
-        truth = _clause_words(self.truth_text, self.truth_numbers)
+        truth = _clause_words(self.truth_text, self.truth_numbers) - self.rate_said()
+        truth -= self.results_said()
         said = _words_of(_unfigured(self.answer_text, self.answer_numbers))
         truth -= skip
         return sorted(truth) if len(truth) >= 2 and not truth & said else []
@@ -1139,7 +1307,8 @@ class _Case:
         # A figure's own unit is judged with it ("8849 meters" for "8,849 metres"), and its
         # direction with its sign ("dropped" for "decreased").
         skip = self.question_terms | FIGURE_WORDS | _DATE_WORDS | text.UP | text.DOWN | _BOUNDS
-        truth = _clause_words(self.truth_text, self.truth_numbers)
+        skip |= self.results_said()
+        truth = _clause_words(self.truth_text, self.truth_numbers) - self.rate_said()
         unfigured = _unfigured(self.answer_text, self.answer_numbers)
         missing = truth - skip - _words_of(unfigured)
         own = _unlike(_clause_words(self.answer_text, self.answer_numbers) - skip - truth, missing)
@@ -1202,6 +1371,7 @@ def _clause_words(said: str, figures: list[quantities.Quantity]) -> set[str]:
 
 
 _TIMES = {"one": "once", "1": "once", "two": "twice", "2": "twice"}
+_ONCE = text.content_terms("once")
 # How often a figure counts, said by one word: "daily" is per day.
 _RATE_WORDS = {
     "hourly": "hour", "daily": "day", "nightly": "night", "weekly": "week", "monthly": "month",
@@ -1464,13 +1634,20 @@ _RATE = re.compile(
 )
 
 
-def _rates(said: str) -> set[str]:
-    """The stems a text counts per: "per month" and "monthly" are "month"."""
+def _rates(said: str, within: int | None = None) -> set[str]:
+    """The stems a text counts per: "per month" and "monthly" are "month"; with `within`,
+    only those said in its first that many characters."""
     found = set()
-    for per, a_time, adjective in _RATE.findall(said or ""):
-        word = (per or a_time or adjective).lower()
+    for rate in _RATE.finditer(said or ""):
+        if within is not None and rate.start() > within:
+            break
+        word = next(g for g in rate.groups() if g).lower()
         found.add(text.stem(_RATE_WORDS.get(word, word)))
     return found
+
+
+# How near after a figure its rate is said: "$55 per meal", "two inspections a season".
+_RATE_NEAR = 25
 
 
 def _unlike(own: set[str], missing: set[str]) -> set[str]:
@@ -1648,6 +1825,11 @@ def _refuses(case: "_Case") -> bool:
     return bool(text.content_terms(first) & case.question_terms)
 
 
+# "It didn't fail to meet it", "never failed to pay": a failure denied is no denial.
+_NOT_FAILED = re.compile(
+    r"\b(?:(?:did|does|do|has|have|had|will|would)\s*(?:not|n't)|never)\s+fail(?:s|ed)?\s+to\b",
+    re.I,
+)
 _NOT_COUNTING = re.compile(r"\bnot\s+(?:counting|including)\b", re.I)
 _NOT_ALTERNATIVES = re.compile(r"\b(?:with\s+or\s+without|whether\s+or\s+not)\b", re.I)
 _BOUND_BEFORE = re.compile(
@@ -1855,8 +2037,11 @@ _SUPERSEDING_TERMS = text.content_terms(
     "raised reduced cut lowered revised"
 )
 _ASKS_EARLIER = re.compile(
-    r"\b(?:original(?:ly)?|before|previous(?:ly)?|former(?:ly)?|prior|earlier|initial(?:ly)?"
-    r"|used\s+to|pre-\w+|until|old)\b",
+    r"\b(?:original(?:ly)?|previous(?:ly)?|former(?:ly)?|prior|earlier|initial(?:ly)?"
+    r"|used\s+to|pre-\w+|until|old)\b"
+    # Before a change or a year, not "the interval before the booster dose".
+    r"|\bbefore\s+(?:(?:the|its|their|this|that)\s+)?(?:\w+\s+)?(?:\d{4}|chang|increas|rise"
+    r"|rais|decreas|cut|reduc|reform|revis|updat|amend|merg|acqui|replac|switch|move)",
     re.I,
 )
 
@@ -2240,10 +2425,15 @@ def _direction_near(written: str, start: int, end: int) -> int:
     after = text.words(after_text)[:2]
     if after and after[0] in _MORE_OR_LESS:
         return _MORE_OR_LESS[after[0]]  # "35% less water", "12 more staff"
-    return text.direction(" ".join(before + after))
+    near = before + after
+    # "Earned $1.26 billion" is no "net loss of $1.26 billion", where no rise or fall is said.
+    return text.direction(" ".join(near)) or next((_RESULTS[w] for w in near if w in _RESULTS), 0)
 
 
 _MORE_OR_LESS = {"more": 1, "greater": 1, "less": -1, "fewer": -1}
+# A result said as a gain or a shortfall, by words that name no change.
+_RESULTS = {"earned": 1, "profit": 1, "surplus": 1, "deficit": -1, "shortfall": -1}
+_RESULT_TERMS = text.content_terms(" ".join(_RESULTS))  # judged as the figure's sign
 # A price turned up or down by the word right after its figure: "a 50% discount", "10% off",
 # "a 10% surcharge"; read only against a truth signed as written ("+50%").
 _PRICE_TURNS = {"surcharge": 1, "premium": 1, "markup": 1, "discount": -1, "rebate": -1, "off": -1}
@@ -2253,10 +2443,24 @@ _PRICE_TURN = re.compile(r"\s*(" + "|".join(_PRICE_TURNS) + r")\b", re.I)
 _SAYS_ANSWER_IS = re.compile(r"^\W*(?:the\s+)?answer\s*(?:is\s*)?:?\s*(yes|no)\b", re.I)
 
 
+# "That is correct, it did", "Incorrect": the claim asked about affirmed or denied.
+_AFFIRMED = re.compile(
+    r"^\W*(?:(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:(not)\s+)?(?:(in)?correct|(un)?true"
+    r"|right)|(in)?correct)\b(?!\s+(?:that|to|in|for|setting|answer)\b)(?=\s*(?:[,.;:!-]|$))",
+    re.I,
+)
+
+
 def _polarity(answer: str) -> str | None:
-    """The yes or no an answer opens with, also after "The answer is"."""
+    """The yes or no an answer opens with, also after "The answer is", or said as "That is
+    correct" (yes) or "That is not true" (no)."""
     found = _SAYS_ANSWER_IS.match(answer)
-    return found.group(1).lower() if found else text.polarity(answer)
+    if found:
+        return found.group(1).lower()
+    affirmed = _AFFIRMED.match(answer)
+    if affirmed:
+        return "no" if sum(bool(g) for g in affirmed.groups()) % 2 else "yes"
+    return text.polarity(answer)
 
 
 # A "no" that opens a noun's clause, not a bound ("No later than 5 pm"), a yes-or-no before
@@ -2325,6 +2529,25 @@ def _identifiers(said: str) -> set[str]:
 # A truth that is a list of three or more short items, "A, B and C": each item is part of
 # the answer. Word recall alone credits most of a list, and nothing of an item written as a
 # symbol ("match, case and _").
+# "What are the two reportable segments", "Which three vaccines": the number of things asked.
+_COUNT_ASKED = re.compile(
+    r"(?:\b(?:which|what|name|list|the|its|their)|'s?)\s+(?:are\s+the\s+|were\s+the\s+)?"
+    r"(two|three|four|five|2|3|4|5)"
+    r"\s+(?!times?\b|of\b)[a-z]",
+    re.I,
+)
+_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5}
+
+
+def _count_asked(question: str) -> int:
+    """How many things the question asks for by number ("its two segments"), else 0."""
+    found = _COUNT_ASKED.search(question or "")
+    if not found:
+        return 0
+    word = found.group(1).lower()
+    return int(word) if word.isdigit() else _COUNT_WORDS[word]
+
+
 _LISTED = re.compile(r"^\s*([^,;.:]+(?:,[^,;.:]+)+?),?\s+and\s+([^,;.:]+?)\s*\.?\s*$", re.I)
 # Four items or more by commas alone, each of three words at most and none opening with an
 # article: "Gluten, eggs, fish, milk, mustard" (not a place and its regions, "Stratford-upon-
@@ -2337,15 +2560,21 @@ _COMMA_LISTED = re.compile(
 LIST_ITEM_WORDS = 6
 
 
-def _items_unsaid(truth: str, said: str, said_terms: set[str]) -> list[str]:
+def _items_unsaid(truth: str, said: str, said_terms: set[str], count: int = 0) -> list[str]:
     """The items of a listed truth that `said` (whose key words are `said_terms`) leaves
     out: an item of words is said by any of its words, an item with none (a symbol) by the
-    symbol standing alone."""
+    symbol standing alone. Where the question asks for `count` things, a truth of that many
+    parts by commas and "and" is a list ("Meals & Beverages and Snacks" of two segments)."""
     listed = _LISTED.match(truth)
+    parts = [
+        p.strip() for p in re.split(r",\s*(?:and\s+)?|\s+and\s+", truth.strip(" .")) if p.strip()
+    ]
     if listed:
         items = [item.strip() for item in listed.group(1).split(",")] + [listed.group(2).strip()]
     elif listed := _COMMA_LISTED.match(truth):
         items = [item.strip() for item in listed.group(1).split(",")]
+    elif count >= 2 and len(parts) == count:
+        items = parts
     else:
         return []
     if any(not item or len(item.split()) > LIST_ITEM_WORDS for item in items):

@@ -12,7 +12,7 @@ truth's precision, with units, and each Quantity carries the sign it was written
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 SCALES = {
     "thousand": 1e3,
@@ -438,6 +438,23 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
             return (unit[0], unit[1], match.end("unit"))
         return (f"{unit[0]}/{per_unit[0]}", unit[1] / per_unit[1], match.end())
     return (unit[0], unit[1], match.end())
+
+
+_PER_AT_END = re.compile(r"(?:/|\bper\s+)([a-z]+)\s*$", re.I)
+
+
+def over_period(figure: Quantity, written: str) -> tuple[Quantity, str] | None:
+    """A figure written as a measure per period ("4,000 mg per day", "1.2 g/day") as the
+    measure alone, with the period's name: for a truth that counts the same period in
+    other words ("4 g" of a daily dose). None when its unit is no measure per period."""
+    if not figure.unit or "/" not in figure.unit[0]:
+        return None
+    per = _PER_AT_END.search(written, figure.start, figure.end)
+    period = _UNITS.get(per.group(1).lower()) if per else None
+    if period is None or period[0] not in ("time", "month"):
+        return None
+    measure = figure.unit[0].split("/")[0]
+    return replace(figure, unit=(measure, figure.unit[1] * period[1])), per.group(1)
 
 
 def unit_after(text: str, end: int) -> tuple[str, float] | None:

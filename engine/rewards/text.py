@@ -234,7 +234,11 @@ def hedge_words(text: str) -> bool:
     return bool(_HEDGE.search(text or ""))
 
 
-_OR_BOUND = re.compile(r"\bor\s+(?:less|more|fewer|lower|higher|under|over|below|above)\b", re.I)
+_OR_BOUND = re.compile(
+    r"\bor\s+(?:less|more|fewer|lower|higher|under|over|below|above|older|younger|newer|later"
+    r"|earlier)\b",
+    re.I,
+)
 
 
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -318,12 +322,12 @@ _NOT_A_BOUND_AFTER = (
 )
 _UPPER_AFTER = re.compile(
     r"\d\S{0,20}(?:\s+[^\s\d]\S{0,19}){0,3}(?<!\bmore)\s+or\s+"
-    r"(?:less|fewer|lower|under|below|younger)\b" + _NOT_A_BOUND_AFTER,
+    r"(?:less|fewer|lower|under|below|younger|earlier)\b" + _NOT_A_BOUND_AFTER,
     re.I,
 )
 _LOWER_AFTER = re.compile(
     r"\d\S{0,20}(?:\s+[^\s\d]\S{0,19}){0,3}(?<!\bless)\s+or\s+"
-    r"(?:more|greater|higher|over|above|older)\b" + _NOT_A_BOUND_AFTER,
+    r"(?:more|greater|higher|over|above|older|newer|later)\b" + _NOT_A_BOUND_AFTER,
     re.I,
 )
 _LOWER_BOUND = re.compile(
@@ -871,6 +875,12 @@ _DATES = (
 def date_ends(text: str) -> list[int]:
     """Where each day written in the text ends (`dates`' forms)."""
     return sorted(found.end() for pattern, _ in _DATES for found in pattern.finditer(text or ""))
+
+
+def date_spans(text: str) -> list[tuple[int, int]]:
+    """Where each day written in the text starts and ends (`dates`' forms)."""
+    found = {(m.start(), m.end()) for pattern, _ in _DATES for m in pattern.finditer(text or "")}
+    return sorted(found)
 
 
 def years(text: str) -> set[str]:

@@ -37,11 +37,15 @@ JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 #   credited (28 in the second), 45 of 141 true ones missed;
 # - two more (300 lines, 30 domains: natural answers over technical documents, and hard pairs
 #   both ways over public-sector and finance ones), after the sixth round's rules: 15 of 152
-#   wrong answers credited (none of the 77 natural ones), 65 of 148 true ones missed.
+#   wrong answers credited (none of the 77 natural ones), 65 of 148 true ones missed;
+# - three more (450 lines: a small agent's natural answers over fifteen kinds of customer
+#   document, pairs of the yardstick issue's kinds over many domains, and filings questions
+#   in FinanceBench's style over 40 companies), after the seventh round's rules: 12 of 226
+#   wrong answers credited (2 of the 75 natural ones), 36 of 224 true ones missed.
 # What the judge misses most are true answers in words it cannot read. The set keeps it from
 # crediting wrong answers of kinds the labelled set lacks; its agreement floor fell from 0.85
-# to 0.83 with the last eight sets, whose true answers it misses more of (0.86 on the earlier
-# 2,323 lines): a floor against losing ground, not a goal.
+# to 0.83 with the eight sets after the first 2,323 lines, whose true answers it misses more
+# of: a floor against losing ground, not a goal.
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
 INDEPENDENT_AGREEMENT_FLOOR = 0.83
 # The 79 it still credits need more than the words: a condition or scope the question names
@@ -147,7 +151,7 @@ def test_a_wrong_verdict_never_scores_full_credit(judged):
 def test_the_independent_sets_wrong_answers_are_not_credited_but_those_known():
     judge = OfflineJudge()
     rows = load_set(INDEPENDENT_SET)
-    assert len(rows) >= 3480 and all(set(row) == FIELDS for row in rows)
+    assert len(rows) >= 3930 and all(set(row) == FIELDS for row in rows)
     judged = [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in rows]
     credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
     assert len(credited) <= INDEPENDENT_CREDITED_AT_MOST, (

@@ -816,3 +816,92 @@ def test_the_seventh_round_rules_and_their_wrong_twins(judge, question, truth, a
 )  # fmt: skip
 def test_the_reviews_cases_of_the_seventh_round(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# The eighth round's rules (docs/judge-rejudge.md), each beside the answer it must still take.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a measure per the period the question or truth already counts per
+        ("What is the maximum daily dose?", "4 g", "4,000 mg per day", True),
+        ("What is the starting dose?", "50 micrograms daily", "0.05 mg per day", True),
+        ("How many days of annual leave do employees get?", "25 days", "25 days per year.", True),
+        ("What is the maximum daily dose?", "4 g", "4,000 mg per week", False),
+        ("What is the starting dose?", "50 micrograms twice daily", "0.05 mg per day", False),
+        # a truth counted per one thing is not answered per another the question names
+        ("What is the per diem for meals?", "$55 per day", "$55 per meal.", False),
+        ("What is the loan administration fee?", "£500 per object", "£500 per loan.", False),
+        ("What is the loan administration fee?", "£500 per object", "£500 for each object.", True),
+        ("What is the API rate limit?", "100 requests per minute",
+         "Each API key is limited to 100 requests per minute.", True),
+        ("What were dividends paid per share in FY2022?", "$2.97",
+         "$2.97 for the year (twelve monthly payments averaging about $0.2475)", True),
+        # the precision the question asks for
+        ("What was the gross margin in FY2023? Round to two decimals.", "47.12%", "47.1%", False),
+        ("What was the gross margin in FY2023? Round to two decimals.", "47.10%", "47.1%", True),
+        ("What was the ratio? Round your answer to two decimal places.", "0.96", "0.960", True),
+        # a truth said set aside in a clause of its own
+        ("What is the recommended interval before the booster dose?", "6 months",
+         "An interval of 6 months was considered but rejected in favour of 12 months.", False),
+        ("What was the fee before the increase?", "$20", "$20, later replaced by $25.", True),
+        # days side by side, and the day of the clause that answers
+        ("On what date does the lease commence?", "1 July 2021",
+         "Dates: 15 June 2021, 1 July 2021, 30 June 2026", False),
+        ("On what date does the lease commence?", "1 July 2021",
+         "The lease commences on 1 July 2021 and ends on 30 June 2026.", True),
+        ("When did the act come into force?", "1 January 2020",
+         "It was enacted on 1 January 2020 but came into force on 1 July 2020.", False),
+        ("When did the act come into force?", "1 July 2020",
+         "It was enacted on 1 January 2020 but came into force on 1 July 2020.", True),
+        # a result's sign in words
+        ("What was net income (loss) in FY2022?", "Net loss of $1.26 billion",
+         "It earned $1.26 billion.", False),
+        ("What was the budget balance for FY2023?", "A deficit of $2.1 billion",
+         "The state ran a $2.1 billion shortfall.", True),
+        ("What was the budget balance for FY2023?", "A deficit of $2.1 billion",
+         "A surplus of $2.1 billion", False),
+        ("What is the VAT registration threshold?", "£85,000 of taxable turnover",
+         "£85,000 of profit", False),
+        # a change in points said as a percent
+        ("By how much did the operating margin change?",
+         "It rose 2 percentage points, from 10% to 12%.", "It rose 2%.", False),
+        ("By how much did the operating margin change?",
+         "It rose 2 percentage points, from 10% to 12%.", "Up 200 basis points.", True),
+        # a failure denied is no denial
+        ("Did the trial meet its primary endpoint?", "No.",
+         "It didn't fail to meet the primary endpoint.", False),
+        # another cause than the truth's, where the question asks for it
+        ("Is its liquidity healthy? If not, what is the main factor?",
+         "No, the current ratio is 0.91, mainly due to a large amount of short-term debt.",
+         "No, mainly because of elevated inventory levels.", False),
+        ("Is its liquidity healthy? If not, what is the main factor?",
+         "No, the current ratio is 0.91, mainly due to a large amount of short-term debt.",
+         "No, because of heavy short-term borrowing.", True),
+        ("Is its liquidity healthy? If not, what is the main factor?",
+         "No, the current ratio is 0.91, mainly due to a large amount of short-term debt.",
+         "No.", True),
+        # as many things as the question asks for
+        ("What are Campbell Soup's two reportable segments?", "Meals & Beverages and Snacks",
+         "Meals & Beverages", False),
+        ("What are Campbell Soup's two reportable segments?", "Meals & Beverages and Snacks",
+         "Snacks and Meals & Beverages", True),
+        # a bound the question asks for, in other words
+        ("Which minimum Python version does the library require?", "Python 3.8",
+         "3.8 or newer is required.", True),
+        ("What is the minimum age for inclusion?", "18 years", "Adults aged 18 or older.", True),
+        ("What is the maximum age for inclusion?", "65 years", "18 or older.", False),
+        ("What is the target HbA1c?", "Below 7%", "Less than 7 percent", True),
+        # a claim affirmed or denied in words
+        ("Did revenue increase in 2023?", "Yes, revenue rose 8%.", "That is correct, it did.",
+         True),
+        ("Did revenue increase in 2023?", "Yes, revenue rose 8%.", "That's not correct.", False),
+        ("Is the insurer liable for flood damage?", "No",
+         "It is not true that the insurer is not liable for flood damage.", False),
+        # a bound on a figure beside a truth that is no figure
+        ("Which segment drove most of the growth?", "Lithium",
+         "The Lithium segment, whose net sales rose more than 300%.", True),
+        ("Which segment drove most of the growth?", "Lithium", "Lithium or Bromine.", False),
+    ],
+)  # fmt: skip
+def test_the_eighth_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
