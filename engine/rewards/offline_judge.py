@@ -79,6 +79,10 @@ class OfflineJudge:
         answer = _clock_times(_plain_letters(answer), timed).strip()
         ground_truth = _clock_times(_plain_letters(ground_truth), timed)
         question = _clock_times(_plain_letters(question), timed)
+        if not _DIGIT.search(quantities.words_to_digits(ground_truth)):
+            answer = _every_span(answer)
+        if not _DIGIT.search(quantities.words_to_digits(answer)):
+            ground_truth = _every_span(ground_truth)
         if not answer:
             return self._wrong("no answer")
         if text.is_loop(answer) and not text.is_loop(ground_truth):
@@ -177,7 +181,11 @@ class OfflineJudge:
             asked = case.question_numbers
             adds_figure = any(not _any_agree([a], asked) for a in case.answer_numbers)
             adds_year = text.years(ground_truth) & (text.years(answer) - text.years(question))
-            if not (case.truth_numbers and adds_figure) and not adds_year:
+            # "The guideline recommends nitrofurantoin first-line": the truth's own words,
+            # said in the question's, are its answer.
+            own = text.content_terms(ground_truth) - case.question_terms
+            adds_words = bool(own) and own <= text.content_terms(answer)
+            if not (case.truth_numbers and adds_figure) and not adds_year and not adds_words:
                 return self._wrong("repeats the question")
         # A hedge, alternatives or a range answer only a truth that is one ("Between 2 °C
         # and 8 °C": "2–8 °C"); a bound, a truth that hedges or bounds ("at least 60%" takes
@@ -208,6 +216,8 @@ class OfflineJudge:
             return self._wrong("names the truth's items in another order")
         if _span_reversed(case):
             return self._wrong("gives the truth's span with its ends swapped")
+        if _ratio_turned(case):
+            return self._wrong("names the truth's ratio with its sides turned")
         if _parts_reordered(case):
             return self._wrong("writes the parts of the truth's form in another order")
         if text.reverses(answer, ground_truth):
@@ -952,6 +962,27 @@ def _about_equal(a: quantities.Quantity, b: quantities.Quantity) -> bool:
     return abs(first - second) <= 0.05 * max(abs(first), abs(second))
 
 
+# A ratio the truth names by its sides: "3.2 (requested/available)".
+_RATIO_SIDES = re.compile(r"\b([a-z]{3,})\s*/\s*([a-z]{3,})\b", re.I)
+
+
+def _ratio_turned(case: "_Case") -> bool:
+    """Whether the truth names a ratio's sides ("requested/available") and the answer,
+    giving its figure, names them the other way round ("available time was 3.2 times the
+    requested")."""
+    said = text.content_terms(case.answer_text)
+    for top, bottom in _RATIO_SIDES.findall(case.truth_text):
+        top, bottom = text.stem(top.lower()), text.stem(bottom.lower())
+        if top == bottom or not {top, bottom} <= said:
+            continue
+        order = [text.stem(w) for w in text.words(case.answer_text)]
+        if order.index(bottom) < order.index(top) and any(
+            case.matches_truth(a) for a in case.answer_numbers
+        ):
+            return True
+    return False
+
+
 def _span_reversed(case: "_Case") -> bool:
     """Whether the truth spans two times of day and the answer names them the other way
     round: "from T0600 to T2200" is the day, "between T2200 and T0600" the night."""
@@ -985,6 +1016,8 @@ _DATE_WORDS = text.content_terms(
 
 
 _COUNTS = re.compile(r"\bhow\s+many\b", re.I)  # "three quarters" counts quarters there
+_ONCE_COUNTS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
+_ONCE_WORDS = re.compile(r"\b(?:once|twice|thrice)\b", re.I)
 
 
 class _Case:
@@ -1038,6 +1071,13 @@ class _Case:
             # "16 months" another.
             for numbers in (self.question_numbers, self.truth_numbers, self.answer_numbers):
                 numbers[:] = [_in_years(n) for n in numbers]
+        if _COUNTS.search(question) and not self.answer_numbers:
+            # "Resit a failed module once" to "How many resit attempts…?": a count of times.
+            self.answer_numbers = [
+                quantities.Quantity(_ONCE_COUNTS[w.group(0).lower()], 0, None, "plain", w.group(0),
+                                    start=w.start(), end=w.end())
+                for w in _ONCE_WORDS.finditer(self.answer_text)
+            ]  # fmt: skip
         # "4,000 mg per day" for the "4 g" of a daily dose: a period that the question or
         # the other side already counts per is said, not a unit of its own.
         self.answer_numbers = _over_told_period(
@@ -1204,7 +1244,10 @@ class _Case:
             for figure in self.answer_numbers:
                 if self.matches_truth(figure):
                     after = re.split(r"[.;:,\n]", self.answer_text[figure.end :], maxsplit=1)[0]
-                    said |= _rates(after, within=_RATE_NEAR)
+                    near = _rates(after, within=_RATE_NEAR)
+                    # "$250 per reefer container" counts per the truth's container.
+                    if not _rates(self.truth_text) & text.content_terms(after[: _RATE_NEAR + 20]):
+                        said |= near
         return sorted(said - told) if told and said - told else []
 
     def relabelled(self, given: list[quantities.Quantity]) -> list[str]:
@@ -1379,8 +1422,24 @@ _RATE_WORDS = {
     "annum": "year",
 }  # fmt: skip
 _FREQUENCY = re.compile(
-    r"\b(?:(one|two|1|2)\s+times|(?:per\s+)?(" + "|".join(_RATE_WORDS) + r"))\b", re.I
+    r"\b(?:(?<![\d.,])(one|two|1|2)\s+times|(?:per\s+)?(" + "|".join(_RATE_WORDS) + r"))\b", re.I
 )
+
+
+_DIGIT = re.compile(r"\d")
+# "Every 12 months" is once a year, "every 7 days" once a week, "every 24 hours" once a day.
+_SPANS = {"12 months": "year", "7 days": "week", "24 hours": "day", "seven days": "week"}
+_SPANS |= {"twelve months": "year", "twenty-four hours": "day"}
+_EVERY_SPAN = re.compile(r"\b(?:once\s+)?every\s+(" + "|".join(_SPANS) + r")\b", re.I)
+# A multiple written with an "x" glued to its figure, nothing after ("2.8x"); not "2 x AAA",
+# nor a dimension ("2x4", "73 × 92 cm").
+_MULTIPLE = re.compile(r"(?<=\d)x\b(?!\s*[\w×])", re.I)
+
+
+def _every_span(said: str) -> str:
+    """ "Every 12 months" as "once a year": for the other side, which says how often in words
+    and no figure ("Annually")."""
+    return _EVERY_SPAN.sub(lambda m: f"once a {_SPANS[m.group(1).lower()]}", said)
 
 
 _EVERY = re.compile(r"\b(?:every|each)\s+(day|night|week|month|quarter|year)\b", re.I)
@@ -1401,6 +1460,7 @@ def _as_times(said: str) -> str:
         return f"a {per}" if counted else f"once a {per}"
 
     said = _EVERY.sub(lambda m: f"once a {m.group(1).lower()}", said)  # "every month"
+    said = _MULTIPLE.sub(" times", said)  # "2.8x" is "2.8 times"
     return _FREQUENCY.sub(frequency, said)
 
 

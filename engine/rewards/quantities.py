@@ -48,7 +48,7 @@ _MONTHS = (
 _DATE = re.compile(
     rf"\b(?:{_MONTHS})\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,\s*\d{{4}})?\b"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})\.?(?:,?\s*\d{{4}})?\b"
-    r"|\b\d{4}-\d{2}-\d{2}\b",
+    r"|\b\d{4}-\d{2}-\d{2}\b|(?<![\d/])\d{1,2}/\d{1,2}/\d{4}(?![\d/])",
     re.I,
 )
 # Period labels are not quantities either: "the 12 months ended", "52 weeks ending".

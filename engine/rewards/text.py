@@ -869,6 +869,8 @@ _DATES = (
         "dmy",
     ),
     (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "iso"),
+    # "03/31/2025" or "31/03/2025", where only one reading is a day ("04/03/2025" is none).
+    (re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])"), "slashed"),
 )
 
 
@@ -894,6 +896,15 @@ def dates(text: str) -> set[tuple[int, int, int | None]]:
     found = set()
     for pattern, order in _DATES:
         for groups in pattern.findall(text or ""):
+            if order == "slashed":
+                first, second, year = (int(g) for g in groups)
+                readings = [
+                    (month, day, year)
+                    for month, day in ((first, second), (second, first))
+                    if 1 <= day <= 31 and 1 <= month <= 12
+                ]
+                found |= set(readings) if len(set(readings)) == 1 else set()
+                continue
             if order == "iso":
                 year, month, day = (int(g) for g in groups)
             else:

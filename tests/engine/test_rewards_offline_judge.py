@@ -901,6 +901,33 @@ def test_the_reviews_cases_of_the_seventh_round(judge, question, truth, answer, 
         ("Which segment drove most of the growth?", "Lithium",
          "The Lithium segment, whose net sales rose more than 300%.", True),
         ("Which segment drove most of the growth?", "Lithium", "Lithium or Bromine.", False),
+        # true answers the round found missed: the truth's word in the question's words, a
+        # multiple's "x", a period's span, a day written with slashes, a count of times
+        ("What is the first-line treatment for uncomplicated cystitis?", "Nitrofurantoin",
+         "The guideline recommends nitrofurantoin first-line.", True),
+        ("What is the first-line treatment for uncomplicated cystitis?", "Nitrofurantoin",
+         "The guideline recommends trimethoprim first-line.", False),
+        ("What was the net debt to EBITDA ratio?", "2.8x", "2.8 times", True),
+        ("What was the net debt to EBITDA ratio?", "2.8x", "3.1x", False),
+        ("What type of batteries does the remote take?", "Two AAA batteries", "2 x AAA", True),
+        ("What are the canvas's dimensions?", "73 × 92 cm", "730 × 920 mm", True),
+        ("How often must fume hoods be certified?", "Annually", "Every 12 months.", True),
+        ("How often must fume hoods be certified?", "Annually", "Every 24 months.", False),
+        ("How far apart should the doses be given?", "24 hours", "Once every 24 hours.", True),
+        ("What is the service interval?", "every 15,000 km or 12 months",
+         "Every 12 months or 15,000 km.", True),
+        ("When does the warranty expire?", "31 March 2025", "03/31/2025", True),
+        ("When does the warranty expire?", "31 March 2025", "03/30/2025", False),
+        ("When does the warranty expire?", "4 March 2025", "04/03/2025", False),  # which way?
+        ("How many resit attempts are allowed?", "One", "Students may resit a failed module once.",
+         True),
+        ("How many resit attempts are allowed?", "Two", "Students may resit a failed module once.",
+         False),
+        # a ratio's sides, named by the truth, turned round
+        ("What was the oversubscription factor?", "3.2 (requested/available)",
+         "Available time was 3.2 times the requested time.", False),
+        ("What was the oversubscription factor?", "3.2 (requested/available)",
+         "Requested time was 3.2 times the available time.", True),
     ],
 )  # fmt: skip
 def test_the_eighth_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
