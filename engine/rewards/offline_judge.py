@@ -1141,6 +1141,12 @@ class _Case:
             turned = _PRICE_TURN.match(self.answer_text, figure.end)
             if turned and _PRICE_TURNS[turned.group(1).lower()] != truth.sign:
                 return False
+        # "Earned $1.26 billion" is no "net loss of $1.26 billion": a result's sign in words,
+        # where both sides say one (a truth that says none takes the question's direction).
+        said = figure.sign or _result_near(self.answer_text, figure.start, figure.end)
+        told = truth.sign or _result_near(self.truth_text, truth.start, truth.end)
+        if said and told and said != told:
+            return False
         return self.sign(figure, self.answer_text) == self.sign(truth, self.truth_text)
 
     def same_value(self, figure: quantities.Quantity, truth: quantities.Quantity) -> bool:
@@ -1351,9 +1357,9 @@ class _Case:
         # direction with its sign ("dropped" for "decreased").
         skip = self.question_terms | FIGURE_WORDS | _DATE_WORDS | text.UP | text.DOWN | _BOUNDS
         skip |= self.results_said()
-        truth = _clause_words(self.truth_text, self.truth_numbers) - self.rate_said()
+        truth = _clause_words(self.truth_text, self.truth_numbers)
         unfigured = _unfigured(self.answer_text, self.answer_numbers)
-        missing = truth - skip - _words_of(unfigured)
+        missing = truth - skip - _words_of(unfigured) - self.rate_said()
         own = _unlike(_clause_words(self.answer_text, self.answer_numbers) - skip - truth, missing)
         return sorted(own) if missing and own else []
 
@@ -2485,8 +2491,15 @@ def _direction_near(written: str, start: int, end: int) -> int:
     after = text.words(after_text)[:2]
     if after and after[0] in _MORE_OR_LESS:
         return _MORE_OR_LESS[after[0]]  # "35% less water", "12 more staff"
-    near = before + after
-    # "Earned $1.26 billion" is no "net loss of $1.26 billion", where no rise or fall is said.
+    return text.direction(" ".join(before + after))
+
+
+def _result_near(written: str, start: int, end: int) -> int:
+    """+1 or -1 for a result said as a gain or a shortfall right around a figure ("earned
+    $1.26 billion", "a deficit of $2.1 billion", "a net loss of …"), else 0."""
+    clause_start = max(written.rfind(mark, 0, start) for mark in ".;:\n") + 1
+    near = text.words(written[clause_start:start])[-4:]
+    near += text.words(re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0])[:2]
     return text.direction(" ".join(near)) or next((_RESULTS[w] for w in near if w in _RESULTS), 0)
 
 

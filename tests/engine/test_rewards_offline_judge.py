@@ -932,3 +932,22 @@ def test_the_reviews_cases_of_the_seventh_round(judge, question, truth, answer, 
 )  # fmt: skip
 def test_the_eighth_round_rules_and_their_wrong_twins(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# The ninth round's sets, scored once after the eighth round's rules, found two of them
+# firing past their words.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a result's sign in words counts only against a truth that says one
+        ("Did the Q2 results include a net loss?",
+         "No. It reported net income of $88 million despite heavy catastrophe losses.",
+         "No, it posted a small net profit of $88 million.", True),
+        # a rate both sides say is no word of the answer's own
+        ("What is the maximum fine?",
+         "Up to €20 million or 4% of total worldwide annual turnover, whichever is higher",
+         "€20 million or 4% of global annual turnover, whichever is greater.", True),
+    ],
+)  # fmt: skip
+def test_the_ninth_rounds_cases_of_the_eighth_rounds_rules(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
