@@ -92,8 +92,9 @@ class OfflineJudge:
         # says it is unsure ("48 hours, or perhaps 72"): that is a hedge, judged as one.
         case = _Case(question, ground_truth, answer)
         # Before any clause is judged alone: "6 months was considered but rejected in favour
-        # of 12 months" sets its first clause aside in its second.
-        if _superseded(case):
+        # of 12 months" sets its first clause aside in its second (by the truth's figure or
+        # day: a word of the truth may name another, "Ana Lopez, was replaced").
+        if _superseded(case, by_words=False):
             return self._wrong("says the truth was replaced or set aside")
         if not _UNSURE.search(answer):
             # "1 October; 1 April is the deadline for semester A": a short first statement
@@ -104,6 +105,8 @@ class OfflineJudge:
             asked = _asked_clause(case)
             if asked is not None:
                 return self.judge(question, ground_truth, asked)
+        if _superseded(case):
+            return self._wrong("says the truth was replaced or set aside")
         # The truth's codes and options, where the question does not write them, are said
         # as written: "HF-2048" is another part than "HF-2047", "-I" another option than "-i".
         # A code in the truth's aside ("Carbon dioxide (CO2)") is not what it commits to.
@@ -140,12 +143,12 @@ class OfflineJudge:
             return self._wrong("lists days side by side without choosing one")
         if len(truth_dates) == 1 and len(answer_dates) > 1:
             # "Enacted on 1 January 2020 but in force on 1 July 2020" to "When did it come into
-            # force?": the day of the clause that answers what is asked.
-            parts = [p for c in _clauses(answer) for p in _AND_CLAUSE.split(c)]
-            dated = [p for p in parts if text.dates(p)]
+            # force?": the day of the part that answers what is asked.
+            dated = [p for p in _CONTRAST.split(answer) if text.dates(p)]
             chosen = _best_answering(case, dated) if len(dated) > 1 else None
             asks = chosen and (text.content_terms(chosen) - _DATE_WORDS) & case.question_terms
-            if asks and not any(_same_day(a, d) for a in text.dates(chosen) for d in truth_dates):
+            days = {d[:2] for d in truth_dates}
+            if asks and not {a[:2] for a in text.dates(chosen)} & days:
                 return self._wrong(f"gives another day for what is asked: {chosen.strip()!r}")
         truth_ranks, answer_ranks = _ranks(text.without_asides(ground_truth)), _ranks(answer)
         asked_ranks = _ranks(question)
@@ -207,7 +210,7 @@ class OfflineJudge:
         if (alternatives and not (text.hedges(case.truth_text, bounds=False) or truth_spans)) or (
             # A bound on a figure is a hedge only of a truth that is a figure: "The Lithium
             # segment, whose sales rose more than 300%" names the segment asked for.
-            text.hedges(hedged, bounds=bool(case.truth_numbers))
+            text.hedges(hedged, bounds=bool(case.truth_numbers or _dated(case.truth)))
             and not spans
             and not bounded_as_asked
         ):
@@ -395,14 +398,6 @@ class OfflineJudge:
             return self._wrong(
                 f"names {sorted(answer_named)} where the truth's reason names {sorted(truth_named)}"
             )
-        # … nor, where the question asks why, another cause ("No, mainly because of its
-        # inventories" for "No, mainly due to its short-term debt").
-        if _polarity(case.answer) and _ASKS_CAUSE.search(case.question):
-            skip = case.question_terms | FIGURE_WORDS
-            truth_cause = text.content_terms(_cause(rest)) - skip
-            answer_cause = text.content_terms(_cause(after)) - skip
-            if truth_cause and answer_cause and not truth_cause & answer_cause:
-                return self._wrong(f"gives another cause than the truth's: {sorted(answer_cause)}")
         return self._agreed(case, truth_says)
 
     def _denies_predicate(self, case: "_Case") -> bool:
@@ -612,7 +607,12 @@ class OfflineJudge:
             changes = changes[:1]
         for change in changes:
             if case.same_value(committed, change):
-                if change is changes[0] and not in_points and _POINTS.search(case.truth_text):
+                if (
+                    change is changes[0]
+                    and committed.kind == "percent"
+                    and not in_points
+                    and _POINTS.search(case.truth_text)
+                ):
                     # "It rose 2%" for "2 percentage points, from 10% to 12%": a tenth of that.
                     return self._wrong("the truth's change in points, said as a percent")
                 ends = [
@@ -859,7 +859,11 @@ def _coarser_than_asked(
     if figure.decimals >= places:
         return False
     alike = [
-        t for t in truths if t.kind == figure.kind and (t.factor or 1.0) == (figure.factor or 1.0)
+        t
+        for t in truths
+        if t.kind == figure.kind
+        and (t.factor or 1.0) == (figure.factor or 1.0)
+        and t.unit == figure.unit
     ]
     return bool(alike) and all(
         abs(figure.mantissa - t.mantissa) > 0.5 * 10.0**-places + 1e-12 for t in alike
@@ -884,8 +888,9 @@ def _nautical(figure: quantities.Quantity) -> quantities.Quantity:
 _DAY_GAP = re.compile(r"[\s,;/|]*")
 
 
-# "… commences on 1 July 2021 and ends on 30 June 2026": two statements of a day each.
-_AND_CLAUSE = re.compile(r"\s+(?:and|while|whereas)\s+(?=[a-z])", re.I)
+# "Enacted on 1 January 2020 but in force on 1 July 2020": a day set against another ("and"
+# joins days of one story: "announced on … and completed on …", whose subject is the first's).
+_CONTRAST = re.compile(r"(?<![\s,]),?\s+(?:but|whereas|while|although|however)\s+", re.I)
 
 
 def _days_listed(answer: str) -> bool:
@@ -900,18 +905,9 @@ def _days_listed(answer: str) -> bool:
     )
 
 
-_ASKS_CAUSE = re.compile(r"\bwhy\b|\b(?:factors?|reasons?|drivers?|causes?)\b", re.I)
-_CAUSE = re.compile(
-    r"\b(?:due\s+to|because(?:\s+of)?|driven\s+by|owing\s+to|as\s+a\s+result\s+of|caused\s+by"
-    r"|attributable\s+to)\b(.*)",
-    re.I | re.S,
-)
-
-
-def _cause(said: str) -> str:
-    """What a sentence gives as its cause ("… mainly due to short-term debt"), or ""."""
-    found = _CAUSE.search(said or "")
-    return found.group(1) if found else ""
+def _dated(said: str) -> bool:
+    """Whether a text names a day or a year ("2019 or later" bounds it)."""
+    return bool(text.dates(said) or text.years(said))
 
 
 def _over_told_period(
@@ -1079,18 +1075,20 @@ class _Case:
                 for w in _ONCE_WORDS.finditer(self.answer_text)
             ]  # fmt: skip
         # "4,000 mg per day" for the "4 g" of a daily dose: a period that the question or
-        # the other side already counts per is said, not a unit of its own.
+        # the other side already counts per is said, not a unit of its own; a question's
+        # period of a figure it states ("2 tablets per day") counts that figure, not the answer.
+        asked_rates = set() if self.question_numbers else _rates(question)
         self.answer_numbers = _over_told_period(
             self.answer_numbers,
             self.answer_text,
             self.truth_numbers,
-            _rates(truth) | _rates(question),
+            _rates(truth) | asked_rates,
         )
         self.truth_numbers = _over_told_period(
             self.truth_numbers,
             self.truth_text,
             self.answer_numbers,
-            _rates(answer) | _rates(question),
+            _rates(answer) | asked_rates,
         )
 
     def negated(self, said: str) -> bool:
@@ -1098,7 +1096,8 @@ class _Case:
         "not" of a bound ("must not exceed 25 pages", "no more than 8") and of what a count
         leaves out ("eight passengers, not counting the driver")."""
         said = _NOT_COUNTING.sub(" ", _NEGATED_BOUND.sub(" ", said or ""))
-        said = _NOT_FAILED.sub(" ", said)
+        if not _FAIL.search(self.question):  # "Did it fail to back up?": a denial then
+            said = _NOT_FAILED.sub(" ", said)
         return text.negated(said, self._question_negations)
 
     def given_numbers(self) -> list[quantities.Quantity]:
@@ -1251,8 +1250,12 @@ class _Case:
                 if self.matches_truth(figure):
                     after = re.split(r"[.;:,\n]", self.answer_text[figure.end :], maxsplit=1)[0]
                     near = _rates(after, within=_RATE_NEAR)
-                    # "$250 per reefer container" counts per the truth's container.
-                    if not _rates(self.truth_text) & text.content_terms(after[: _RATE_NEAR + 20]):
+                    # "$250 per reefer container" counts per the truth's container; "500 mg
+                    # per dose, twice a day" says the truth's "twice daily" too, a dose's
+                    # frequency ("10 mg per dose, three a day" is no "10 mg per day").
+                    own = _rates(self.truth_text)
+                    often = own <= said and _HOW_OFTEN.search(self.truth_text)
+                    if not own & text.content_terms(after[: _RATE_NEAR + 20]) and not often:
                         said |= near
         return sorted(said - told) if told and said - told else []
 
@@ -1712,6 +1715,7 @@ def _rates(said: str, within: int | None = None) -> set[str]:
     return found
 
 
+_HOW_OFTEN = re.compile(r"\b(?:once|twice|thrice|times)\b", re.I)
 # How near after a figure its rate is said: "$55 per meal", "two inspections a season".
 _RATE_NEAR = 25
 
@@ -1896,6 +1900,7 @@ _NOT_FAILED = re.compile(
     r"\b(?:(?:did|does|do|has|have|had|will|would)\s*(?:not|n't)|never)\s+fail(?:s|ed)?\s+to\b",
     re.I,
 )
+_FAIL = re.compile(r"\bfail", re.I)
 _NOT_COUNTING = re.compile(r"\bnot\s+(?:counting|including)\b", re.I)
 _NOT_ALTERNATIVES = re.compile(r"\b(?:with\s+or\s+without|whether\s+or\s+not)\b", re.I)
 _BOUND_BEFORE = re.compile(
@@ -2103,18 +2108,15 @@ _SUPERSEDING_TERMS = text.content_terms(
     "raised reduced cut lowered revised"
 )
 _ASKS_EARLIER = re.compile(
-    r"\b(?:original(?:ly)?|previous(?:ly)?|former(?:ly)?|prior|earlier|initial(?:ly)?"
-    r"|used\s+to|pre-\w+|until|old)\b"
-    # Before a change or a year, not "the interval before the booster dose".
-    r"|\bbefore\s+(?:(?:the|its|their|this|that)\s+)?(?:\w+\s+)?(?:\d{4}|chang|increas|rise"
-    r"|rais|decreas|cut|reduc|reform|revis|updat|amend|merg|acqui|replac|switch|move)",
+    r"\b(?:original(?:ly)?|before|previous(?:ly)?|former(?:ly)?|prior|earlier|initial(?:ly)?"
+    r"|used\s+to|pre-\w+|until|old)\b",
     re.I,
 )
 
 
-def _superseded(case: "_Case") -> bool:
-    """Whether the answer says, right after the truth's figure, day or words, that it was
-    replaced, set aside or moved (and the truth does not say so itself)."""
+def _superseded(case: "_Case", by_words: bool = True) -> bool:
+    """Whether the answer says, right after the truth's figure, day or (`by_words`) words,
+    that it was replaced, set aside or moved (and the truth does not say so itself)."""
     if _SUPERSEDED.search(case.truth_text) or _ASKS_EARLIER.search(case.question_text):
         return False
     if case.question_terms & _SUPERSEDING_TERMS:
@@ -2122,7 +2124,7 @@ def _superseded(case: "_Case") -> bool:
     said = case.answer_text
     ends = [f.end for f in case.answer_numbers if case.matches_truth(f)]
     ends += text.date_ends(said) if text.dates(case.truth) & text.dates(said) else []
-    own = text.content_terms(case.truth) - case.question_terms
+    own = text.content_terms(case.truth) - case.question_terms if by_words else set()
     ends += [w.end() for w in re.finditer(r"\w+", said) if text.content_terms(w.group(0)) & own]
     return any(_SUPERSEDED.match(said, end) for end in ends)
 
@@ -2498,15 +2500,17 @@ def _result_near(written: str, start: int, end: int) -> int:
     """+1 or -1 for a result said as a gain or a shortfall right around a figure ("earned
     $1.26 billion", "a deficit of $2.1 billion", "a net loss of …"), else 0."""
     clause_start = max(written.rfind(mark, 0, start) for mark in ".;:\n") + 1
-    near = text.words(written[clause_start:start])[-4:]
-    near += text.words(re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0])[:2]
-    return text.direction(" ".join(near)) or next((_RESULTS[w] for w in near if w in _RESULTS), 0)
+    before = text.words(written[clause_start:start])[-4:]
+    after = text.words(re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0])[:2]
+    # The nearest: "from a $4 million deficit to a $1 million surplus" has one of each.
+    return next((_RESULTS[w] for w in [*after, *before[::-1]] if w in _RESULTS), 0)
 
 
 _MORE_OR_LESS = {"more": 1, "greater": 1, "less": -1, "fewer": -1}
 # A result said as a gain or a shortfall, by words that name no change.
 _RESULTS = {"earned": 1, "profit": 1, "surplus": 1, "deficit": -1, "shortfall": -1}
-_RESULT_TERMS = text.content_terms(" ".join(_RESULTS))  # judged as the figure's sign
+_RESULTS |= {"loss": -1, "losses": -1, "lost": -1}
+_RESULT_TERMS = text.content_terms("earned profit surplus deficit shortfall")  # the sign's
 # A price turned up or down by the word right after its figure: "a 50% discount", "10% off",
 # "a 10% surcharge"; read only against a truth signed as written ("+50%").
 _PRICE_TURNS = {"surcharge": 1, "premium": 1, "markup": 1, "discount": -1, "rebate": -1, "off": -1}
@@ -2519,7 +2523,7 @@ _SAYS_ANSWER_IS = re.compile(r"^\W*(?:the\s+)?answer\s*(?:is\s*)?:?\s*(yes|no)\b
 # "That is correct, it did", "Incorrect": the claim asked about affirmed or denied.
 _AFFIRMED = re.compile(
     r"^\W*(?:(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:(not)\s+)?(?:(in)?correct|(un)?true"
-    r"|right)|(in)?correct)\b(?!\s+(?:that|to|in|for|setting|answer)\b)(?=\s*(?:[,.;:!-]|$))",
+    r"|right)|(in)?correct)\b(?!\s+(?:that|to|in|for|setting|answer)\b)(?=\s*(?:[,.;:!—–-]|$))",
     re.I,
 )
 
@@ -2531,7 +2535,8 @@ def _polarity(answer: str) -> str | None:
     if found:
         return found.group(1).lower()
     affirmed = _AFFIRMED.match(answer)
-    if affirmed:
+    # "Correct – the policy does not cover it" affirms a claim the question did not make.
+    if affirmed and not text.negated(answer[affirmed.end() :]):
         return "no" if sum(bool(g) for g in affirmed.groups()) % 2 else "yes"
     return text.polarity(answer)
 

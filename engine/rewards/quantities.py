@@ -834,6 +834,14 @@ def _agree(answer: Quantity, truth: Quantity, fa: float, ft: float) -> bool:
         # and "$1,580 million" another figure than $1,577 million. Rounding is said with a
         # point in a larger unit ("$1.58 billion", "8.34 million").
         step_a = min(step_a, fa)
+    written_t = ft * 10.0 ** (-truth.decimals)
+    unscaled = truth.factor in (None, 1.0)  # "$4.60" billions pads a rounded figure to cents
+    if unscaled and truth.decimals > 0 and step_a < step_t * (1 - 1e-9) and written_t < step_t:
+        # The zeros that end a truth ("$1.10", "5.0%") are a format's only for an answer that
+        # writes fewer digits ("$1.1", "5%"): one that writes more must agree with them as
+        # written ("$1.08" is not "$1.10", nor "5.4%" "5.0%").
+        step = max(step_a, written_t)
+        return abs(va - vt) <= step / 2 * (1 + 1e-9)
     if step_a <= step_t * (1 + 1e-9):
         return abs(va - vt) <= step_t / 2 * (1 + 1e-9)
     return digits_a >= MIN_ROUNDED_DIGITS and abs(va - vt) <= step_a / 2 * (1 + 1e-9)

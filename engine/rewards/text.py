@@ -235,8 +235,7 @@ def hedge_words(text: str) -> bool:
 
 
 _OR_BOUND = re.compile(
-    r"\bor\s+(?:less|more|fewer|lower|higher|under|over|below|above|older|younger|newer|later"
-    r"|earlier)\b",
+    r"\bor\s+(?:less|more|fewer|lower|higher|under|over|below|above|older|younger|newer)\b",
     re.I,
 )
 

@@ -48,7 +48,7 @@ JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 # of: a floor against losing ground, not a goal.
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
 INDEPENDENT_AGREEMENT_FLOOR = 0.83
-# The 79 it still credits need more than the words: a condition or scope the question names
+# The 81 it still credits need more than the words: a condition or scope the question names
 # in other words ("single" for a return fare, "for senators" to the lower house, "per
 # individual" to the family maximum, "from purchase" for "from validation", "in the finish
 # area" for the start area), a claim about the truth it cannot weigh ("X is suitable" where
@@ -63,8 +63,12 @@ INDEPENDENT_AGREEMENT_FLOOR = 0.83
 # Captain must be approved by the Safety Adviser"), a double negative that allows what the
 # truth forbids, a truth only planned or expected, a total of other years, a share of another
 # base (rules for the last three were tried and dropped: a review found them refusing true
-# answers far more often).
-INDEPENDENT_CREDITED_AT_MOST = 79
+# answers far more often), and of the eighth round's sets a yes with another cause than the
+# truth's ("No, mainly because of elevated inventory levels"; the rule was dropped after a
+# review found it refusing causes in other words) and an interval "considered but rejected"
+# where the question asks for one "before the booster dose" (a "before" that reads as asking
+# for an earlier state).
+INDEPENDENT_CREDITED_AT_MOST = 81
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 
