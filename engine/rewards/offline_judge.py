@@ -574,6 +574,10 @@ class OfflineJudge:
             other = found()
             if other:
                 return self._verdict(False, 0.5, says.format(other))
+        other_year = _year_labelled(case, committed)
+        if other_year:
+            # "18.5% in 2021, and improved further in 2022" to "… in 2022?".
+            return self._verdict(False, 0.5, f"gives the truth's figure for {other_year}")
         if _coarser_than_asked(case.question, committed, case.truth_numbers):
             # "47.1%" for "47.12%" asked to two decimals: right at its own precision, short
             # of the one the question asks.
@@ -903,6 +907,25 @@ def _days_listed(answer: str) -> bool:
         and text.dates(answer[slice(*left)]) != text.dates(answer[slice(*right)])
         for left, right in zip(spans, spans[1:], strict=False)
     )
+
+
+# A year written right after a figure labels it: "18.5% in 2021", "$3.2 billion for FY2022".
+_YEAR_AFTER = re.compile(
+    r"\s*(?:,\s*)?(?:in|for|during|as\s+of|at\s+the\s+end\s+of)\s+(?:the\s+)?"
+    r"(?:fiscal\s+(?:year\s+)?|FY\s?|CY\s?)?((?:19|20)\d{2})\b",
+    re.I,
+)
+
+
+def _year_labelled(case: "_Case", figure: quantities.Quantity) -> str:
+    """The year the answer labels its figure with, where the question asks of other years
+    and the truth names it not; else ""."""
+    asked = _periods(case.question)
+    labelled = _YEAR_AFTER.match(case.answer_text, figure.end)
+    if not asked or not labelled:
+        return ""
+    year = labelled.group(1)
+    return year if year not in asked | _periods(case.truth) else ""
 
 
 def _dated(said: str) -> bool:

@@ -309,8 +309,8 @@ _TURNED_LOWER = re.compile(
     rf"\b(?:no|not)\s+{BOUNDED_VERB}(?:less|fewer|lower|closer|sooner)\s+than\b", re.I
 )
 _UPPER_BOUND = re.compile(
-    r"\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum"
-    r"|not\s+(?:to\s+)?exceed(?:ing)?)" + _A_FIGURE,
+    r"(?:\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum"
+    r"|not\s+(?:to\s+)?exceed(?:ing)?)|<\s*=?|≤)" + _A_FIGURE,
     re.I,
 )
 # After the figure: "30 mA or less", "18 years or older".
@@ -330,7 +330,8 @@ _LOWER_AFTER = re.compile(
     re.I,
 )
 _LOWER_BOUND = re.compile(
-    r"\b(?:(?:more|greater|higher)\s+than|at\s+least|over|above|minimum)" + _A_FIGURE, re.I
+    r"(?:\b(?:(?:more|greater|higher)\s+than|at\s+least|over|above|minimum)|>\s*=?|≥)" + _A_FIGURE,
+    re.I,
 )
 
 

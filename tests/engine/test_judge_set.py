@@ -41,14 +41,18 @@ JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 # - three more (450 lines: a small agent's natural answers over fifteen kinds of customer
 #   document, pairs of the yardstick issue's kinds over many domains, and filings questions
 #   in FinanceBench's style over 40 companies), after the seventh round's rules: 12 of 226
-#   wrong answers credited (2 of the 75 natural ones), 36 of 224 true ones missed.
+#   wrong answers credited (2 of the 75 natural ones), 36 of 224 true ones missed;
+# - three more (450 lines: natural answers over fifteen other kinds of document, filings
+#   beyond the 10-K, and a set told the kinds of rule the judge has), after the eighth
+#   round's rules: 25 of 224 wrong answers credited (1 of the 75 natural ones, 19 of 75 in
+#   the set told the rule kinds), 62 of 226 true ones missed.
 # What the judge misses most are true answers in words it cannot read. The set keeps it from
 # crediting wrong answers of kinds the labelled set lacks; its agreement floor fell from 0.85
 # to 0.83 with the eight sets after the first 2,323 lines, whose true answers it misses more
 # of: a floor against losing ground, not a goal.
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
 INDEPENDENT_AGREEMENT_FLOOR = 0.83
-# The 81 it still credits need more than the words: a condition or scope the question names
+# The 103 it still credits need more than the words: a condition or scope the question names
 # in other words ("single" for a return fare, "for senators" to the lower house, "per
 # individual" to the family maximum, "from purchase" for "from validation", "in the finish
 # area" for the start area), a claim about the truth it cannot weigh ("X is suitable" where
@@ -68,7 +72,7 @@ INDEPENDENT_AGREEMENT_FLOOR = 0.83
 # review found it refusing causes in other words) and an interval "considered but rejected"
 # where the question asks for one "before the booster dose" (a "before" that reads as asking
 # for an earlier state).
-INDEPENDENT_CREDITED_AT_MOST = 81
+INDEPENDENT_CREDITED_AT_MOST = 103
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 
@@ -155,7 +159,7 @@ def test_a_wrong_verdict_never_scores_full_credit(judged):
 def test_the_independent_sets_wrong_answers_are_not_credited_but_those_known():
     judge = OfflineJudge()
     rows = load_set(INDEPENDENT_SET)
-    assert len(rows) >= 3930 and all(set(row) == FIELDS for row in rows)
+    assert len(rows) >= 4380 and all(set(row) == FIELDS for row in rows)
     judged = [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in rows]
     credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
     assert len(credited) <= INDEPENDENT_CREDITED_AT_MOST, (

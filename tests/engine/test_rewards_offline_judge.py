@@ -1009,3 +1009,27 @@ def test_the_ninth_rounds_cases_of_the_eighth_rounds_rules(judge, question, trut
 )  # fmt: skip
 def test_the_reviews_cases_of_the_eighth_round(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# Rules drawn from the ninth round's sets after they were scored once.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a figure labelled with a year the question does not ask
+        ("What was the operating margin in 2022?", "18.5%",
+         "Operating margin was 18.5% in 2021 and improved further in 2022.", False),
+        ("What was the operating margin in 2022?", "18.5%", "18.5% in 2022, up from 17% in 2021.",
+         True),
+        ("What was the operating margin in FY2022?", "18.5%", "18.5% for fiscal 2022", True),
+        # bounds written with symbols
+        ("How should the dose be adjusted in renal impairment?",
+         "Reduce the dose by 50% if CrCl < 30 mL/min", "Reduce by 50% if CrCl is above 30 mL/min.",
+         False),
+        ("How should the dose be adjusted in renal impairment?",
+         "Reduce the dose by 50% if CrCl < 30 mL/min", "Reduce by 50% if CrCl is below 30 mL/min.",
+         True),
+        ("What is the minimum age?", "≥ 18 years", "18 or older", True),
+    ],
+)  # fmt: skip
+def test_the_ninth_rounds_rules(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
