@@ -158,6 +158,10 @@ class OfflineJudge:
         ):
             # "first priority, ahead of in-zone residents" for "second priority, after them".
             return self._wrong("names another rank than the truth's")
+        unranked = _called_first(question, ground_truth, answer)
+        if unranked:
+            # "Walmart was the largest customer, followed by Target" to "… second-largest?".
+            return self._wrong(f"calls it {unranked!r}, not the rank asked")
         shapes = {_shape(code) for code in codes}
         other_codes = {
             c for c in answer_codes - codes - text.codes(question) if _shape(c) in shapes
@@ -1535,6 +1539,30 @@ _ORDINAL_WORDS = "first second third fourth fifth sixth seventh eighth ninth ten
 
 
 _RANKED = re.compile(_ORDINAL.pattern + r"[\s-]+([a-z]{3,})", re.I)
+
+
+# A superlative the question ranks by an ordinal: "second-largest", "third most valuable".
+_RANKED_SUPERLATIVE = re.compile(
+    r"\b(?:second|third|fourth|fifth|\d+(?:nd|rd|th))[\s-]+((?:most|least)\s+[a-z]+|[a-z]+est)\b",
+    re.I,
+)
+
+
+def _called_first(question: str, truth: str, answer: str) -> str:
+    """The superlative the answer gives the truth plainly ("Walmart was the largest") where
+    the question asks for one ranked lower ("second-largest"): it calls it the first; else
+    ""."""
+    name = re.escape(truth.strip(" .").strip())
+    for found in _RANKED_SUPERLATIVE.finditer(question or ""):
+        word = re.escape(found.group(1))
+        said = re.search(
+            rf"\b{name}\s+(?:was|is|were|are|remains|remained|became)\s+(?:the|its|their)\s+{word}\b",
+            answer or "",
+            re.I,
+        )
+        if name and said:
+            return said.group(0)
+    return ""
 
 
 def _ranks(said: str) -> dict[str, int]:

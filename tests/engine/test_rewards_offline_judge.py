@@ -1029,6 +1029,13 @@ def test_the_reviews_cases_of_the_eighth_round(judge, question, truth, answer, c
          "Reduce the dose by 50% if CrCl < 30 mL/min", "Reduce by 50% if CrCl is below 30 mL/min.",
          True),
         ("What is the minimum age?", "≥ 18 years", "18 or older", True),
+        # the first said plainly of the truth, where the question asks a lower rank
+        ("Who was the company's second-largest customer?", "Walmart",
+         "Walmart was the largest customer, followed by Target.", False),
+        ("Who was the company's second-largest customer?", "Walmart",
+         "Walmart was the second-largest customer, after Target.", True),
+        ("Who was the company's second-largest customer?", "Walmart",
+         "Walmart, after Target, the largest.", True),
     ],
 )  # fmt: skip
 def test_the_ninth_rounds_rules(judge, question, truth, answer, correct):
