@@ -572,6 +572,7 @@ class OfflineJudge:
             (case.words_swapped, "says {} for the truth's words"),
             (case.words_told, "leaves out the truth's {}"),
             (case.other_scope, "gives it {!r}, another case than asked"),
+            (case.other_case_figure, "gives it for {}, another case than asked"),
             (case.foreign_rate, "counts per {}, not as the truth or question"),
             (lambda: case.converted_wrongly(given), "gives the truth in another scale wrongly: {}"),
         ):
@@ -647,6 +648,8 @@ class OfflineJudge:
         # install redis[hiredis])" is answered by "hiredis".
         # How often, said one way: "two times" is "twice".
         truth = text.without_asides(_as_times(case.truth))
+        # "No later than 5 pm on Friday": the bound's words are its figure's, said by "By".
+        truth = text.NEGATED_COMPARISON.sub(" ", truth)
         # A code's letters are the code's ("hf" of "HF-2047"), judged whole in `judge`.
         # Month names are a date's words, not a name's ("Mars", "May Ellis").
         dated = text.dates(case.truth) or text.years(case.truth)
@@ -1352,6 +1355,31 @@ class _Case:
             for other in asked.get(found.group(1).lower(), []):
                 if mine & other and mine - other and other - mine:
                     return found.group(0).strip()
+        return ""
+
+    def other_case_figure(self) -> str:
+        """A figure of the answer that names its case the way the question names it, with
+        another value ("£4.50 for up to two hours" to "… for up to 4 hours?"): the same words
+        before it, the same measure; "" when none."""
+        for figure in self.answer_numbers:
+            before = self.answer_text[: figure.start]
+            if (
+                not figure.unit
+                or self.matches_truth(figure)
+                or before.count("(") > before.count(")")
+            ):
+                continue  # an aside's case is context: "£4.50 (£2.50 for up to 2 hours)"
+            mine = text.words(self.answer_text[max(0, figure.start - 30) : figure.start])[-2:]
+            for asked in self.question_numbers:
+                theirs = text.words(self.question_text[max(0, asked.start - 30) : asked.start])
+                if (
+                    asked.unit
+                    and asked.unit[0] == figure.unit[0]
+                    and mine
+                    and mine == theirs[-2:]
+                    and not quantities.agree(figure, asked)
+                ):
+                    return " ".join([*mine, figure.text])
         return ""
 
     def rate_said(self) -> set[str]:

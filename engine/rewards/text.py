@@ -86,10 +86,20 @@ _SAME_MEANING = {
 }
 
 
+# "No more than 8 tablets", "No later than 30 June": a bound, not a "no".
+_COMPARED = (
+    r"(?:more|less|fewer|greater|higher|lower|later|earlier|sooner|longer|shorter|closer"
+    r"|nearer|further|farther|bigger|smaller|heavier|older|younger)\s+than\b"
+)
+_NO_BOUND = re.compile(rf"\W*no\s+{_COMPARED}", re.I)
+# The same anywhere: the words of a bound, which say no answer of their own.
+NEGATED_COMPARISON = re.compile(rf"\b(?:no|not)\s+{_COMPARED}", re.I)
+
+
 def polarity(text: str) -> str | None:
-    """ "yes" or "no" when the text opens with one, else None."""
+    """ "yes" or "no" when the text opens with one, else None ("No more than 8" bounds)."""
     first = words(text)[:1]
-    if first and first[0] in {"yes", "no"}:
+    if first and first[0] in {"yes", "no"} and not _NO_BOUND.match(text or ""):
         return first[0]
     return None
 
@@ -309,7 +319,7 @@ _TURNED_LOWER = re.compile(
     rf"\b(?:no|not)\s+{BOUNDED_VERB}(?:less|fewer|lower|closer|sooner)\s+than\b", re.I
 )
 _UPPER_BOUND = re.compile(
-    r"(?:\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum"
+    r"(?:\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum|within"
     r"|not\s+(?:to\s+)?exceed(?:ing)?)|<\s*=?|≤)" + _A_FIGURE,
     re.I,
 )

@@ -1036,6 +1036,19 @@ def test_the_reviews_cases_of_the_eighth_round(judge, question, truth, answer, c
          "Walmart was the second-largest customer, after Target.", True),
         ("Who was the company's second-largest customer?", "Walmart",
          "Walmart, after Target, the largest.", True),
+        # a truth that opens "No more than", "No later than" is a bound, not a "no"
+        ("How many tablets can I take?", "No more than 8 tablets in 24 hours",
+         "8 tablets in 24 hours", True),
+        ("How many tablets can I take?", "No more than 8 tablets in 24 hours", "No", False),
+        ("How close to a fire hydrant can you park?", "No closer than 15 feet", "15 ft", True),
+        ("How close to a junction may a vehicle be parked?", "No closer than 10 metres",
+         "Within 10 metres of the junction.", False),
+        ("When must I apply?", "No later than 30 June", "By 30 June", True),
+        # a figure naming its case as the question does, with another value
+        ("How much does visitor parking cost for up to 4 hours?", "£4.50",
+         "£4.50 for up to two hours", False),
+        ("How much does visitor parking cost for up to 4 hours?", "£4.50",
+         "£4.50 (£2.50 for up to 2 hours)", True),
     ],
 )  # fmt: skip
 def test_the_ninth_rounds_rules(judge, question, truth, answer, correct):
