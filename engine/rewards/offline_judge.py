@@ -145,10 +145,14 @@ class OfflineJudge:
             # "Enacted on 1 January 2020 but in force on 1 July 2020" to "When did it come into
             # force?": the day of the part that answers what is asked.
             dated = [p for p in _CONTRAST.split(answer) if text.dates(p)]
-            chosen = _best_answering(case, dated) if len(dated) > 1 else None
+            # Judged by their words: a day's month is no word of another case.
+            blanked = [_DAY_WRITTEN.sub(" ", p) for p in dated]
+            chosen = _best_answering(case, blanked) if len(dated) > 1 else None
+            chosen = dated[blanked.index(chosen)] if chosen else None
             asks = chosen and (text.content_terms(chosen) - _DATE_WORDS) & case.question_terms
-            days = {d[:2] for d in truth_dates}
-            if asks and not {a[:2] for a in text.dates(chosen)} & days:
+            if asks and not any(
+                _same_day_as_written(a, d) for a in text.dates(chosen) for d in truth_dates
+            ):
                 return self._wrong(f"gives another day for what is asked: {chosen.strip()!r}")
         truth_ranks, answer_ranks = _ranks(text.without_asides(ground_truth)), _ranks(answer)
         asked_ranks = _ranks(question)
@@ -289,7 +293,7 @@ class OfflineJudge:
     def _judge_polarity(self, case: "_Case", truth_says: str) -> Verdict:
         """A truth that opens with yes or no. An answer without one says yes unless it
         negates, or says the truth's own reason."""
-        answer_says = _polarity(case.answer)
+        answer_says = _polarity(case.answer, case.question)
         rest = _after_polarity(case.truth)
         if {"yes", "no"} <= set(_BARE_YES_NO.findall(case.answer.lower())):
             return self._wrong("says both yes and no")
@@ -904,6 +908,18 @@ _DAY_GAP = re.compile(r"[\s,;/|]*")
 _CONTRAST = re.compile(r"(?<![\s,]),?\s+(?:but|whereas|while|although|however)\s+", re.I)
 
 
+_DAY_WRITTEN = re.compile(
+    r"\b(?:\d{1,2}\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+    r"(?:\s+\d{1,2}(?:st|nd|rd|th)?)?(?:,?\s*\d{4})?",
+    re.I,
+)
+
+
+def _same_day_as_written(answer: tuple, truth: tuple) -> bool:
+    """The same month and day, and the same year where both write one."""
+    return answer[:2] == truth[:2] and (None in (answer[2], truth[2]) or answer[2] == truth[2])
+
+
 def _days_listed(answer: str) -> bool:
     """Whether the answer writes two or more different days with nothing but separators
     between them."""
@@ -916,23 +932,36 @@ def _days_listed(answer: str) -> bool:
     )
 
 
-# A year written right after a figure labels it: "18.5% in 2021", "$3.2 billion for FY2022".
+# A year written right after a figure labels it: "18.5% in 2021", "$3.2 billion for FY2022",
+# "21% in 2022 and 2023 alike" (all its years).
 _YEAR_AFTER = re.compile(
     r"\s*(?:,\s*)?(?:in|for|during|as\s+of|at\s+the\s+end\s+of)\s+(?:the\s+)?"
-    r"(?:fiscal\s+(?:year\s+)?|FY\s?|CY\s?)?((?:19|20)\d{2})\b",
+    r"(?:fiscal\s+(?:year\s+)?|FY\s?|CY\s?)?((?:19|20)\d{2}(?:\s?[/–-]\s?\d{2})?"
+    r"(?:\s*(?:,|and|or|to)\s*(?:FY\s?)?(?:19|20)\d{2})*)\b",
+    re.I,
+)
+# A year the question asks as a period ("in 2022", "for FY2022", "fiscal 2022"), not one that
+# names an event or a law ("the Tokyo 2020 Olympics", "the 2017 Tax Cuts and Jobs Act").
+_ASKED_PERIOD = re.compile(
+    r"(?:\b(?:in|for|during|of|as\s+of|fiscal|year|since|by)\s+(?:the\s+)?(?:year\s+)?"
+    r"|\b(?:FY|CY)\s?)((?:19|20)\d{2}(?:\s?[/–-]\s?\d{2})?)\b",
     re.I,
 )
 
 
 def _year_labelled(case: "_Case", figure: quantities.Quantity) -> str:
     """The year the answer labels its figure with, where the question asks of other years
-    and the truth names it not; else ""."""
-    asked = _periods(case.question)
+    as periods and the truth names it not; else ""."""
+    asked = (
+        set().union(*(_periods(y) for y in _ASKED_PERIOD.findall(case.question)))
+        if (_ASKED_PERIOD.search(case.question))
+        else set()
+    )
     labelled = _YEAR_AFTER.match(case.answer_text, figure.end)
     if not asked or not labelled:
         return ""
-    year = labelled.group(1)
-    return year if year not in asked | _periods(case.truth) else ""
+    years = _periods(labelled.group(1))
+    return "" if years & (asked | _periods(case.truth)) else labelled.group(1)
 
 
 def _dated(said: str) -> bool:
@@ -1041,6 +1070,10 @@ _DATE_WORDS = text.content_terms(
 )
 
 
+_APPROXIMATE = re.compile(
+    r"\b(?:approximately|approx\.?|roughly|about|around|nearly|almost|circa|some)\b|~", re.I
+)
+_ROUNDING = re.compile(r"\bround(?:ed|ing)?\b|\bnearest\b", re.I)
 _COUNTS = re.compile(r"\bhow\s+many\b", re.I)  # "three quarters" counts quarters there
 _ONCE_COUNTS = {"once": 1.0, "twice": 2.0, "thrice": 3.0}
 _ONCE_WORDS = re.compile(r"\b(?:once|twice|thrice)\b", re.I)
@@ -1104,6 +1137,13 @@ class _Case:
                                     start=w.start(), end=w.end())
                 for w in _ONCE_WORDS.finditer(self.answer_text)
             ]  # fmt: skip
+        if (
+            _APPROXIMATE.search(question)
+            or _APPROXIMATE.search(truth)
+            or _ROUNDING.search(question)
+        ):
+            # "Approximately $5.00", "to the nearest percent": its zeros pad, bind nothing.
+            self.truth_numbers = [quantities.padding_dropped(t) for t in self.truth_numbers]
         # "4,000 mg per day" for the "4 g" of a daily dose: a period that the question or
         # the other side already counts per is said, not a unit of its own; a question's
         # period of a figure it states ("2 tablets per day") counts that figure, not the answer.
@@ -1827,11 +1867,14 @@ def _words_of(said: str) -> set[str]:
 
 # A period an answer labels a figure with: "2019", "FY2022", "FY 2022", "FY22".
 _PERIOD = re.compile(r"\b(?:FY\s?|CY\s?)?((?:19|20)\d{2})\b|\bFY\s?'?(\d{2})\b", re.I)
+# A year split across two ("2022/23", "2011-12", "FY2023-24"): both.
+_SPLIT_YEAR = re.compile(r"\b((?:19|20)\d{2})\s?[/–-]\s?(\d{2})\b")
 
 
 def _periods(written: str) -> set[str]:
-    """The years a text names, fiscal or calendar, as four digits."""
-    return {long or f"20{short}" for long, short in _PERIOD.findall(written or "")}
+    """The years a text names, fiscal or calendar, as four digits; a split year's both."""
+    years = {long or f"20{short}" for long, short in _PERIOD.findall(written or "")}
+    return years | {f"{first[:2]}{second}" for first, second in _SPLIT_YEAR.findall(written or "")}
 
 
 # A number that labels a part of a document or a release: said as written.
@@ -2580,13 +2623,14 @@ def _result_near(written: str, start: int, end: int) -> int:
     $1.26 billion", "a deficit of $2.1 billion", "a net loss of …"), else 0."""
     clause_start = max(written.rfind(mark, 0, start) for mark in ".;:\n") + 1
     before = text.words(written[clause_start:start])[-4:]
-    after = text.words(re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0])[:2]
+    after = text.words(_COMPARISON_BREAK.split(written[end:], maxsplit=1)[0])[:2]
     # The nearest: "from a $4 million deficit to a $1 million surplus" has one of each.
     return next((_RESULTS[w] for w in [*after, *before[::-1]] if w in _RESULTS), 0)
 
 
 _MORE_OR_LESS = {"more": 1, "greater": 1, "less": -1, "fewer": -1}
 # A result said as a gain or a shortfall, by words that name no change.
+_COMPARISON_BREAK = re.compile(r"[.;:,(\n]|\b(?:versus|vs|against|compared|from|than)\b", re.I)
 _RESULTS = {"earned": 1, "profit": 1, "surplus": 1, "deficit": -1, "shortfall": -1}
 _RESULTS |= {"loss": -1, "losses": -1, "lost": -1}
 _RESULT_TERMS = text.content_terms("earned profit surplus deficit shortfall")  # the sign's
@@ -2607,7 +2651,7 @@ _AFFIRMED = re.compile(
 )
 
 
-def _polarity(answer: str) -> str | None:
+def _polarity(answer: str, question: str = "") -> str | None:
     """The yes or no an answer opens with, also after "The answer is", or said as "That is
     correct" (yes) or "That is not true" (no)."""
     found = _SAYS_ANSWER_IS.match(answer)
@@ -2615,7 +2659,9 @@ def _polarity(answer: str) -> str | None:
         return found.group(1).lower()
     affirmed = _AFFIRMED.match(answer)
     # "Correct – the policy does not cover it" affirms a claim the question did not make.
-    if affirmed and not text.negated(answer[affirmed.end() :]):
+    # … unless the question asks it negated too ("Is there no fee?", "Did it fail to …?").
+    asked = frozenset(text.words(question)) & text.NEGATIONS
+    if affirmed and (not text.negated(answer[affirmed.end() :], asked) or _FAIL.search(question)):
         return "no" if sum(bool(g) for g in affirmed.groups()) % 2 else "yes"
     return text.polarity(answer)
 

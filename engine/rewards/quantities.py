@@ -443,6 +443,12 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
 _PER_AT_END = re.compile(r"(?:/|\bper\s+)([a-z]+)\s*$", re.I)
 
 
+def padding_dropped(figure: Quantity) -> Quantity:
+    """A figure with the zeros that end its decimals read as a format's ("$5.00" as $5):
+    for an approximate truth, or one the question asks rounded."""
+    return replace(figure, decimals=min(figure.decimals, _precision(figure)))
+
+
 def over_period(figure: Quantity, written: str) -> tuple[Quantity, str] | None:
     """A figure written as a measure per period ("4,000 mg per day", "1.2 g/day") as the
     measure alone, with the period's name: for a truth that counts the same period in

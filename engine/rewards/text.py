@@ -220,7 +220,12 @@ _HEDGE = re.compile(
     r"|(?:could|might|may) (?:be|have)|somewhere)\b",
     re.I,
 )
-_BOUNDED = re.compile(r"\b(?:at (?:least|most)|(?:more|less|fewer) than)\s+[$€£]?\d", re.I)
+_BOUNDED = re.compile(
+    r"\b(?:at (?:least|most)|(?:more|less|fewer) than)\s+[$€£]?\d"
+    # a symbol, not an arrow ("4.5% -> 5.0%") nor a variable's ("p < 0.05")
+    r"|(?<![-=])(?<!\b[a-z]\s)(?<!\b[a-z])[<>≤≥]=?\s*[$€£]?\d",
+    re.I,
+)
 # "3 to 6 months", "between 40% and 45%", "206-213"; not "from 982 to 969", a change.
 _RANGE = re.compile(
     r"\bbetween\s+\S*\d\S*\s+and\s+\S*\d"
@@ -245,7 +250,8 @@ def hedge_words(text: str) -> bool:
 
 
 _OR_BOUND = re.compile(
-    r"\bor\s+(?:less|more|fewer|lower|higher|under|over|below|above|older|younger|newer)\b",
+    r"\bor\s+(?:less|more|fewer|lower|higher|under|over|below|above|older|younger|newer|later"
+    r"|earlier)\b",
     re.I,
 )
 
@@ -320,7 +326,7 @@ _TURNED_LOWER = re.compile(
 )
 _UPPER_BOUND = re.compile(
     r"(?:\b(?:(?:less|fewer|lower)\s+than|at\s+most|up\s+to|under|below|maximum|within"
-    r"|not\s+(?:to\s+)?exceed(?:ing)?)|<\s*=?|≤)" + _A_FIGURE,
+    r"|not\s+(?:to\s+)?exceed(?:ing)?)" + _A_FIGURE + r"|(?:<=?|≤)(?=\s*[$€£]?\d))",
     re.I,
 )
 # After the figure: "30 mA or less", "18 years or older".
@@ -340,7 +346,9 @@ _LOWER_AFTER = re.compile(
     re.I,
 )
 _LOWER_BOUND = re.compile(
-    r"(?:\b(?:(?:more|greater|higher)\s+than|at\s+least|over|above|minimum)|>\s*=?|≥)" + _A_FIGURE,
+    r"(?:\b(?:(?:more|greater|higher)\s+than|at\s+least|over|above|minimum)"
+    + _A_FIGURE
+    + r"|(?:>=?|≥)(?=\s*[$€£]?\d))",
     re.I,
 )
 

@@ -1053,3 +1053,43 @@ def test_the_reviews_cases_of_the_eighth_round(judge, question, truth, answer, c
 )  # fmt: skip
 def test_the_ninth_rounds_rules(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# A review of the ninth round's rules (a helper, 362 cases of its own) found them firing past
+# their words; each case as a careful grader judges it.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # an approximate truth, or a coarser rounding asked: its zeros pad
+        ("Approximately what was the closing share price?", "$5.00", "$4.98", True),
+        ("What was the closing share price?", "$5.00", "$4.98", False),
+        ("What was the operating margin, to the nearest percent?", "5.0%", "5.3%", True),
+        # years: all that label the figure, split years, years that name an event
+        ("What was the corporate income tax rate in 2023?", "21%", "21% in 2022 and 2023 alike",
+         True),
+        ("What was the winning time at the Tokyo 2020 Olympics?", "9.80 seconds",
+         "9.80 seconds in 2021, when the postponed Games were held", True),
+        ("What was revenue in financial year 2022/23?", "£5.1 billion", "£5.1 billion in 2023",
+         True),
+        # "or later" bounds a version as "or newer" does
+        ("What is the minimum Python version required?", "Python 3.8", "Python 3.8 or later", True),
+        # the day chooser reads words, not months, and years where both write one
+        ("When did it take effect?", "1 July 2021",
+         "It was adopted on 1 July 2021 but took effect on 1 July 2022.", False),
+        # "Correct" to a question asked in the negative
+        ("Is it true that there is no entrance fee?", "Yes", "Correct, there is no entrance fee.",
+         True),
+        ("Did the company fail to meet its 2022 emissions target?", "Yes",
+         "Correct, it did not meet the target.", True),
+        # the result word of the figure, not of the one it is compared with
+        ("What was the net result?", "a net loss of $5 million",
+         "A loss of $5 million versus profit of $3 million.", True),
+        # bounds by symbols, with or without a space; not an arrow, not a variable's
+        ("What is the fasting glucose threshold?", "126 mg/dL or higher", "<126 mg/dL", False),
+        ("What is the fasting glucose threshold?", "126 mg/dL or higher", "≥126 mg/dL", True),
+        ("What is the boiling point of water at sea level?", "100 °C", "> 100 °C", False),
+        ("What significance threshold was used?", "0.05", "p < 0.05", True),
+    ],
+)  # fmt: skip
+def test_the_reviews_cases_of_the_ninth_round(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
