@@ -2,7 +2,7 @@
 
 Two implementations behind one protocol. `OpenAIJudge` asks any OpenAI-compatible endpoint
 (a hosted model, an sglang or vLLM server), sampling one of several equivalent prompts per
-call. `OfflineJudge` (engine/rewards/offline_judge.py) needs nothing: it credits an answer
+call. `OfflineJudge` (engine/rewards/offline_judge/) needs nothing: it credits an answer
 only when it commits to the truth (figures with sign, scale, unit and precision; the entity,
 option or yes/no; otherwise the truth's words, with no negation, hedge or opposite), held to
 its labelled sets (tests/data/judge_set*.jsonl). Both state the same standard.
