@@ -1049,6 +1049,11 @@ def test_the_reviews_cases_of_the_eighth_round(judge, question, truth, answer, c
          "£4.50 for up to two hours", False),
         ("How much does visitor parking cost for up to 4 hours?", "£4.50",
          "£4.50 (£2.50 for up to 2 hours)", True),
+        # a "no" said twice, by the word and by a prefix, is the truth's "No"
+        ("Is a family vacation an excused absence?", "No", "No, family vacations are unexcused.",
+         True),
+        ("Is the leave paid?", "Yes", "Yes, it is unpaid.", False),
+        ("How many weeks of paid leave?", "16 weeks", "16 weeks, unpaid", False),
     ],
 )  # fmt: skip
 def test_the_ninth_rounds_rules(judge, question, truth, answer, correct):

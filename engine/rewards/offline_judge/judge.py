@@ -295,7 +295,9 @@ class OfflineJudge:
         denied = text.denied_by_prefix(answer) - text.denied_by_prefix(ground_truth)
         denied -= _denied_by_question(question)  # "without supervision": "unsupervised"
         denied &= text.content_terms(question) | text.content_terms(ground_truth)
-        if denied:
+        # "No, it is unpaid" to "Is the leave paid?" says its no twice, as the truth's "No".
+        said_no = text.polarity(ground_truth) == "no" and _polarity(answer, question) == "no"
+        if denied and not said_no:
             # "16 weeks, unpaid" to "How many weeks of paid leave?".
             return self._wrong(f"denies {sorted(denied)} by its prefix")
         opposite = text.opposes(answer, ground_truth)
