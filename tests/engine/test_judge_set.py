@@ -47,14 +47,17 @@ JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 #   round's rules: 25 of 224 wrong answers credited (1 of the 75 natural ones, 19 of 75 in
 #   the set told the rule kinds), 62 of 226 true ones missed;
 # - one more (200 lines: natural answers over twenty other kinds of document), after the
-#   ninth round's rules: 1 of 99 wrong answers credited, 25 of 101 true ones missed.
+#   ninth round's rules: 1 of 99 wrong answers credited, 25 of 101 true ones missed;
+# - two more (350 lines: natural answers over twenty more kinds of document, and pairs of the
+#   yardstick issue's kinds over many domains), after the tenth round's rules and a second
+#   review: 2 of 99 and 8 of 75 wrong answers credited, 20 of 101 and 25 of 75 true ones missed.
 # What the judge misses most are true answers in words it cannot read. The set keeps it from
 # crediting wrong answers of kinds the labelled set lacks; its agreement floor fell from 0.85
 # to 0.83 with the eight sets after the first 2,323 lines, whose true answers it misses more
 # of: a floor against losing ground, not a goal.
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
 INDEPENDENT_AGREEMENT_FLOOR = 0.83
-# The 102 it still credits need more than the words: a condition or scope the question names
+# The 108 it still credits need more than the words: a condition or scope the question names
 # in other words ("single" for a return fare, "for senators" to the lower house, "per
 # individual" to the family maximum, "from purchase" for "from validation", "in the finish
 # area" for the start area), a claim about the truth it cannot weigh ("X is suitable" where
@@ -74,7 +77,7 @@ INDEPENDENT_AGREEMENT_FLOOR = 0.83
 # review found it refusing causes in other words) and an interval "considered but rejected"
 # where the question asks for one "before the booster dose" (a "before" that reads as asking
 # for an earlier state).
-INDEPENDENT_CREDITED_AT_MOST = 102
+INDEPENDENT_CREDITED_AT_MOST = 108
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 
@@ -161,7 +164,7 @@ def test_a_wrong_verdict_never_scores_full_credit(judged):
 def test_the_independent_sets_wrong_answers_are_not_credited_but_those_known():
     judge = OfflineJudge()
     rows = load_set(INDEPENDENT_SET)
-    assert len(rows) >= 4580 and all(set(row) == FIELDS for row in rows)
+    assert len(rows) >= 4930 and all(set(row) == FIELDS for row in rows)
     judged = [(row, judge.judge(row["question"], row["truth"], row["answer"])) for row in rows]
     credited = [(row, v) for row, v in judged if v.correct and not row["verdict"]]
     assert len(credited) <= INDEPENDENT_CREDITED_AT_MOST, (

@@ -1098,3 +1098,29 @@ def test_the_ninth_rounds_rules(judge, question, truth, answer, correct):
 )  # fmt: skip
 def test_the_reviews_cases_of_the_ninth_round(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# Rules drawn from the eleventh round's sets after they were scored once.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # versions listed side by side
+        ("Which version first introduced the async API?", "Version 2.3.0",
+         "It appears in the changelog entries for 2.1.0, 2.3.0 and 3.0.0.", False),
+        ("Which version first introduced the async API?", "Version 2.3.0",
+         "Version 2.3.0 (released after 2.2.1)", True),
+        # a letter after its kind's word is a label whatever follows
+        ("What type of RCD is required?", "Type B RCD, 30 mA", "Type A RCD, 30 mA", False),
+        ("What type of RCD is required?", "Type B RCD, 30 mA", "A Type B RCD rated 30 mA", True),
+        # a count given as a change where a level is asked
+        ("How many units were sold in Q3 2024?", "48,200 units",
+         "An increase of 48,200 units over Q2.", False),
+        ("What was the inflation rate in December?", "2.9%",
+         "Consumer prices rose 2.9% year on year in December.", True),
+        # a rank counted from the other end
+        ("Where did the team finish in the league table?", "3rd", "Third from bottom.", False),
+        ("Where did the team finish in the league table?", "3rd", "Third.", True),
+    ],
+)  # fmt: skip
+def test_the_eleventh_rounds_rules(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct

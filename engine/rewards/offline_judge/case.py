@@ -487,3 +487,26 @@ _LEVEL_AFTER = re.compile(r"(?<!\bup\s)\bto\s*$", re.I)  # "up to" bounds, it re
 
 # Where a truth's first statement ends: what follows explains it ("$1,577 million. Up 5%").
 _STATEMENT_END = re.compile(r"\.(?:\s|$)|;|\s\(")
+
+
+# A figure said as a change: "an increase of 48,200 units", "sales rose by 12%".
+_AS_CHANGE = re.compile(
+    r"(?:\b(?:increase|decrease|rise|fall|drop|decline|gain|jump|reduction)\s+of"
+    r"|\b(?:up|down|rose|fell|increased|decreased|grew|declined|dropped|gained|jumped)(?:\s+by)?)"
+    r"\s+$",
+    re.I,
+)
+
+
+def _change_for_level(case: _Case, figure: quantities.Quantity) -> bool:
+    """Whether the answer gives its figure as a change where the question asks a level and
+    the truth is one (no rise or fall in either); a percentage is often a rate of change
+    itself ("prices rose 2.9%" is the inflation rate)."""
+    if (
+        figure.kind == "percent"
+        or _ASKS_CHANGE.search(case.question)
+        or text.direction(case.truth)
+        or text.direction(case.question)
+    ):
+        return False
+    return bool(_AS_CHANGE.search(case.answer_text[max(0, figure.start - 30) : figure.start]))

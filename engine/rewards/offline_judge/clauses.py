@@ -4,16 +4,11 @@ and a truth it says was replaced or set aside.
 """
 
 import re
-from typing import TYPE_CHECKING
 
 from engine.rewards import quantities, text
 from engine.rewards.offline_judge.codes import _shape
 from engine.rewards.offline_judge.figures import FIGURE_WORDS, _any_agree, _bound_asked
 from engine.rewards.offline_judge.words import _ORDINAL, _proper_names
-
-if TYPE_CHECKING:
-    from engine.rewards.offline_judge.case import _Case
-
 
 # A full stop that ends a sentence, not an abbreviation ("part no. 7", "approx. 3", "J. Smith").
 _FULL_STOP = (
@@ -36,7 +31,7 @@ _FOREIGN_WEIGHT = 2
 _MARGIN = 1
 
 
-def _asked_clause(case: "_Case") -> str | None:
+def _asked_clause(case) -> str | None:
     """The clause of an answer that gives the figure for what the question asks, where the
     answer gives figures for several things in clauses of their own ("72 hours for
     discharging; loading is allowed 48 hours"): the one whose own words (those not shared by
@@ -79,7 +74,7 @@ _OR_BETWEEN = re.compile(r"\s*(?:[^\W\d]{1,3}\.?\s*)?\s+or\s+", re.I)
 _CASE_AFTER = re.compile(r"\s*(?:for|in|on|during|if|when|with|after|before|at|from)\b", re.I)
 
 
-def _figures_offered(case: "_Case") -> bool:
+def _figures_offered(case) -> bool:
     """Whether the answer offers two figures as alternatives, side by side ("£1.48 or £1.62
     per cubic metre", "25 m or 45 m lengths"): a hedge, whatever the words around them say."""
     said, figures = case.answer_text, case.answer_numbers
@@ -123,7 +118,7 @@ _ASKS_EARLIER = re.compile(
 )
 
 
-def _superseded(case: "_Case", by_words: bool = True) -> bool:
+def _superseded(case, by_words: bool = True) -> bool:
     """Whether the answer says, right after the truth's figure, day or (`by_words`) words,
     that it was replaced, set aside or moved (and the truth does not say so itself)."""
     if _SUPERSEDED.search(case.truth_text) or _ASKS_EARLIER.search(case.question_text):
@@ -152,7 +147,7 @@ _PREAMBLE = re.compile(
 )
 
 
-def _leading_answer(case: "_Case") -> str | None:
+def _leading_answer(case) -> str | None:
     """An answer's first statement, where it is short and names something of its own (a
     figure, a code, a word neither the question nor the truth writes) and other statements
     follow; None otherwise. A yes or no leads into its reason, judged by its own rules."""
@@ -173,7 +168,7 @@ def _leading_answer(case: "_Case") -> str | None:
     return first if own else None
 
 
-def _asked_statement(case: "_Case") -> str | None:
+def _asked_statement(case) -> str | None:
     """The statement of an answer in words that answers what is asked, where it makes
     several ("Circle is held to sprint; the dodge roll is on Cross"); None when it makes one
     or none stands out. A truth that opens with yes or no is judged by its own rules."""
@@ -193,7 +188,7 @@ def _asked_statement(case: "_Case") -> str | None:
     return _best_answering(case, statements, candidates=True)
 
 
-def _figure_terms(clause: str, case: "_Case") -> set[str]:
+def _figure_terms(clause: str, case) -> set[str]:
     """The figures of a clause that measure what a figure of the question measures, as
     terms: the question's own ("#4" for "4 hours"), or another of the same unit ("#2")."""
     asked = {q.unit[0] for q in case.question_numbers if q.unit}
@@ -210,7 +205,7 @@ def _figure_terms(clause: str, case: "_Case") -> set[str]:
     return found
 
 
-def _best_answering(case: "_Case", clauses: list[str], *, candidates: bool = False) -> str | None:
+def _best_answering(case, clauses: list[str], *, candidates: bool = False) -> str | None:
     """The clause whose own words (those not shared by every clause) are the question's,
     with fewest others, by a clear margin; None when none stands out, when the one that does
     says nothing of what is asked, or when another clause is a bare alternative to it ("48

@@ -4,12 +4,8 @@ document's parts ("Section 9.10", "Band A"), command-line options, names written
 """
 
 import re
-from typing import TYPE_CHECKING
 
 from engine.rewards import quantities, text
-
-if TYPE_CHECKING:
-    from engine.rewards.offline_judge.case import _Case
 
 
 def _shape(code: str) -> str:
@@ -21,7 +17,7 @@ def _shape(code: str) -> str:
 _JOINED_PARTS = re.compile(r"\b(?:([A-Za-z])\1*)(?:/(?:([A-Za-z])\2*))+\b")
 
 
-def _parts_reordered(case: "_Case") -> bool:
+def _parts_reordered(case) -> bool:
     """Whether the answer writes a form the truth joins by slashes with its parts in another
     order: "MM/DD/YYYY" for "DD/MM/YYYY" is another format."""
     truth = {tuple(t.group(0).lower().split("/")) for t in _JOINED_PARTS.finditer(case.truth_text)}
@@ -47,10 +43,21 @@ _LABEL = re.compile(
 # A letter that names a thing after its kind ("Band A", "Zone B", "Grade B+"); not "I",
 # nor a middle initial ("John F. Kennedy", "Harry S Truman").
 _LETTER_LABEL = re.compile(r"\b([A-Z][a-z]{2,})\s+((?!I\b)[A-Z][+-]?)(?![\w+-])(?!\.?\s+[A-Z])")
+# After a kind's own word, a label whatever follows it: "Type B RCD", "Class A fire".
+_KIND_LETTER = re.compile(
+    r"\b(Type|Class|Category|Grade|Band|Zone|Group|Tier|Level|Schedule|Plan|Option|Phase"
+    r"|Stage|Form|Model|Part|Annex|Appendix|Exhibit|Lot|Size|Block|Gate|Terminal|Platform)"
+    r"\s+((?!I\b)[A-Z][+-]?)(?![\w+-])"
+)
+
+
+def _letter_labels(said: str) -> list[tuple[str, str]]:
+    """The (kind, letter) labels a text writes: "Band A", "Type B RCD"."""
+    return list(dict.fromkeys(_LETTER_LABEL.findall(said) + _KIND_LETTER.findall(said)))
 
 
 def _labels(said: str) -> set[str]:
-    letters = {label.upper() for _, label in _LETTER_LABEL.findall(said or "")}
+    letters = {label.upper() for _, label in _letter_labels(said or "")}
     return {_unpadded(label).lower() for label in _LABEL.findall(said or "")} | letters
 
 
@@ -62,7 +69,7 @@ def _said_labels(answer: str, truth: str) -> set[str]:
         _unpadded(n).lower() for n in _LABEL_NUMBER.findall(quantities.words_to_digits(answer))
     }
     letters = set(re.findall(r"(?<![\w+])[A-Z][+-]?(?![\w+-])", answer))
-    for kind, letter in _LETTER_LABEL.findall(truth or ""):
+    for kind, letter in _letter_labels(truth or ""):
         if re.search(rf"\b{kind}[\s-]+{re.escape(letter)}(?![\w+-])", answer, re.I):
             letters.add(letter.upper())
     return numbers | letters
@@ -95,3 +102,15 @@ def _identifiers(said: str) -> set[str]:
         for m in _IDENTIFIER.finditer(said or "")
         if any(ch.isalpha() for ch in m.group())
     }
+
+
+# Versions written one after another with nothing but separators: "2.1.0, 2.3.0 and 3.0.0".
+_VERSION = r"\d+(?:\.\d+){1,3}"
+_VERSIONS_LISTED = re.compile(
+    rf"(?<![\w.]){_VERSION}(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+){_VERSION}"
+)
+
+
+def _versions_listed(answer: str, truth: str) -> bool:
+    """Whether the answer lists two or more versions side by side where the truth names one."""
+    return bool(_VERSIONS_LISTED.search(answer)) and len(re.findall(_VERSION, truth)) == 1

@@ -4,13 +4,8 @@ labelled with and the period a question asks.
 """
 
 import re
-from typing import TYPE_CHECKING
 
 from engine.rewards import quantities, text
-
-if TYPE_CHECKING:
-    from engine.rewards.offline_judge.case import _Case
-
 
 # A time of day, in the twelve-hour clock ("5:45 p.m.", "11 am") or the twenty-four-hour
 # one ("05:45", "5:45"), and the two named hours.
@@ -111,7 +106,7 @@ _ASKED_PERIOD = re.compile(
 )
 
 
-def _year_labelled(case: "_Case", figure: quantities.Quantity) -> str:
+def _year_labelled(case, figure: quantities.Quantity) -> str:
     """The year the answer labels its figure with, where the question asks of other years
     as periods and the truth names it not; else ""."""
     asked = (
@@ -131,7 +126,7 @@ def _dated(said: str) -> bool:
     return bool(text.dates(said) or text.years(said))
 
 
-def _span_reversed(case: "_Case") -> bool:
+def _span_reversed(case) -> bool:
     """Whether the truth spans two times of day and the answer names them the other way
     round: "from T0600 to T2200" is the day, "between T2200 and T0600" the night."""
     truth = list(dict.fromkeys(_TIME_CODE.findall(case.truth_text)))

@@ -7,14 +7,9 @@ figure is bounded from and the bound a question asks for.
 import dataclasses
 import math
 import re
-from typing import TYPE_CHECKING
 
 from engine.rewards import quantities, text
 from engine.rewards.offline_judge.words import _ORDINAL
-
-if TYPE_CHECKING:
-    from engine.rewards.offline_judge.case import _Case
-
 
 # The words that say what a figure counts ("million", "USD", "percent"), not what it is.
 FIGURE_WORDS = text.content_terms(
@@ -123,7 +118,7 @@ def _about_equal(a: quantities.Quantity, b: quantities.Quantity) -> bool:
 _RATIO_SIDES = re.compile(r"\b([a-z]{3,})\s*/\s*([a-z]{3,})\b", re.I)
 
 
-def _ratio_turned(case: "_Case") -> bool:
+def _ratio_turned(case) -> bool:
     """Whether the truth names a ratio's sides ("requested/available") and the answer,
     giving its figure, names them the other way round ("available time was 3.2 times the
     requested")."""
@@ -246,7 +241,7 @@ def _share_range_units(numbers: list[quantities.Quantity], written: str) -> None
 _QUALIFIER = re.compile(r"\s+(?:consecutive|calendar|full|whole|clear)(?=\s)", re.I)
 
 
-def _counted_otherwise(case: "_Case") -> bool:
+def _counted_otherwise(case) -> bool:
     """Whether an answer gives a number in a form no figure is read from: an ordinal ("the
     fourth week" for "week 4") other than those the question or truth write ("in their first
     season" says no count of sessions), a code or a version ("v18.17.0")."""
@@ -451,7 +446,7 @@ _PLAIN_BOUND_BEFORE = {
 }
 
 
-def _bounded_otherwise(case: "_Case") -> bool:
+def _bounded_otherwise(case) -> bool:
     """Whether the answer bounds the truth's figure plainly from the other side than the
     question asks (a maximum for "What is the minimum…?"), where the truth bounds it not."""
     asked = _bound_asked(case)
@@ -465,7 +460,7 @@ def _bounded_otherwise(case: "_Case") -> bool:
     )
 
 
-def _bound_asked(case: "_Case") -> int:
+def _bound_asked(case) -> int:
     """+1 when the truth or question asks for a lower bound, -1 an upper one, 0 neither."""
     said = text.bound(case.truth_text)
     if said:

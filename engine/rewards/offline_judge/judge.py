@@ -3,7 +3,7 @@ kind of truth (a yes or no, an option, a day or year, an entity, figures, a chan
 """
 
 from engine.rewards import quantities, text
-from engine.rewards.offline_judge.case import _Case
+from engine.rewards.offline_judge.case import _Case, _change_for_level
 from engine.rewards.offline_judge.clauses import (
     _asked_clause,
     _best_answering,
@@ -17,6 +17,7 @@ from engine.rewards.offline_judge.codes import (
     _parts_reordered,
     _said_labels,
     _shape,
+    _versions_listed,
 )
 from engine.rewards.offline_judge.days import (
     _ASKS_TIME,
@@ -82,6 +83,7 @@ from engine.rewards.offline_judge.polarity import (
 from engine.rewards.offline_judge.words import (
     _ABOUT,
     _ASKS_ORDER,
+    _FROM_THE_END,
     _JOINS,
     _ORDER_SAID,
     _ORDER_WORDS,
@@ -145,6 +147,9 @@ class OfflineJudge:
         # day: a word of the truth may name another, "Ana Lopez, was replaced").
         if _superseded(case, by_words=False):
             return self._wrong("says the truth was replaced or set aside")
+        if _versions_listed(answer, ground_truth):
+            # "… for 2.1.0, 2.3.0 and 3.0.0": candidates, before any of them is judged alone.
+            return self._wrong("lists versions side by side without choosing one")
         if not _UNSURE.search(answer):
             # "1 October; 1 April is the deadline for semester A": a short first statement
             # is the answer it commits to; the rest says what else holds.
@@ -211,6 +216,9 @@ class OfflineJudge:
         ):
             # "first priority, ahead of in-zone residents" for "second priority, after them".
             return self._wrong("names another rank than the truth's")
+        if _FROM_THE_END.search(answer) and not _FROM_THE_END.search(ground_truth):
+            # "Third from bottom" for "3rd": counted from the other end.
+            return self._wrong("counts the rank from the other end")
         unranked = _called_first(question, ground_truth, answer)
         if unranked:
             # "Walmart was the largest customer, followed by Target" to "… second-largest?".
@@ -634,6 +642,9 @@ class OfflineJudge:
             other = found()
             if other:
                 return self._verdict(False, 0.5, says.format(other))
+        if _change_for_level(case, committed):
+            # "An increase of 48,200 units over Q2" to "How many units were sold in Q3?".
+            return self._verdict(False, 0.5, f"gives {committed.text} as a change, not a level")
         other_year = _year_labelled(case, committed)
         if other_year:
             # "18.5% in 2021, and improved further in 2022" to "… in 2022?".

@@ -4,16 +4,11 @@ or no, refusals, and what of an answer can hedge it.
 """
 
 import re
-from typing import TYPE_CHECKING
 
 from engine.rewards import quantities, text
 from engine.rewards.offline_judge.clauses import _STATEMENT_BREAK
 from engine.rewards.offline_judge.figures import _RANGE_JOIN, FIGURE_WORDS, _any_agree
 from engine.rewards.offline_judge.words import TEXT_RECALL_NEEDED, _recall
-
-if TYPE_CHECKING:
-    from engine.rewards.offline_judge.case import _Case
-
 
 # The longest answer without a yes or no read as one: a short claim on the question's words.
 IMPLIED_YES_NO_WORDS = 8
@@ -83,7 +78,7 @@ _BARE_DENIAL = re.compile(
 _RESTRICTED = re.compile(r"\b(?:only|except|but|unless)\b", re.I)
 
 
-def _refuses(case: "_Case") -> bool:
+def _refuses(case) -> bool:
     """Whether an answer without yes or no denies what the question asks: its first
     statement a bare denial, or a word of refusal the question does not use, about a thing
     the question names."""
@@ -113,7 +108,7 @@ _BOUND_BEFORE = re.compile(
 )
 
 
-def _hedgeable(case: "_Case") -> str:
+def _hedgeable(case) -> str:
     """What of an answer can hedge it: not its reason after a yes or no ("No, thaw it in the
     fridge or in cold water"), not "with or without", not a bound on a figure the question
     itself states ("Yes, decks more than 60 cm high need one")."""
@@ -259,7 +254,7 @@ _NO_BEFORE_A_WORD = re.compile(
 )
 
 
-def _says_denied_clause(case: "_Case") -> bool:
+def _says_denied_clause(case) -> bool:
     """Whether the truth opens with a "no" that denies its first clause ("No material
     uncertainty … was identified") and the answer says that clause's own words."""
     opened = _NO_BEFORE_A_WORD.match(case.truth)

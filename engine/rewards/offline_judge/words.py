@@ -6,13 +6,8 @@ form ("charging" for "charged").
 import os
 import re
 import unicodedata
-from typing import TYPE_CHECKING
 
 from engine.rewards import text
-
-if TYPE_CHECKING:
-    from engine.rewards.offline_judge.case import _Case
-
 
 # Share of the ground truth's content words an answer must contain to count as correct.
 TEXT_RECALL_NEEDED = 0.6
@@ -166,7 +161,7 @@ _ORDER_WORDS = text.content_terms("first then next finally last lastly one after
 _ORDER_SAID = re.compile(r"\b(?:first|then|next|finally|last|lastly|after\s+that)\b", re.I)
 
 
-def _out_of_order(case: "_Case") -> bool:
+def _out_of_order(case) -> bool:
     """Whether an answer to "In what order…?" names the truth's items in another order."""
     if not _ASKS_ORDER.search(case.question):
         return False
@@ -196,7 +191,7 @@ def _proper_names(said: str) -> set[str]:
     return (text.names(said) - opener) | (text.names(rest) & opener)
 
 
-def _short_name(case: "_Case", truth_terms: set[str], answer: str, extra: bool) -> bool:
+def _short_name(case, truth_terms: set[str], answer: str, extra: bool) -> bool:
     """Whether the answer calls the truth's name by its last word, the one it is known by
     ("Austen" for "Jane Austen"): the truth is a name (its own words capitalised), and the
     answer says its last word, with no words of its own or, when it has some, with no other
@@ -290,3 +285,11 @@ def _items_unsaid(truth: str, said: str, said_terms: set[str], count: int = 0) -
 
 def _recall(wanted: set[str], said: set[str]) -> float:
     return len(wanted & said) / len(wanted) if wanted else 0.0
+
+
+# A rank counted from the other end: "third from bottom", "2nd from last".
+_FROM_THE_END = re.compile(
+    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))"
+    r"\s+(?:from|to)\s+(?:the\s+)?(?:bottom|last|end|foot|back)\b",
+    re.I,
+)
