@@ -57,7 +57,7 @@ JUDGE_SET = Path(__file__).parents[1] / "data" / "judge_set.jsonl"
 # of: a floor against losing ground, not a goal.
 INDEPENDENT_SET = JUDGE_SET.with_name("judge_set_independent.jsonl")
 INDEPENDENT_AGREEMENT_FLOOR = 0.83
-# The 108 it still credits need more than the words: a condition or scope the question names
+# The 109 it still credits need more than the words: a condition or scope the question names
 # in other words ("single" for a return fare, "for senators" to the lower house, "per
 # individual" to the family maximum, "from purchase" for "from validation", "in the finish
 # area" for the start area), a claim about the truth it cannot weigh ("X is suitable" where
@@ -77,7 +77,7 @@ INDEPENDENT_AGREEMENT_FLOOR = 0.83
 # review found it refusing causes in other words) and an interval "considered but rejected"
 # where the question asks for one "before the booster dose" (a "before" that reads as asking
 # for an earlier state).
-INDEPENDENT_CREDITED_AT_MOST = 108
+INDEPENDENT_CREDITED_AT_MOST = 109
 AGREEMENT_NEEDED = 0.97
 FIELDS = {"question", "truth", "answer", "verdict", "reason", "source"}
 

@@ -1117,10 +1117,38 @@ def test_the_reviews_cases_of_the_ninth_round(judge, question, truth, answer, co
          "An increase of 48,200 units over Q2.", False),
         ("What was the inflation rate in December?", "2.9%",
          "Consumer prices rose 2.9% year on year in December.", True),
-        # a rank counted from the other end
-        ("Where did the team finish in the league table?", "3rd", "Third from bottom.", False),
-        ("Where did the team finish in the league table?", "3rd", "Third.", True),
     ],
 )  # fmt: skip
 def test_the_eleventh_rounds_rules(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct
+
+
+# A third review (a helper, 255 cases of its own at the edges of the tenth and eleventh
+# rounds' rules) found them firing past their words; each case as a careful grader judges it.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # a rank counted "from last year" (the rank-from-the-other-end rule was dropped)
+        ("What was the university's ranking in 2024?", "4th",
+         "It rose to 4th from last year's 7th.", True),
+        # a count that is what the question asks added, or a level said by a bare verb
+        ("How many jobs did the US economy add in June?", "206,000",
+         "Nonfarm payrolls increased by 206,000 in June.", True),
+        ("How tall was the Eiffel Tower when completed?", "300 metres", "It rose 300 metres.",
+         True),
+        ("How many members did she recruit?", "40 members", "She signed up 40 members.", True),
+        # decimals beside a committed figure are context, not versions
+        ("What was diluted EPS in 2023?", "$3.45",
+         "Diluted EPS was $3.45 in 2023, compared with 2.98 and 2.51 in 2022 and 2021.", True),
+        ("Which OAuth version uses bearer tokens?", "OAuth 2.0", "OAuth 2.0, unlike 1.0 and 1.0a.",
+         True),
+        # an "A" after a word that opens a sentence is an article
+        ("How do I stop unwanted calls from one number?", "Block A Caller",
+         "Block the caller from your call log.", True),
+        # a "no" said twice excuses only what the question asks
+        ("Is the hotel pool heated?", "No, but it is covered", "No, it's uncovered and unheated.",
+         False),
+    ],
+)  # fmt: skip
+def test_the_reviews_cases_of_the_eleventh_round(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct

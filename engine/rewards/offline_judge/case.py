@@ -489,10 +489,13 @@ _LEVEL_AFTER = re.compile(r"(?<!\bup\s)\bto\s*$", re.I)  # "up to" bounds, it re
 _STATEMENT_END = re.compile(r"\.(?:\s|$)|;|\s\(")
 
 
+# A question that asks what was added: "How many jobs did the economy add?", "new cases".
+_ASKS_ADDED = re.compile(r"\b(?:add|added|adds|new|net|gain|gained|more)\b", re.I)
 # A figure said as a change: "an increase of 48,200 units", "sales rose by 12%".
 _AS_CHANGE = re.compile(
-    r"(?:\b(?:increase|decrease|rise|fall|drop|decline|gain|jump|reduction)\s+of"
-    r"|\b(?:up|down|rose|fell|increased|decreased|grew|declined|dropped|gained|jumped)(?:\s+by)?)"
+    r"(?:\b(?:increase|decrease|rise|fall|decline|jump|reduction)\s+of"
+    # a verb only with "by": "it rose 300 metres", "gained 4 points" say levels as often
+    r"|\b(?:up|down|rose|fell|increased|decreased|grew|declined|dropped|gained|jumped)\s+by)"
     r"\s+$",
     re.I,
 )
@@ -504,6 +507,7 @@ def _change_for_level(case: _Case, figure: quantities.Quantity) -> bool:
     itself ("prices rose 2.9%" is the inflation rate)."""
     if (
         figure.kind == "percent"
+        or _ASKS_ADDED.search(case.question)
         or _ASKS_CHANGE.search(case.question)
         or text.direction(case.truth)
         or text.direction(case.question)

@@ -52,8 +52,17 @@ _KIND_LETTER = re.compile(
 
 
 def _letter_labels(said: str) -> list[tuple[str, str]]:
-    """The (kind, letter) labels a text writes: "Band A", "Type B RCD"."""
-    return list(dict.fromkeys(_LETTER_LABEL.findall(said) + _KIND_LETTER.findall(said)))
+    """The (kind, letter) labels a text writes: "Band A", "Type B RCD"; an "A" after a word
+    that opens a sentence is an article ("Block A Caller", "Plan A Route")."""
+    kinds = [
+        (m.group(1), m.group(2))
+        for m in _KIND_LETTER.finditer(said)
+        if m.group(2) != "A" or not _OPENS.search(said[: m.start()])
+    ]
+    return list(dict.fromkeys(_LETTER_LABEL.findall(said) + kinds))
+
+
+_OPENS = re.compile(r"(?:^|[.!?:;]\s*)\W*$")
 
 
 def _labels(said: str) -> set[str]:
@@ -105,7 +114,7 @@ def _identifiers(said: str) -> set[str]:
 
 
 # Versions written one after another with nothing but separators: "2.1.0, 2.3.0 and 3.0.0".
-_VERSION = r"\d+(?:\.\d+){1,3}"
+_VERSION = r"\d+\.\d+\.\d+(?:\.\d+)?"  # "2.3.0": a decimal's list is a table row's
 _VERSIONS_LISTED = re.compile(
     rf"(?<![\w.]){_VERSION}(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+){_VERSION}"
 )

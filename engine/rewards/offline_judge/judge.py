@@ -83,7 +83,6 @@ from engine.rewards.offline_judge.polarity import (
 from engine.rewards.offline_judge.words import (
     _ABOUT,
     _ASKS_ORDER,
-    _FROM_THE_END,
     _JOINS,
     _ORDER_SAID,
     _ORDER_WORDS,
@@ -216,9 +215,6 @@ class OfflineJudge:
         ):
             # "first priority, ahead of in-zone residents" for "second priority, after them".
             return self._wrong("names another rank than the truth's")
-        if _FROM_THE_END.search(answer) and not _FROM_THE_END.search(ground_truth):
-            # "Third from bottom" for "3rd": counted from the other end.
-            return self._wrong("counts the rank from the other end")
         unranked = _called_first(question, ground_truth, answer)
         if unranked:
             # "Walmart was the largest customer, followed by Target" to "… second-largest?".
@@ -305,7 +301,7 @@ class OfflineJudge:
         denied &= text.content_terms(question) | text.content_terms(ground_truth)
         # "No, it is unpaid" to "Is the leave paid?" says its no twice, as the truth's "No".
         said_no = text.polarity(ground_truth) == "no" and _polarity(answer, question) == "no"
-        if denied and not said_no:
+        if denied and not (said_no and denied <= text.content_terms(question)):
             # "16 weeks, unpaid" to "How many weeks of paid leave?".
             return self._wrong(f"denies {sorted(denied)} by its prefix")
         opposite = text.opposes(answer, ground_truth)

@@ -285,11 +285,3 @@ def _items_unsaid(truth: str, said: str, said_terms: set[str], count: int = 0) -
 
 def _recall(wanted: set[str], said: set[str]) -> float:
     return len(wanted & said) / len(wanted) if wanted else 0.0
-
-
-# A rank counted from the other end: "third from bottom", "2nd from last".
-_FROM_THE_END = re.compile(
-    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))"
-    r"\s+(?:from|to)\s+(?:the\s+)?(?:bottom|last|end|foot|back)\b",
-    re.I,
-)
