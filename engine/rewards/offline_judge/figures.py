@@ -552,8 +552,7 @@ def _direction_near(written: str, start: int, end: int) -> int:
     """The rise or fall said right around a figure, in its own clause: "fell by $75
     million", "$400,000,000 increase", "a loss of $2.1 billion". A figure after "from" or
     "to" is a level, not a change."""
-    clause_start = max(written.rfind(mark, 0, start) for mark in ".;:\n") + 1
-    before = text.words(written[clause_start:start])[-4:]
+    before = _words_before(written, start)
     if before and before[-1] in {"from", "to"}:
         return 0
     after_text = re.split(r"[.;:,\n]", written[end:], maxsplit=1)[0]
@@ -566,16 +565,22 @@ def _direction_near(written: str, start: int, end: int) -> int:
 def _result_near(written: str, start: int, end: int) -> int:
     """+1 or -1 for a result said as a gain or a shortfall right around a figure ("earned
     $1.26 billion", "a deficit of $2.1 billion", "a net loss of …"), else 0."""
-    clause_start = max(written.rfind(mark, 0, start) for mark in ".;:\n") + 1
-    before = text.words(written[clause_start:start])[-4:]
+    before = _words_before(written, start)
     after = text.words(_COMPARISON_BREAK.split(written[end:], maxsplit=1)[0])[:2]
     # The nearest: "from a $4 million deficit to a $1 million surplus" has one of each.
     return next((_RESULTS[w] for w in [*after, *before[::-1]] if w in _RESULTS), 0)
 
 
+def _words_before(written: str, start: int) -> list[str]:
+    """The last four words before `start`, in its own clause."""
+    clause_start = max(written.rfind(mark, 0, start) for mark in ".;:\n") + 1
+    return text.words(written[clause_start:start])[-4:]
+
+
 _MORE_OR_LESS = {"more": 1, "greater": 1, "less": -1, "fewer": -1}
-# A result said as a gain or a shortfall, by words that name no change.
+# What is said after a figure, up to what it is compared with ("… versus profit of $3 million").
 _COMPARISON_BREAK = re.compile(r"[.;:,(\n]|\b(?:versus|vs|against|compared|from|than)\b", re.I)
+# A result said as a gain or a shortfall, by words that name no change.
 _RESULTS = {"earned": 1, "profit": 1, "surplus": 1, "deficit": -1, "shortfall": -1}
 _RESULTS |= {"loss": -1, "losses": -1, "lost": -1}
 _RESULT_TERMS = text.content_terms("earned profit surplus deficit shortfall")  # the sign's
