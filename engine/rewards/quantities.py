@@ -440,13 +440,13 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
     return (unit[0], unit[1], match.end())
 
 
-_PER_AT_END = re.compile(r"(?:/|\bper\s+)([a-z]+)\s*$", re.I)
-
-
 def padding_dropped(figure: Quantity) -> Quantity:
     """A figure with the zeros that end its decimals read as a format's ("$5.00" as $5):
     for an approximate truth, or one the question asks rounded."""
     return replace(figure, decimals=min(figure.decimals, _precision(figure)))
+
+
+_PER_AT_END = re.compile(r"(?:/|\bper\s+)([a-z]+)\s*$", re.I)
 
 
 def over_period(figure: Quantity, written: str) -> tuple[Quantity, str] | None:
