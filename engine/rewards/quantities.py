@@ -13,6 +13,7 @@ truth's precision, with units, and each Quantity carries the sign it was written
 import math
 import re
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 SCALES = {
     "thousand": 1e3,
@@ -35,7 +36,7 @@ _NUMBER = re.compile(
     (?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?
         |\d{2,3}(?:[\u00a0\u202f\u2009\ ]\d{3})+(?![\d.,])  # "15 000"; not "2 500 mg tablets"
         |\d+(?:\.\d+)?|\.\d+)
-    (?:\s?(?P<scale>thousand|million|billion|trillion|mn|mm|bn|tn|k|m|b|t)\b)?
+    (?:\s?(?P<scale>thousand|million|billion|trillion|mn|mm(?!\s?hg\b)|bn|tn|k|m|b|t)\b)?
     (?:\s?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps\b|basis\s+points?\b))?
     """,
     re.IGNORECASE | re.VERBOSE,
@@ -110,8 +111,9 @@ def extract_quantities(text: str, hint: float | None = None) -> list[Quantity]:
         scale = (match.group("scale") or "").lower()
         unit = (match.group("unit") or "").lower()
         end = match.end()
-        if len(scale) == 1 and not currency:
-            # "3M" is a company and "5 m" a length; "$5m" is money.
+        if len(scale) == 1 and not currency and match.group("scale") != "k":
+            # "3M" is a company and "5 m" a length; "$5m" is money, and "12.4k" thousands
+            # ("300K" may be kelvins).
             scale, unit, end = "", "", match.end("num")
         # Glued to a word or a label: Q2, FY2023, 10-K, 2nd, 3M (but 1.7x is a ratio).
         start = match.start("num")
@@ -198,8 +200,9 @@ _CURRENCIES = {
 _CURRENCY_AFTER = re.compile(
     r"\s+(?:(?:us|u\.s\.|american)\s+)?(dollars?|euros?|sterling|yen|cents?|pence)\b", re.I
 )
-# A currency's hundredth, said after the figure: "24 cents" is $0.24, "30 pence" £0.30.
-_HUNDREDTHS = {"cent": "$", "cents": "$", "pence": "£"}
+# A currency's hundredth, said after the figure: "24 cents" is $0.24 or €0.24 (cents of
+# any currency that has them), "30 pence" £0.30.
+_HUNDREDTHS = {"cent": "", "cents": "", "pence": "£"}
 
 
 def _blank(match: re.Match) -> str:
@@ -273,6 +276,11 @@ _UNITS = {
         ["ml", "milliliter", "milliliters", "millilitre", "millilitres"], ("volume", 1e-3)
     ),
     **dict.fromkeys(["l", "liter", "liters", "litre", "litres"], ("volume", 1.0)),
+    **dict.fromkeys(["dl", "deciliter", "deciliters", "decilitre", "decilitres"], ("volume", 0.1)),
+    **dict.fromkeys(
+        ["cc", "cm³", "cm3", "cubic centimetres", "cubic centimeters"], ("volume", 1e-3)
+    ),
+    **dict.fromkeys(["kl", "kiloliter", "kiloliters", "kilolitre", "kilolitres"], ("volume", 1e3)),
     **dict.fromkeys(["b", "byte", "bytes"], ("data", 1.0)),
     **dict.fromkeys(["kb", "kilobyte", "kilobytes"], ("data", 1e3)),
     **dict.fromkeys(["mb", "megabyte", "megabytes"], ("data", 1e6)),
@@ -293,17 +301,22 @@ _UNITS = {
     ),
     **dict.fromkeys(["yd", "yard", "yards"], ("length", 0.9144)),
     **dict.fromkeys(["µg", "μg", "mcg", "microgram", "micrograms"], ("mass", 1e-6)),
-    **dict.fromkeys(["tonne", "tonnes", "ton", "tons"], ("mass", 1e6)),
+    **dict.fromkeys(["t", "tonne", "tonnes", "ton", "tons"], ("mass", 1e6)),
+    **dict.fromkeys(["ug"], ("mass", 1e-6)),  # "µg" where a keyboard has no µ
     **dict.fromkeys(["gal", "gallon", "gallons"], ("volume", 3.785411784)),
     **dict.fromkeys(
         ["cl", "centiliter", "centiliters", "centilitre", "centilitres"], ("volume", 1e-2)
     ),
     **dict.fromkeys(["pa", "pascal", "pascals"], ("pressure", 1.0)),
     **dict.fromkeys(["kpa", "kilopascal", "kilopascals"], ("pressure", 1e3)),
+    **dict.fromkeys(
+        ["hpa", "hectopascal", "hectopascals", "mbar", "millibar", "millibars"], ("pressure", 100.0)
+    ),
     **dict.fromkeys(["mpa", "megapascal", "megapascals"], ("pressure", 1e6)),
     **dict.fromkeys(["bar", "bars"], ("pressure", 1e5)),
     **dict.fromkeys(["psi"], ("pressure", 6894.757)),
     **dict.fromkeys(["atm"], ("pressure", 101325.0)),
+    **dict.fromkeys(["mmhg", "mm hg"], ("pressure", 133.322387415)),
     **dict.fromkeys(["mph"], ("length/time", 0.44704)),
     **dict.fromkeys(["kph", "kmh"], ("length/time", 1 / 3.6)),
     **dict.fromkeys(["knot", "knots"], ("length/time", 1852 / 3600)),
@@ -320,9 +333,20 @@ _UNITS = {
     **dict.fromkeys(["ma", "milliamp", "milliamps"], ("current", 1e-3)),
     **dict.fromkeys(["db", "decibel", "decibels"], ("decibel", 1.0)),
     **dict.fromkeys(["rpm"], ("rotation", 1.0)),
-    **dict.fromkeys(["kbps"], ("bitrate", 1e3)),
-    **dict.fromkeys(["mbps"], ("bitrate", 1e6)),
-    **dict.fromkeys(["gbps"], ("bitrate", 1e9)),
+    **dict.fromkeys(["bpm", "beats per minute"], ("beats/time", 1 / 60)),
+    **dict.fromkeys(["sv", "sievert", "sieverts"], ("dose", 1.0)),
+    **dict.fromkeys(["msv", "millisievert", "millisieverts"], ("dose", 1e-3)),
+    **dict.fromkeys(["µsv", "μsv", "usv", "microsievert", "microsieverts"], ("dose", 1e-6)),
+    **dict.fromkeys(["µf", "μf", "uf", "microfarad", "microfarads"], ("capacitance", 1e-6)),
+    **dict.fromkeys(["nf", "nanofarad", "nanofarads"], ("capacitance", 1e-9)),
+    **dict.fromkeys(["pf", "picofarad", "picofarads"], ("capacitance", 1e-12)),
+    # Rates of bits are data per second, in bytes: "176 Gbps" is "176 Gbit/s" and "22 GB/s".
+    **dict.fromkeys(["kbps"], ("data/time", 125.0)),
+    **dict.fromkeys(["mbps"], ("data/time", 1.25e5)),
+    **dict.fromkeys(["gbps"], ("data/time", 1.25e8)),
+    **dict.fromkeys(["kbit", "kbits", "kilobit", "kilobits"], ("data", 125.0)),
+    **dict.fromkeys(["mbit", "mbits", "megabit", "megabits"], ("data", 1.25e5)),
+    **dict.fromkeys(["gbit", "gbits", "gigabit", "gigabits"], ("data", 1.25e8)),
     **dict.fromkeys(["ppm"], ("ppm", 1.0)),
     **dict.fromkeys(["ppb"], ("ppm", 1e-3)),
     **dict.fromkeys(["kelvin"], ("kelvin", 1.0)),
@@ -338,6 +362,32 @@ _UNITS = {
     **dict.fromkeys(["ha", "hectare", "hectares"], ("area", 1e4)),
     **dict.fromkeys(["acre", "acres"], ("area", 4046.8564224)),
     **dict.fromkeys(["m²", "m2", "sqm"], ("area", 1.0)),
+    **dict.fromkeys(
+        [
+            "mm²",
+            "mm2",
+            "sq mm",
+            "square mm",
+            "square millimetres",
+            "square millimeters",
+            "square millimetre",
+            "square millimeter",
+        ],
+        ("area", 1e-6),
+    ),
+    **dict.fromkeys(
+        [
+            "cm²",
+            "cm2",
+            "sq cm",
+            "square cm",
+            "square centimetres",
+            "square centimeters",
+            "square centimetre",
+            "square centimeter",
+        ],
+        ("area", 1e-4),
+    ),
     **dict.fromkeys(
         ["km²", "km2", "square kilometres", "square kilometers", "sq km"], ("area", 1e6)
     ),
@@ -362,35 +412,43 @@ _UNITS = {
         ["lb-ft", "lb·ft", "lbf-ft", "lbf·ft", "ft-lb", "ft·lb", "ft-lbs", "ft-lbf", "ft·lbf"],
         ("torque", 1.3558179483314004),
     ),
-    **dict.fromkeys(["parts per million"], ("ppm", 1.0)),
-    **dict.fromkeys(["parts per billion"], ("ppm", 1e-3)),
+    **dict.fromkeys(["parts per million", "part per million"], ("ppm", 1.0)),
+    **dict.fromkeys(["parts per billion", "part per billion"], ("ppm", 1e-3)),
     **dict.fromkeys(["°f", "fahrenheit"], ("fahrenheit", 1.0)),
 }
 # Words that are units only when nothing else could be meant: "a", "in", "b", "s" and the
 # like are also ordinary words (or labels, "Item 1A"), so they count only set apart and in
 # capitals ("1,500 W"), and "in", "mi", "a", "b" never.
 _AMBIGUOUS_UNITS = frozenset(
-    ["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi", "j", "pa", "ma", "cl", "ha"]
+    ["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi", "j", "pa", "ma", "cl", "ha", "t"]
 )
 _NEVER_SPACED = frozenset(["in", "mi", "a", "b"])
 # SI symbols written in small letters, set apart: "4 g", "30 s", "2 h", "1.5 l".
-_SMALL_SYMBOLS = frozenset(["g", "s", "h", "l", "ha"])
+_SMALL_SYMBOLS = frozenset(["g", "s", "h", "l", "ha", "t"])
 # Units whose letters mean another unit, or none, in other capitals: "mA" is milliamperes
-# ("MA" a degree), "nA" nanoamperes ("na" is not
-# a unit), "Nm" newton-metres where "nm" is nanometres.
+# ("MA" a degree), "nA" nanoamperes ("na" is not a unit), "Nm" newton-metres where "nm" is
+# nanometres, "Mt" megatonnes, "Moz" millions of ounces as mines count them (the ounce of
+# this table: "5.96 Moz" is "5.96 million ounces"), a food label's "Calories" kilocalories.
 _CASED_UNITS = {
     "mA": ("current", 1e-3),
     "nA": ("current", 1e-9),
     "Nm": ("torque", 1.0),
     "NM": ("torque", 1.0),
+    "Mt": ("mass", 1e12),
+    "Moz": ("mass", 28.349523125e6),
+    "koz": ("mass", 28.349523125e3),
+    "Calories": ("energy", 4184.0),
+    "Calorie": ("energy", 4184.0),
 }
 _MEASURE = re.compile(
     r"(?P<gap>\s?|-)(?P<unit>°\s?[cf]\b|degrees?\s+(?:celsius|fahrenheit|[cf])\b"
-    r"|(?:sq|square)\s+(?:ft|feet|foot|metres?|meters?|kilomet(?:re|er)s?|km)\b"
-    r"|cubic\s+met(?:re|er)s\b|parts\s+per\s+(?:million|billion)\b|pounds\s+per\s+square\s+inch\b"
-    r"|revolutions\s+per\s+minute\b|nautical\s+miles?\b|m³"
+    r"|(?:sq|square)\s+(?:ft|feet|foot|metres?|meters?|(?:kilo|centi|milli)met(?:re|er)s?|[kcm]m)\b"
+    r"|cubic\s+met(?:re|er)s\b|parts?\s+per\s+(?:million|billion)\b|pounds\s+per\s+square\s+inch\b"
+    r"|mm\s?hg\b|[mc]m²"
+    r"|revolutions\s+per\s+minute\b|beats\s+per\s+minute\b|nautical\s+miles?\b|m³"
+    r"|cubic\s+centimet(?:re|er)s\b"
     r"|newton[\s-]met(?:re|er)s?\b|[a-z]+[·-][a-z]+\b|[µμ]?[a-z]+[²2]?(?!\w|-[a-z]))"
-    r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+)\b)?",
+    r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+(?:[²³23](?!\w)|\b)))?",
     re.I,
 )
 _UNIT_ENDS = re.compile(r"\s*(?:[.,;:)]|$)")
@@ -498,7 +556,7 @@ def unit_named(word: str) -> str | None:
     return unit[0]
 
 
-_DOZEN = re.compile(r"\b(?:a|one)\s+dozen\b", re.I)
+_DOZEN = re.compile(r"\b(?:(?P<half>half\s+a)|a|one)\s+dozen\b", re.I)
 _ONES = {
     w: i
     for i, w in enumerate(
@@ -531,12 +589,15 @@ _PRONOUN_BEFORE = re.compile(
 # "half a minute", "an hour and a half". A lone "a quarter" or "a third" is as often a
 # period or a rank ("a quarter", "a third party"), so it is a fraction only before "of".
 _FRACTIONS = {"half": 0.5, "third": 1 / 3, "quarter": 0.25, "fifth": 0.2, "tenth": 0.1}
-_FRACTION_COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "nine": 9}
+_FRACTION_COUNTS = {
+    w: i for i, w in enumerate("_ one two three four five six seven eight nine".split()) if i
+}
 _FRACTION = re.compile(
-    r"\b(?:(?P<count>two|three|four|nine)[\s-]+(?P<plural>halves|thirds|quarters|fifths|tenths)"
+    r"\b(?:(?P<count>two|three|four|five|six|seven|eight|nine)[\s-]+"
+    r"(?P<plural>halves|thirds|quarters|fifths|tenths)"
     r"(?=\s+of\b|\s*[.,;)]|\s*$)"
     # "a quarter" of a share, not of a year ("once a quarter", "every quarter")
-    r"|(?<!once )(?<!every )(?<!per )(?<!each )a\s+(?P<a>half|third|quarter|fifth|tenth)"
+    r"|(?<!once )(?<!every )(?<!per )(?<!each )(?<!and )a\s+(?P<a>half|third|quarter|fifth|tenth)"
     r"(?=\s+of\b|\s*[.,;)]|\s*$)"
     r"|one[\s-]+(?P<one>half|third|quarter|fifth|tenth)(?=\s+of\b|\s*[.,;)]|\s*$)"
     r"|(?<!and a )half(?:\s+an?\b(?=\s+\w)|(?=\s+(?:of|the)\b)"
@@ -550,10 +611,14 @@ _ONE_UNIT = re.compile(
     r"(?=(?:day|week|month|year|hour|minute|fortnight|decade|century)\b)",
     re.I,
 )
-_ONE_UNIT_AFTER = re.compile(r"\b(?:within|after|about|takes|lasts|for|in|over|up\s+to)\s+$", re.I)
-# How often, or how long, in one word: "biennially" is every 2 years, a "quarter-hour" 15
-# minutes.
+_ALONE = re.compile(r"\w+[\s.]*")
+_ONE_UNIT_AFTER = re.compile(
+    r"(?:^|\b(?:within|after|about|takes|lasts|for|in|over|up\s+to|than|least))\s*$", re.I
+)
+# How often, how long or how many times, in one word or idiom: "biennially" is every 2
+# years, a "quarter-hour" 15 minutes, "time and a half" (of a pay rate) 1.5 times.
 _PERIOD_WORDS = {
+    "time and a half": "1.5 times",
     "biennially": "every 2 years",
     "triennially": "every 3 years",
     "quarter-hour": "15 minutes",
@@ -563,6 +628,19 @@ _PERIOD_WORDS = {
     "every decade": "every 10 years",
     "once a decade": "every 10 years",
 }
+# Adverbs of how often, read as a period only where they end a clause ("replaced
+# fortnightly"), not before a noun they qualify ("the fortnightly payment"); "quarterly" and
+# the like are read as rates where the judge reads rates ("once a quarter").
+_PERIOD_ADVERBS = {
+    "fortnightly": "every 2 weeks",
+    "semiannually": "every 6 months",
+    "semi-annually": "every 6 months",
+    "half-yearly": "every 6 months",
+    "quadrennially": "every 4 years",
+}
+_PERIOD_ADVERB = re.compile(
+    r"\b(?:" + "|".join(map(re.escape, _PERIOD_ADVERBS)) + r")(?=\s*(?:[.,;:)]|$))", re.I
+)
 _PERIOD_WORD = re.compile(
     r"\b(?:" + "|".join(re.escape(w).replace("\\ ", r"\s+") for w in _PERIOD_WORDS) + r")\b",
     re.I,
@@ -573,14 +651,36 @@ def _one_unit(text: str) -> str:
     def replace(found: re.Match) -> str:
         whole = re.search(r"full|whole", found.group(0), re.I)
         after = _ONE_UNIT_AFTER.search(text, max(0, found.start() - 20), found.start())
+        if after and not after.group(0).strip():  # at the start: only a duration alone ("A week.")
+            after = _ALONE.fullmatch(text, found.end())
         return "1 " if whole or after else found.group(0)
 
     return _ONE_UNIT.sub(replace, text)
 
 
 _OF_A = re.compile(r"(?<=\d)\s+of\s+an?\s+(?=[a-z])", re.I)  # "0.25 of a century": 0.25 century
-_AND_A_HALF = re.compile(
-    r"\b(?:(?P<an>an?|one)|(?P<n>\d+))\s+(?P<what>\w+\s+)?and\s+a\s+half\b", re.I
+# "an hour and a half", "6 and three-quarter percent": a whole and a part of one.
+_AND_A_PART = re.compile(
+    r"\b(?:(?P<an>an?|one)|(?P<n>\d+))\s+(?P<what>\w+\s+)?and\s+"
+    r"(?P<part>a\s+half|a\s+quarter|(?:three|3)[\s-]quarters?)\b",
+    re.I,
+)
+_PARTS = {"half": 0.5, "quarter": 0.25}
+# Fractions in figures: "2/3 of members", "3/4 full", "7 3/4 inches", "10½". A bare "2/3"
+# is as often a date, a score or a page ("page 2/3"), so it is a fraction only before "of",
+# "full" or "majority", or before a unit.
+_SLASHED = re.compile(
+    r"(?<![\d/.,])(?:(?P<whole>\d+)\s+)?(?P<num>[1-9])/(?P<den>[2-9]|1[0-2])(?![\d/])"
+)
+_SLASHED_BEFORE = re.compile(r"\s+(?:of|full|majority)\b", re.I)
+_VULGAR = {"½": 0.5, "¼": 0.25, "¾": 0.75}
+_VULGAR_FRACTION = re.compile(r"(?<![\d.,])(\d*)\s?([½¼¾])")
+# A decimal said in words: "three point eight", "twenty-one point three", "nought point five".
+_DIGIT_WORDS = {**{w: str(i) for w, i in _ONES.items() if i < 10}, "nought": "0", "oh": "0"}
+_POINT = re.compile(
+    rf"(?<![\w-])(?P<whole>nought|(?:{_NUMBER_WORD})(?:[\s-]+(?:{_NUMBER_WORD}))*)\s+point\s+"
+    rf"(?P<digits>(?:{'|'.join(_DIGIT_WORDS)})(?:\s+(?:{'|'.join(_DIGIT_WORDS)}))*)(?!\w)",
+    re.I,
 )
 
 
@@ -593,9 +693,81 @@ def _fraction(found: re.Match) -> str:
     return f"{value:.4f}".rstrip("0")
 
 
-def _and_a_half(found: re.Match) -> str:
+def _and_a_part(found: re.Match) -> str:
     whole = 1 if found.group("an") else int(found.group("n"))
-    return f"{whole}.5 {found.group('what') or ''}".rstrip()
+    part = found.group("part").lower()
+    part = 0.75 if part[0] in "3t" else _PARTS[part.split()[-1]]
+    return f"{whole + part:g} {found.group('what') or ''}".rstrip()
+
+
+def _slashed(text: str) -> str:
+    def replace(found: re.Match) -> str:
+        num, den = int(found.group("num")), int(found.group("den"))
+        if num >= den or not (
+            _SLASHED_BEFORE.match(text, found.end()) or _measure(text, found.end())
+        ):
+            return found.group(0)
+        return f"{int(found.group('whole') or 0) + num / den:.4f}".rstrip("0")
+
+    text = _VULGAR_FRACTION.sub(
+        lambda found: f"{int(found.group(1) or 0) + _VULGAR[found.group(2)]:g}", text
+    )
+    return _SLASHED.sub(replace, text)
+
+
+def _point(found: re.Match) -> str:
+    whole = found.group("whole")
+    whole = "0" if whole.lower() == "nought" else _spoken_numbers(whole)
+    if not whole.isdigit():  # "five and six point two": not one number
+        return found.group(0)
+    digits = "".join(_DIGIT_WORDS[w.lower()] for w in found.group("digits").split())
+    return f"{whole}.{digits}"
+
+
+# Powers of ten: "4.54 × 10^9", "2 x 10⁵", "3e-4"; said with a scale word where there is one
+# ("4.54 billion"), else as digits ("0.0003").
+_SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+_SCIENTIFIC = re.compile(
+    r"(?<![\w.])(?P<m>\d+(?:\.\d+)?)(?:\s*[x×*·]\s*10\s*(?:\^|\*\*)\s*(?P<power>[-−+]?\d{1,2})"
+    r"|\s*[x×·]\s*10(?P<raised>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]{1,2})|e(?P<e>[-+]?\d{1,2}))(?![\w.])"
+)
+_POWER_SCALES = {3: "thousand", 6: "million", 9: "billion", 12: "trillion"}
+# Pence glued to their figure: "42p" is £0.42 (not "1080p", a resolution).
+_PENCE = re.compile(r"(?<![\w.,£$€])(\d{1,3})p\b(?![.-]?\w)")
+
+
+def powers_written_out(text: str) -> str:
+    """`text` with figures in scientific notation written out: "4.54 × 10^9" as "4.54
+    billion", "3e-4" as "0.0003"."""
+
+    def write_out(found: re.Match) -> str:
+        power = found.group("power") or found.group("e") or found.group("raised")
+        power = int(power.translate(_SUPERSCRIPTS).replace("−", "-"))
+        if power in _POWER_SCALES:
+            return f"{found.group('m')} {_POWER_SCALES[power]}"
+        return format(Decimal(found.group("m")).scaleb(power), "f")
+
+    return _SCIENTIFIC.sub(write_out, text or "")
+
+
+# A share said as a count in a number: "62 out of every 100", "one in five", "40 out of 50".
+_PROPORTION = re.compile(
+    r"(?<![\w.,])(?P<n>\d+)\s+(?:out\s+of|in)\s+(?:every\s+)?(?P<m>\d{1,3}(?:,\d{3})?)(?![\w.,])"
+)
+
+
+def proportions_as_percent(text: str) -> str:
+    """`text` with its shares said as counts ("three in every four", "88 out of 100") as
+    percentages, for a side that gives its share as one ("75%"); units after the count keep
+    it a count ("1 in 5 days")."""
+
+    def replace(found: re.Match) -> str:
+        n, m = int(found.group("n")), int(found.group("m").replace(",", ""))
+        if not 0 < n < m or _measure(text, found.end()):
+            return found.group(0)
+        return f"{100 * n / m:.2f}".rstrip("0").rstrip(".") + "%"
+
+    return _PROPORTION.sub(replace, text)
 
 
 def words_to_digits(text: str, *, fractions: bool = True) -> str:
@@ -603,10 +775,13 @@ def words_to_digits(text: str, *, fractions: bool = True) -> str:
     and six" -> "206", "a dozen" -> "12", "three quarters" -> "0.75", "an hour and a half"
     -> "1.5 hour". "zero" and a pronoun "one" are left alone. Without `fractions` (a
     question that counts: "how many quarters?"), "three quarters" stays a count."""
-    text = _AND_A_HALF.sub(_and_a_half, _DOZEN.sub("12", text or ""))
+    text = _DOZEN.sub(lambda found: "6" if found.group("half") else "12", text or "")
+    text = _PENCE.sub(lambda found: f"£{int(found.group(1)) / 100:.2f}", text)
+    text = _AND_A_PART.sub(_and_a_part, _POINT.sub(_point, _slashed(text)))
     text = _PERIOD_WORD.sub(
         lambda found: _PERIOD_WORDS[" ".join(found.group(0).lower().split())], text
     )
+    text = _PERIOD_ADVERB.sub(lambda found: _PERIOD_ADVERBS[found.group(0).lower()], text)
     text = _one_unit(text)
     if fractions:
         text = _OF_A.sub(" ", _FRACTION.sub(_fraction, text))
@@ -630,7 +805,7 @@ def words_to_digits(text: str, *, fractions: bool = True) -> str:
             return spoken
         return _spoken_numbers(spoken)
 
-    return _AND_A_HALF.sub(_and_a_half, _WORDS_NUMBER.sub(replace, text))
+    return _AND_A_PART.sub(_and_a_part, _WORDS_NUMBER.sub(replace, text))
 
 
 def _spoken_numbers(spoken: str) -> str:
@@ -743,12 +918,15 @@ def _value_and_step(q: Quantity, factor: float) -> tuple[float, float, int]:
 MIN_ROUNDED_DIGITS = 3
 
 
-def agree(answer: Quantity, truth: Quantity, *, bare_percent: bool = True) -> bool:
+def agree(
+    answer: Quantity, truth: Quantity, *, bare_percent: bool = True, difference: bool = False
+) -> bool:
     """Whether an answer's figure states the truth's figure, signs aside: the same kind,
     currency and unit, the same value within the truth's precision. A more precise answer
     must round to the truth; a coarser one must keep MIN_ROUNDED_DIGITS and the truth must
     round to it. A percentage and a fraction are one ratio ("2.8%", "0.028"); the same
-    digits without the percent sign ("42.5" for "42.5%") only with `bare_percent`."""
+    digits without the percent sign ("42.5" for "42.5%") only with `bare_percent`. With
+    `difference` the figures are changes: a fall of 5 °C is one of 9 °F, not of 41 °F."""
     if {answer.kind, truth.kind} == {"percent", "money"}:
         return False
     if not (math.isfinite(answer.mantissa) and math.isfinite(truth.mantissa)):
@@ -756,7 +934,7 @@ def agree(answer: Quantity, truth: Quantity, *, bare_percent: bool = True) -> bo
     if answer.currency and truth.currency and answer.currency != truth.currency:
         return False  # "€7 million" is not "$7 million"
     if answer.unit and truth.unit and answer.unit[0] != truth.unit[0]:
-        return _same_temperature(answer, truth)
+        return _same_temperature(answer, truth, difference)
     unit_a = answer.unit[1] if answer.unit and truth.unit else 1.0
     unit_t = truth.unit[1] if answer.unit and truth.unit else 1.0
     if answer.kind != truth.kind and "percent" in (answer.kind, truth.kind):
@@ -801,12 +979,14 @@ _TO_CELSIUS = {
 }
 
 
-def _same_temperature(answer: Quantity, truth: Quantity) -> bool:
+def _same_temperature(answer: Quantity, truth: Quantity, difference: bool = False) -> bool:
     """A temperature given in another scale ("36 °F" for "2 °C"), within the answer's last
-    digit."""
+    digit; a `difference` of temperatures without the scales' zero points."""
     if answer.unit[0] not in _TO_CELSIUS or truth.unit[0] not in _TO_CELSIUS:
         return False
     (a_scale, a_shift), (t_scale, t_shift) = _TO_CELSIUS[answer.unit[0]], _TO_CELSIUS[truth.unit[0]]
+    if difference:
+        a_shift = t_shift = 0.0
     signed = answer.mantissa * (answer.sign or 1), truth.mantissa * (truth.sign or 1)
     difference = abs((signed[0] * a_scale + a_shift) - (signed[1] * t_scale + t_shift))
     step = 10.0 ** (-max(_precision(answer), 0)) * a_scale

@@ -1152,3 +1152,77 @@ def test_the_eleventh_rounds_rules(judge, question, truth, answer, correct):
 )  # fmt: skip
 def test_the_reviews_cases_of_the_eleventh_round(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# Figures said in another form (stop 96, from the misses of the sets already kept): each true
+# form beside the wrong reading it was given or the near miss it must still refuse.
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        # multiples and fractions in words and figures
+        ("How many dressing rooms must the venue provide?", "6 dressing rooms.",
+         "Half a dozen dressing rooms are required.", True),
+        ("How many dressing rooms must the venue provide?", "6 dressing rooms.",
+         "A dozen dressing rooms.", False),
+        ("What is the overtime rate?", "1.5 times the hourly rate", "time and a half", True),
+        ("What is the overtime rate?", "2 times the hourly rate", "time and a half", False),
+        ("What discount rate is assumed?", "6.75%.", "six and three-quarter percent", True),
+        ("What discount rate is assumed?", "6.25%.", "six and three-quarter percent", False),
+        ("What is the protein bonus?", "0.6 cents per litre", "Six tenths of a cent per litre.",
+         True),
+        ("What majority is required to amend it?", "Two-thirds of members",
+         "a 2/3 majority of members", True),
+        ("What majority is required to amend it?", "Three-quarters of members",
+         "a 2/3 majority of members", False),
+        ("What is the maximum riser height?", "7 3/4 inches", "7.75 inches", True),
+        ("What is the maximum riser height?", "7 1/4 inches", "7.75 inches", False),
+        # decimals said in words
+        ("What was the effective tax rate?", "21.3%", "Twenty-one point three percent.", True),
+        ("What was the effective tax rate?", "21.3%", "Twenty-one point eight percent.", False),
+        # scientific notation, thousands as "k"
+        ("What learning rate did the authors use?", "3e-4", "0.0003", True),
+        ("What learning rate did the authors use?", "3e-4", "0.003", False),
+        ("How many cells are seeded per well?", "2 × 10^5 cells per well", "200,000 cells per well",
+         True),
+        ("How many employees did it have at year-end?", "12,400", "12.4k", True),
+        ("How many employees did it have at year-end?", "12,400", "12.7k", False),
+        # units written otherwise, and converted
+        ("By how much did systolic pressure fall?", "8 mmHg", "It fell by 8 mm Hg.", True),
+        ("What is the maximum takeoff weight?", "79,000 kg", "79 t", True),
+        ("What is the maximum takeoff weight?", "79,000 kg", "79 kg", False),
+        ("What is the switching capacity?", "176 Gbps", "176 Gbit/s", True),
+        ("What concentration of ampicillin is used?", "100 µg/mL", "100 ug/ml", True),
+        ("What concentration of ampicillin is used?", "100 µg/mL", "100 mg/ml", False),
+        ("What is the engine's displacement?", "2.0 L", "2,000 cc", True),
+        ("What is the density?", "1 g/cm³", "1,000 kg/m³", True),
+        ("What is the density?", "1 g/cm³", "1,000 g/m³", False),
+        ("What was the haemoglobin on admission?", "13.5 g/dL", "135 g/L", True),
+        ("What dose does the scan deliver?", "2 mSv", "2,000 µSv", True),
+        ("What dose does the scan deliver?", "2 mSv", "2,000 mSv", False),
+        # a change of temperature has no zero point to convert
+        ("How much did the overnight temperature fall?", "5 °C", "9 °F", True),
+        ("How much did the overnight temperature fall?", "5 °C", "41 °F", False),
+        ("What is the overnight low?", "5 °C", "41 °F", True),
+        # shares said as counts, where the other side gives a percentage
+        ("What was the voter turnout?", "62%", "62 out of every 100 eligible voters", True),
+        ("What share reported side effects?", "One in five", "20%", True),
+        ("What share reported side effects?", "One in four", "20%", False),
+        ("How many samples failed?", "2", "2 out of 3", True),
+        # hundredths of a currency
+        ("What is the per-word rate?", "€0.16", "16 cents per word", True),
+        ("What is the unit price?", "£0.42", "42p each", True),
+        ("What is the unit price?", "£0.42", "24p each", False),
+        # how often, in one word; one of a unit, alone
+        ("How often should the filter be replaced?", "Every 3 months", "Quarterly.", True),
+        ("How often should the filter be replaced?", "Every 6 months", "Quarterly.", False),
+        ("What is the time limit?", "14 days", "A fortnight", True),
+        ("How long must a donor wait after symptoms clear?", "7 days",
+         "A week after the symptoms started.", False),
+        # "both" names two
+        ("Which lines are blocked?", "Both Up and Down Main lines", "Down Main", False),
+        ("Which lines are blocked?", "Both Up and Down Main lines", "The Up and Down Main lines",
+         True),
+    ],
+)  # fmt: skip
+def test_figures_said_in_another_form(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct

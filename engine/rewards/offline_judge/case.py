@@ -79,6 +79,16 @@ class _Case:
         self.question_text = quantities.words_to_digits(_as_times(question))
         self.truth_text = quantities.words_to_digits(_as_times(truth), fractions=fractions)
         self.answer_text = quantities.words_to_digits(_as_times(answer), fractions=fractions)
+        # "Three out of every four" for "75%", and "20%" for "one in five": a share said as
+        # a count, read as a percentage where the other side gives one.
+        truth_shares, answer_shares = (
+            any(f.kind == "percent" for f in quantities.extract_quantities(said))
+            for said in (self.truth_text, self.answer_text)
+        )
+        if truth_shares and not answer_shares:
+            self.answer_text = quantities.proportions_as_percent(self.answer_text)
+        elif answer_shares and not truth_shares:
+            self.truth_text = quantities.proportions_as_percent(self.truth_text)
         self.question_numbers = quantities.extract_quantities(self.question_text, hint)
         self.truth_numbers = _restated(
             quantities.extract_quantities(self.truth_text, hint), self.truth_text
@@ -95,6 +105,8 @@ class _Case:
         self.percent_named = bool(_PERCENT_NAMED.search(question)) or any(
             q.kind == "percent" for q in self.question_numbers
         )
+        # "How much did the temperature fall?": figures of a change, not levels.
+        self.asks_change = bool(_ASKS_CHANGE.search(question) and _ASKS_AMOUNT.search(question))
         self.units_named = {quantities.unit_named(w) for w in asked} - {None}
         self.units_named |= {q.unit[0] for q in self.question_numbers if q.unit}
         self.currency_named = bool(_CURRENCY_NAMED.search(question))
@@ -213,7 +225,9 @@ class _Case:
         without a scale means what it says ("$37,987" is not "$37,987 million", "12
         thousand" is "12,000"). A truth's money without a scale ("$1577.00") is read as
         written or in the answer's scale, as truths often leave the scale to the reader."""
-        agree = functools.partial(quantities.agree, bare_percent=self.percent_named)
+        agree = functools.partial(
+            quantities.agree, bare_percent=self.percent_named, difference=self.asks_change
+        )
         if figure.factor is None or truth.factor is None:
             literal_figure = dataclasses.replace(figure, factor=figure.factor or 1.0)
             literal_truth = dataclasses.replace(truth, factor=truth.factor or 1.0)
@@ -356,7 +370,7 @@ class _Case:
 
     def converted_wrongly(self, given: list[quantities.Quantity]) -> list[str]:
         """The figures of `given` that restate a truth's temperature wrongly in another scale."""
-        return [a.text for a in given if _converts_wrongly(a, self.truth_numbers)]
+        return [a.text for a in given if _converts_wrongly(a, self.truth_numbers, self.asks_change)]
 
     def other_scope(self) -> str:
         """A phrase of the answer naming the case its figure holds for ("for single-AZ

@@ -176,8 +176,12 @@ _FREQUENCY = re.compile(
 
 
 _DIGIT = re.compile(r"\d")
-# "Every 12 months" is once a year, "every 7 days" once a week, "every 24 hours" once a day.
-_SPANS = {"12 months": "year", "7 days": "week", "24 hours": "day", "seven days": "week"}
+# "Every 12 months" is once a year, "every 7 days" once a week, "every 24 hours" once a day,
+# "every 3 months" once a quarter.
+_SPANS = {
+    "12 months": "year", "7 days": "week", "24 hours": "day", "seven days": "week",
+    "3 months": "quarter", "three months": "quarter",
+}  # fmt: skip
 _SPANS |= {"twelve months": "year", "twenty-four hours": "day"}
 _EVERY_SPAN = re.compile(r"\b(?:once\s+)?every\s+(" + "|".join(_SPANS) + r")\b", re.I)
 # A multiple written with an "x" glued to its figure, nothing after ("2.8x"); not "2 x AAA",
@@ -324,10 +328,13 @@ def _compounds(numbers: list[quantities.Quantity], written: str) -> list[quantit
     return merged
 
 
-def _celsius(figure: quantities.Quantity) -> float | None:
-    """A temperature in degrees Celsius; None for any other figure."""
+def _celsius(figure: quantities.Quantity, difference: bool = False) -> float | None:
+    """A temperature in degrees Celsius, or a `difference` of temperatures; None for any
+    other figure."""
     value = figure.mantissa * (figure.sign or 1)
     scale = figure.unit[0] if figure.unit else None
+    if difference:
+        return {"celsius": value, "fahrenheit": value * 5 / 9, "kelvin": value}.get(scale)
     return {
         "celsius": value,
         "fahrenheit": (value - 32) * 5 / 9,
@@ -335,15 +342,17 @@ def _celsius(figure: quantities.Quantity) -> float | None:
     }.get(scale)
 
 
-def _converts_wrongly(figure: quantities.Quantity, truths: list[quantities.Quantity]) -> bool:
+def _converts_wrongly(
+    figure: quantities.Quantity, truths: list[quantities.Quantity], difference: bool = False
+) -> bool:
     """Whether `figure` restates a truth's temperature in another scale, and wrongly ("100
     °C, which is 200 °F"): within the figure's last digit, or it is another figure."""
-    mine = _celsius(figure)
+    mine = _celsius(figure, difference)
     if mine is None:
         return False
     step = 10.0 ** (-max(figure.decimals, 0)) * (5 / 9 if figure.unit[0] == "fahrenheit" else 1.0)
     others = [
-        _celsius(truth)
+        _celsius(truth, difference)
         for truth in truths
         if _celsius(truth) is not None and truth.unit[0] != figure.unit[0]
     ]

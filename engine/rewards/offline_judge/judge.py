@@ -126,9 +126,12 @@ class OfflineJudge:
     def judge(self, question: str, ground_truth: str, answer: str) -> Verdict:
         # "1:20" is a time only where a time is asked; "10:30" and "5 pm" are always.
         timed = bool(_ASKS_TIME.search(question or ""))
-        answer = _clock_times(_plain_letters(answer), timed).strip()
-        ground_truth = _clock_times(_plain_letters(ground_truth), timed)
-        question = _clock_times(_plain_letters(question), timed)
+        # "2 × 10^5" is "200000" before any word or code of it is read.
+        answer = quantities.powers_written_out(_clock_times(_plain_letters(answer), timed)).strip()
+        ground_truth = quantities.powers_written_out(
+            _clock_times(_plain_letters(ground_truth), timed)
+        )
+        question = quantities.powers_written_out(_clock_times(_plain_letters(question), timed))
         if not _DIGIT.search(quantities.words_to_digits(ground_truth)):
             answer = _every_span(answer)
         if not _DIGIT.search(quantities.words_to_digits(answer)):

@@ -244,6 +244,8 @@ _COMMA_LISTED = re.compile(
     r"(?:,\s*(?!(?:a|an|the|now)\s)[^,;.:\s]+(?:\s+[^,;.:\s]+){0,2}){3,})\s*\.?\s*$",
     re.I,
 )
+# "Both the Up and Down Main lines": two items, whatever the question counts.
+_BOTH = re.compile(r"^\s*both\s+(?:the\s+)?([^,;.:]+?)\s+and\s+([^,;.:]+?)\s*\.?\s*$", re.I)
 LIST_ITEM_WORDS = 6
 
 
@@ -260,6 +262,8 @@ def _items_unsaid(truth: str, said: str, said_terms: set[str], count: int = 0) -
         items = [item.strip() for item in listed.group(1).split(",")] + [listed.group(2).strip()]
     elif listed := _COMMA_LISTED.match(truth):
         items = [item.strip() for item in listed.group(1).split(",")]
+    elif listed := _BOTH.match(truth):
+        items = [listed.group(1).strip(), listed.group(2).strip()]
     elif count >= 2 and len(parts) == count:
         items = parts
     else:
