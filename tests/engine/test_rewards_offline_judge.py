@@ -1226,3 +1226,25 @@ def test_the_reviews_cases_of_the_eleventh_round(judge, question, truth, answer,
 )  # fmt: skip
 def test_figures_said_in_another_form(judge, question, truth, answer, correct):
     assert judge.judge(question, truth, answer).correct is correct
+
+
+# An answer's acronym for the words its truth spells out (stop 96).
+@pytest.mark.parametrize(
+    ("question", "truth", "answer", "correct"),
+    [
+        ("What is the maximum flight altitude?", "120 m above ground level", "120 metres AGL",
+         True),
+        ("What is the maximum flight altitude?", "120 m above ground level", "120 metres AMSL",
+         False),
+        ("Which two countries share the longest border?", "Canada and the United States",
+         "US and Canada", True),
+        ("Which two countries share the longest border?", "Canada and the United States",
+         "UK and Canada", False),
+        ("Who publishes the series?", "Bureau of Labor Statistics", "The BLS", True),
+        ("Who publishes the series?", "Bureau of Labor Statistics", "The BEA", False),
+        # initials across a comma name nothing
+        ("What is the deadline?", "5 pm Eastern, two days before", "5 pm ET", False),
+    ],
+)  # fmt: skip
+def test_an_answers_acronym_for_the_truths_words(judge, question, truth, answer, correct):
+    assert judge.judge(question, truth, answer).correct is correct

@@ -88,6 +88,7 @@ from engine.rewards.offline_judge.words import (
     _ORDER_WORDS,
     _WHICH,
     TEXT_RECALL_NEEDED,
+    _acronyms_spelled,
     _aspect_changed,
     _called_first,
     _count_asked,
@@ -132,6 +133,7 @@ class OfflineJudge:
             _clock_times(_plain_letters(ground_truth), timed)
         )
         question = quantities.powers_written_out(_clock_times(_plain_letters(question), timed))
+        answer = _acronyms_spelled(answer, ground_truth)
         if not _DIGIT.search(quantities.words_to_digits(ground_truth)):
             answer = _every_span(answer)
         if not _DIGIT.search(quantities.words_to_digits(answer)):

@@ -38,6 +38,51 @@ _POWER = re.compile(r"(?<=\d)([⁻]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
 _PLUS_OR_MINUS = re.compile(r"\bplus\s+or\s+minus\s+", re.I)
 
 
+# An acronym and the words it stands for: "AGL" is "above ground level", "US" "United
+# States", "TUE" "Therapeutic Use Exemption"; the small words between are skipped ("BLS",
+# "Bureau of Labor Statistics"). Capitals only, so that "it" and "us" stay words.
+_ACRONYM = re.compile(r"\b[A-Z]{2,6}\b")
+_WORD = re.compile(r"[A-Za-z][\w'’-]*")
+_SKIPPED_IN_ACRONYMS = frozenset(["of", "and", "the", "for", "&", "in", "on", "to"])
+
+
+def _spelled_out(acronym: str, said: str) -> str | None:
+    """The words of `said` whose initials spell `acronym`, as written; None if none do."""
+    words = list(_WORD.finditer(said))
+    for i, first in enumerate(words):
+        if first.group(0)[0].lower() != acronym[0].lower():
+            continue
+        letters, j = "", i
+        while j < len(words) and len(letters) < len(acronym):
+            if j > i and said[words[j - 1].end() : words[j].start()].strip():
+                break  # words of one name, not across a comma ("Eastern, two")
+            word = words[j].group(0)
+            if letters and word.lower() in _SKIPPED_IN_ACRONYMS:
+                j += 1
+                continue
+            if word[0].lower() != acronym[len(letters)].lower():
+                break
+            letters, j = letters + word[0], j + 1
+        if len(letters) == len(acronym):
+            return said[first.start() : words[j - 1].end()]
+    return None
+
+
+def _acronyms_spelled(said: str, other: str) -> str:
+    """`said` (an answer) with each acronym that `other` (its truth) spells out in words
+    written as those words, so that both are read alike: an answer may shorten what the
+    truth spells out. (Not the other way: a truth's "GT" spelled from an answer's words
+    would read "per gross tonne" of another case as the truth's own words.)"""
+
+    def spell(found: re.Match) -> str:
+        acronym = found.group(0)
+        if re.search(rf"\b{acronym}\b", other) or not text.content_terms(acronym):
+            return acronym  # the other side writes it too, or it is a word ("IT", "NO")
+        return _spelled_out(acronym, other) or acronym
+
+    return _ACRONYM.sub(spell, said)
+
+
 def _plain_letters(said: str | None) -> str:
     """Letters without their accents, subscript digits as digits and a power in superscript
     as one written with "^": "García Márquez" is "Garcia Marquez", "H₂SO₄" "H2SO4", "10²³"
