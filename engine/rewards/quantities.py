@@ -200,9 +200,8 @@ _CURRENCIES = {
 _CURRENCY_AFTER = re.compile(
     r"\s+(?:(?:us|u\.s\.|american)\s+)?(dollars?|euros?|sterling|yen|cents?|pence)\b", re.I
 )
-# A currency's hundredth, said after the figure: "24 cents" is $0.24 or €0.24 (cents of
-# any currency that has them), "30 pence" £0.30.
-_HUNDREDTHS = {"cent": "", "cents": "", "pence": "£"}
+# A currency's hundredth, said after the figure: "24 cents" is $0.24, "30 pence" £0.30.
+_HUNDREDTHS = {"cent": "$", "cents": "$", "pence": "£"}
 
 
 def _blank(match: re.Match) -> str:
@@ -391,7 +390,9 @@ _UNITS = {
     **dict.fromkeys(
         ["km²", "km2", "square kilometres", "square kilometers", "sq km"], ("area", 1e6)
     ),
-    **dict.fromkeys(["m³", "m3", "cubic metres", "cubic meters"], ("volume", 1e3)),
+    **dict.fromkeys(
+        ["m³", "m3", "cubic metres", "cubic meters", "cubic metre", "cubic meter"], ("volume", 1e3)
+    ),
     **dict.fromkeys(
         ["in-lb", "inch-pounds", "inch-pound", "in·lb"], ("torque", 0.1129848290276167)
     ),
@@ -422,9 +423,10 @@ _UNITS = {
 _AMBIGUOUS_UNITS = frozenset(
     ["a", "in", "b", "s", "h", "l", "g", "m", "v", "w", "mi", "j", "pa", "ma", "cl", "ha", "t"]
 )
-_NEVER_SPACED = frozenset(["in", "mi", "a", "b"])
+# "2 T" of a recipe is tablespoons, "3 T" of a scanner teslas: "t" only after a slash ("g/t").
+_NEVER_SPACED = frozenset(["in", "mi", "a", "b", "t"])
 # SI symbols written in small letters, set apart: "4 g", "30 s", "2 h", "1.5 l".
-_SMALL_SYMBOLS = frozenset(["g", "s", "h", "l", "ha", "t"])
+_SMALL_SYMBOLS = frozenset(["g", "s", "h", "l", "ha"])
 # Units whose letters mean another unit, or none, in other capitals: "mA" is milliamperes
 # ("MA" a degree), "nA" nanoamperes ("na" is not a unit), "Nm" newton-metres where "nm" is
 # nanometres, "Mt" megatonnes, "Moz" millions of ounces as mines count them (the ounce of
@@ -448,7 +450,7 @@ _MEASURE = re.compile(
     r"|revolutions\s+per\s+minute\b|beats\s+per\s+minute\b|nautical\s+miles?\b|m³"
     r"|cubic\s+centimet(?:re|er)s\b"
     r"|newton[\s-]met(?:re|er)s?\b|[a-z]+[·-][a-z]+\b|[µμ]?[a-z]+[²2]?(?!\w|-[a-z]))"
-    r"(?:\s*(?:/|\bper\s+)(?P<per>[a-z]+(?:[²³23](?!\w)|\b)))?",
+    r"(?:\s*(?:/|\bper\s+)(?P<per>(?:cubic|square)\s+[a-z]+|[a-z]+(?:[²³23](?!\w)|\b)))?",
     re.I,
 )
 _UNIT_ENDS = re.compile(r"\s*(?:[.,;:)]|$)")
@@ -489,7 +491,7 @@ def _measure(text: str, end: int) -> tuple[str, float, int] | None:
         return None  # "3 in" is not inches, but "1,500 W" is watts
     if len(word) == 1 and not match.group("gap") and not match.group("per"):
         return None  # "5m" is five million as often as five metres; "Item 1A" is a label
-    per = (match.group("per") or "").lower()
+    per = " ".join((match.group("per") or "").lower().split())
     if per:
         per_unit = _UNITS.get(per)
         if per_unit is None:
@@ -593,8 +595,9 @@ _FRACTION_COUNTS = {
     w: i for i, w in enumerate("_ one two three four five six seven eight nine".split()) if i
 }
 _FRACTION = re.compile(
-    r"\b(?:(?P<count>two|three|four|five|six|seven|eight|nine)[\s-]+"
-    r"(?P<plural>halves|thirds|quarters|fifths|tenths)"
+    r"\b(?:(?:(?P<count>two|three|four|nine)[\s-]+(?P<plural>halves|thirds|quarters|fifths|tenths)"
+    # "six quarters" is a year and a half of results, "six tenths" a fraction
+    r"|(?P<count_of>five|six|seven|eight)[\s-]+(?P<plural_of>fifths|tenths))"
     r"(?=\s+of\b|\s*[.,;)]|\s*$)"
     # "a quarter" of a share, not of a year ("once a quarter", "every quarter")
     r"|(?<!once )(?<!every )(?<!per )(?<!each )(?<!and )a\s+(?P<a>half|third|quarter|fifth|tenth)"
@@ -678,16 +681,17 @@ _VULGAR_FRACTION = re.compile(r"(?<![\d.,])(\d*)\s?([½¼¾])")
 # A decimal said in words: "three point eight", "twenty-one point three", "nought point five".
 _DIGIT_WORDS = {**{w: str(i) for w, i in _ONES.items() if i < 10}, "nought": "0", "oh": "0"}
 _POINT = re.compile(
-    rf"(?<![\w-])(?P<whole>nought|(?:{_NUMBER_WORD})(?:[\s-]+(?:{_NUMBER_WORD}))*)\s+point\s+"
+    rf"(?<![\w-])(?<!\bat\s)(?P<whole>nought|(?:{_NUMBER_WORD})(?:[\s-]+(?:{_NUMBER_WORD}))*)\s+point\s+"
     rf"(?P<digits>(?:{'|'.join(_DIGIT_WORDS)})(?:\s+(?:{'|'.join(_DIGIT_WORDS)}))*)(?!\w)",
     re.I,
 )
 
 
 def _fraction(found: re.Match) -> str:
-    if found.group("plural"):
-        size = _FRACTIONS[found.group("plural").lower().rstrip("s").replace("halve", "half")]
-        value = _FRACTION_COUNTS[found.group("count").lower()] * size
+    plural, count = found.group("plural") or found.group("plural_of"), found.group("count")
+    if plural:
+        size = _FRACTIONS[plural.lower().rstrip("s").replace("halve", "half")]
+        value = _FRACTION_COUNTS[(count or found.group("count_of")).lower()] * size
     else:
         value = _FRACTIONS[(found.group("one") or found.group("a") or "half").lower()]
     return f"{value:.4f}".rstrip("0")
@@ -700,11 +704,18 @@ def _and_a_part(found: re.Match) -> str:
     return f"{whole + part:g} {found.group('what') or ''}".rstrip()
 
 
-def _slashed(text: str) -> str:
+def slashes(text: str) -> set[str]:
+    """The fractions written with a slash in `text` ("2/3", "7 3/4"), as written."""
+    return {found.group(0) for found in _SLASHED.finditer(text or "")}
+
+
+def _slashed(text: str, kept: set[str]) -> str:
     def replace(found: re.Match) -> str:
         num, den = int(found.group("num")), int(found.group("den"))
-        if num >= den or not (
-            _SLASHED_BEFORE.match(text, found.end()) or _measure(text, found.end())
+        if (
+            found.group(0) in kept
+            or num >= den
+            or not (_SLASHED_BEFORE.match(text, found.end()) or _measure(text, found.end()))
         ):
             return found.group(0)
         return f"{int(found.group('whole') or 0) + num / den:.4f}".rstrip("0")
@@ -756,6 +767,9 @@ _PROPORTION = re.compile(
 )
 
 
+_RATED = re.compile(r"\s*(?:stars?|points?)\b", re.I)  # "4 out of 5 stars": a rating
+
+
 def proportions_as_percent(text: str) -> str:
     """`text` with its shares said as counts ("three in every four", "88 out of 100") as
     percentages, for a side that gives its share as one ("75%"); units after the count keep
@@ -763,21 +777,27 @@ def proportions_as_percent(text: str) -> str:
 
     def replace(found: re.Match) -> str:
         n, m = int(found.group("n")), int(found.group("m").replace(",", ""))
-        if not 0 < n < m or _measure(text, found.end()):
+        if not 0 < n < m or _measure(text, found.end()) or _RATED.match(text, found.end()):
             return found.group(0)
         return f"{100 * n / m:.2f}".rstrip("0").rstrip(".") + "%"
 
     return _PROPORTION.sub(replace, text)
 
 
-def words_to_digits(text: str, *, fractions: bool = True) -> str:
+def words_to_digits(
+    text: str, *, fractions: bool = True, slashed_but: set[str] | None = None
+) -> str:
     """`text` with numbers written in words as digits: "forty-six" -> "46", "two hundred
     and six" -> "206", "a dozen" -> "12", "three quarters" -> "0.75", "an hour and a half"
     -> "1.5 hour". "zero" and a pronoun "one" are left alone. Without `fractions` (a
-    question that counts: "how many quarters?"), "three quarters" stays a count."""
+    question that counts: "how many quarters?"), "three quarters" stays a count. With
+    `slashed_but`, fractions with a slash are read too ("2/3 of members", "7 3/4 inches"),
+    but for those it names: what the other side writes alike is compared as written."""
     text = _DOZEN.sub(lambda found: "6" if found.group("half") else "12", text or "")
     text = _PENCE.sub(lambda found: f"£{int(found.group(1)) / 100:.2f}", text)
-    text = _AND_A_PART.sub(_and_a_part, _POINT.sub(_point, _slashed(text)))
+    if slashed_but is not None:
+        text = _slashed(text, slashed_but)
+    text = _AND_A_PART.sub(_and_a_part, _POINT.sub(_point, text))
     text = _PERIOD_WORD.sub(
         lambda found: _PERIOD_WORDS[" ".join(found.group(0).lower().split())], text
     )

@@ -74,20 +74,31 @@ class _Case:
 
     def __init__(self, question: str, truth: str, answer: str) -> None:
         self.question, self.truth, self.answer = question, truth, answer
+        # "How much did the temperature fall?": its figures are changes, but for the levels
+        # a change is told between ("from 37 °C to 39 °C").
+        self.asks_change = bool(_ASKS_CHANGE.search(question) and _ASKS_AMOUNT.search(question))
         hint = quantities.scale_hint(question)
         fractions = not _COUNTS.search(question)
         self.question_text = quantities.words_to_digits(_as_times(question))
-        self.truth_text = quantities.words_to_digits(_as_times(truth), fractions=fractions)
-        self.answer_text = quantities.words_to_digits(_as_times(answer), fractions=fractions)
+        # Fractions with a slash are read ("2/3 of members"), but as written where the other
+        # side writes them alike ("2/3" and "2/3 of the members present").
+        self.truth_text = quantities.words_to_digits(
+            _as_times(truth), fractions=fractions, slashed_but=quantities.slashes(answer)
+        )
+        self.answer_text = quantities.words_to_digits(
+            _as_times(answer), fractions=fractions, slashed_but=quantities.slashes(truth)
+        )
         # "Three out of every four" for "75%", and "20%" for "one in five": a share said as
         # a count, read as a percentage where the other side gives one.
         truth_shares, answer_shares = (
             any(f.kind == "percent" for f in quantities.extract_quantities(said))
             for said in (self.truth_text, self.answer_text)
         )
-        if truth_shares and not answer_shares:
+        # Not for a change asked ("one in five patients" is no 20% reduction of a risk).
+        shares_read = not (_ASKS_AMOUNT.search(question) and _CHANGE_OR_CUT.search(question))
+        if shares_read and truth_shares and not answer_shares:
             self.answer_text = quantities.proportions_as_percent(self.answer_text)
-        elif answer_shares and not truth_shares:
+        elif shares_read and answer_shares and not truth_shares:
             self.truth_text = quantities.proportions_as_percent(self.truth_text)
         self.question_numbers = quantities.extract_quantities(self.question_text, hint)
         self.truth_numbers = _restated(
@@ -105,8 +116,6 @@ class _Case:
         self.percent_named = bool(_PERCENT_NAMED.search(question)) or any(
             q.kind == "percent" for q in self.question_numbers
         )
-        # "How much did the temperature fall?": figures of a change, not levels.
-        self.asks_change = bool(_ASKS_CHANGE.search(question) and _ASKS_AMOUNT.search(question))
         self.units_named = {quantities.unit_named(w) for w in asked} - {None}
         self.units_named |= {q.unit[0] for q in self.question_numbers if q.unit}
         self.currency_named = bool(_CURRENCY_NAMED.search(question))
@@ -225,8 +234,13 @@ class _Case:
         without a scale means what it says ("$37,987" is not "$37,987 million", "12
         thousand" is "12,000"). A truth's money without a scale ("$1577.00") is read as
         written or in the answer's scale, as truths often leave the scale to the reader."""
+        difference = (
+            self.asks_change
+            and not _LEVEL_BEFORE.search(self.answer_text, 0, figure.start)
+            and not _LEVEL_BEFORE.search(self.truth_text, 0, truth.start)
+        )
         agree = functools.partial(
-            quantities.agree, bare_percent=self.percent_named, difference=self.asks_change
+            quantities.agree, bare_percent=self.percent_named, difference=difference
         )
         if figure.factor is None or truth.factor is None:
             literal_figure = dataclasses.replace(figure, factor=figure.factor or 1.0)
@@ -370,7 +384,15 @@ class _Case:
 
     def converted_wrongly(self, given: list[quantities.Quantity]) -> list[str]:
         """The figures of `given` that restate a truth's temperature wrongly in another scale."""
-        return [a.text for a in given if _converts_wrongly(a, self.truth_numbers, self.asks_change)]
+        return [
+            a.text
+            for a in given
+            if _converts_wrongly(
+                a,
+                self.truth_numbers,
+                self.asks_change and not _LEVEL_BEFORE.search(self.answer_text, 0, a.start),
+            )
+        ]
 
     def other_scope(self) -> str:
         """A phrase of the answer naming the case its figure holds for ("for single-AZ
@@ -478,12 +500,19 @@ class _Case:
         return False
 
 
+# A level, not a change, where a change is asked: "from 37 °C", "to 0 °C", "below 5 °C".
+_LEVEL_BEFORE = re.compile(
+    r"\b(?:from|to|below|above|under|over|at|reach(?:ed|es)?|exceed(?:s|ed)?)\s+[-+]?$", re.I
+)
+
+
 # A question asking how much something changed, and a truth saying it went from one figure
 # to another ("from 24.6% in FY 2021 to 21.6% in FY 2022").
 _ASKS_CHANGE = re.compile(
     r"\b(?:chang|differ|increas|decreas|grow|grew|declin|drop|rise|rose|fell|fall|shift)\w*",
     re.I,
 )
+_CHANGE_OR_CUT = re.compile(rf"{_ASKS_CHANGE.pattern}|\b(?:reduc|lower|cut|improv|rais)\w*", re.I)
 # A question that asks for an amount of change, not what happened ("By how much did…").
 _ASKS_AMOUNT = re.compile(
     r"\bhow\s+(?:much|many|far)\b|\bby\s+what\b"

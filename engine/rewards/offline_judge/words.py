@@ -290,7 +290,11 @@ _COMMA_LISTED = re.compile(
     re.I,
 )
 # "Both the Up and Down Main lines": two items, whatever the question counts.
-_BOTH = re.compile(r"^\s*both\s+(?:the\s+)?([^,;.:]+?)\s+and\s+([^,;.:]+?)\s*\.?\s*$", re.I)
+_BOTH = re.compile(
+    r"^\s*both\s+(?:the\s+)?(?!.*\b(?:is|are|was|were|have|has|had|can|may|must)\b)"
+    r"([^,;.:]+?)\s+and\s+([^,;.:]+?)\s*\.?\s*$",
+    re.I,
+)
 LIST_ITEM_WORDS = 6
 
 
