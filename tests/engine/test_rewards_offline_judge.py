@@ -1231,6 +1231,8 @@ def test_the_reviews_cases_of_the_eleventh_round(judge, question, truth, answer,
         # how often, in one word; one of a unit, alone
         ("How often should the filter be replaced?", "Every 3 months", "Quarterly.", True),
         ("How often should the filter be replaced?", "Every 6 months", "Quarterly.", False),
+        ("How often must the system be serviced?", "Every 6 months", "Semi-annually.", True),
+        ("How often must the system be serviced?", "Every 6 months", "Annually.", False),
         ("What is the time limit?", "14 days", "A fortnight", True),
         ("How long must a donor wait after symptoms clear?", "7 days",
          "A week after the symptoms started.", False),

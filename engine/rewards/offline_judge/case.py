@@ -88,25 +88,24 @@ class _Case:
         self.answer_text = quantities.words_to_digits(
             _as_times(answer), fractions=fractions, slashed_but=quantities.slashes(truth)
         )
-        # "Three out of every four" for "75%", and "20%" for "one in five": a share said as
-        # a count, read as a percentage where the other side gives one.
-        truth_shares, answer_shares = (
-            any(f.kind == "percent" for f in quantities.extract_quantities(said))
-            for said in (self.truth_text, self.answer_text)
-        )
-        # Not for a change asked ("one in five patients" is no 20% reduction of a risk).
-        shares_read = not (_ASKS_AMOUNT.search(question) and _CHANGE_OR_CUT.search(question))
-        if shares_read and truth_shares and not answer_shares:
-            self.answer_text = quantities.proportions_as_percent(self.answer_text)
-        elif shares_read and answer_shares and not truth_shares:
-            self.truth_text = quantities.proportions_as_percent(self.truth_text)
         self.question_numbers = quantities.extract_quantities(self.question_text, hint)
-        self.truth_numbers = _restated(
-            quantities.extract_quantities(self.truth_text, hint), self.truth_text
+        truth_found = quantities.extract_quantities(self.truth_text, hint)
+        answer_found = quantities.extract_quantities(self.answer_text, hint)
+        # "Three out of every four" for "75%", and "20%" for "one in five": a share said as
+        # a count, read as a percentage where the other side gives one; not for a change
+        # asked ("one in five patients" is no 20% reduction of a risk).
+        truth_shares, answer_shares = (
+            any(f.kind == "percent" for f in found) for found in (truth_found, answer_found)
         )
-        self.answer_numbers = _restated(
-            quantities.extract_quantities(self.answer_text, hint), self.answer_text
-        )
+        if not (_ASKS_AMOUNT.search(question) and _CHANGE_OR_CUT.search(question)):
+            if truth_shares and not answer_shares:
+                self.answer_text = quantities.proportions_as_percent(self.answer_text)
+                answer_found = quantities.extract_quantities(self.answer_text, hint)
+            elif answer_shares and not truth_shares:
+                self.truth_text = quantities.proportions_as_percent(self.truth_text)
+                truth_found = quantities.extract_quantities(self.truth_text, hint)
+        self.truth_numbers = _restated(truth_found, self.truth_text)
+        self.answer_numbers = _restated(answer_found, self.answer_text)
         self.question_terms = text.content_terms(question)
         self.question_direction = text.direction(question)
         asked = text.words(question)

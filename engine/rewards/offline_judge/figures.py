@@ -171,7 +171,9 @@ _RATE_WORDS = {
     "annum": "year",
 }  # fmt: skip
 _FREQUENCY = re.compile(
-    r"\b(?:(?<![\d.,])(one|two|1|2)\s+times|(?:per\s+)?(" + "|".join(_RATE_WORDS) + r"))\b", re.I
+    # not the end of a compound ("semi-annually", "half-yearly": periods of their own)
+    r"\b(?:(?<![\d.,])(one|two|1|2)\s+times|(?<!-)(?:per\s+)?(" + "|".join(_RATE_WORDS) + r"))\b",
+    re.I,
 )
 
 
