@@ -216,6 +216,12 @@ class TrainConfig(Settings):
     rl_synthetic_questions: int = option(
         0, help="more synthesized questions for RL alone, never in the cold start"
     )
+    # RL's questions asked against results with their answer's words swapped for others of
+    # the same shape, in the results and the truth (training.counterfactual): the answer the
+    # cold start taught by heart is wrong there, and only reading the results is rewarded.
+    counterfactual_share: float = option(
+        0.0, help="share of RL's groups asked with the answer's words swapped in the results"
+    )
     lora: bool = option(False, help="train LoRA adapters, not all weights")
     lora_rank: int = 16
     # Train only the top N decoder layers (and the final norm): backward stops there, which
@@ -311,6 +317,10 @@ class TrainConfig(Settings):
             )
         if self.updates_per_step < 1:
             raise ValueError(f"updates_per_step must be 1 or more, not {self.updates_per_step}")
+        if not 0 <= self.counterfactual_share <= 1:
+            raise ValueError(
+                f"counterfactual_share must be from 0 to 1, not {self.counterfactual_share}"
+            )
         if not 0 <= self.rl_fresh_share < 1:
             raise ValueError(
                 f"rl_fresh_share must be at least 0 and below 1, not {self.rl_fresh_share}"

@@ -69,6 +69,12 @@ from engine.training.checkpoint import (
 )
 from engine.training.cold_start import ColdStartReport, cold_start, cold_start_set, teacher_data
 from engine.training.config import TrainConfig, eval_seconds_per_question
+from engine.training.counterfactual import (
+    choose_swaps,
+    counterfactual,
+    results_swapped,
+    vocabulary,
+)
 from engine.training.distributed import SINGLE, Ranks
 from engine.training.logprobs import batch_logprobs
 from engine.training.losses import group_advantages, policy_loss, teacher_nll
@@ -254,12 +260,16 @@ def step_advantages(
     return group_advantages(totals, config.group_size, normalize_std=config.normalize_std)
 
 
-def sample_groups(engine, sampler, by_id, config: TrainConfig, judge, ranks: Ranks, step: int):
+def sample_groups(
+    engine, sampler, by_id, config: TrainConfig, judge, ranks: Ranks, step: int, pool=()
+):
     """A step's groups: `group_size` rollouts for each of `questions_per_step` questions,
     scored (by rank 0, sent to the others). With `refill_rounds`, groups that teach nothing
     (rewards that all tie; under expert iteration, no sample judged correct) are replaced by
     fresh questions' groups, up to that many more rounds (dynamic sampling, as DAPO does):
-    the step trains on a full batch where the questions allow.
+    the step trains on a full batch where the questions allow. With `counterfactual_share`,
+    that share of the groups is asked with its answer's words swapped for stand-ins from
+    `pool` (training.counterfactual; the question's `meta["swapped"]` says so).
     Returns the question ids, one question per row, the trajectories, their rewards and the
     rounds sampled."""
     G = config.group_size
@@ -269,12 +279,20 @@ def sample_groups(engine, sampler, by_id, config: TrainConfig, judge, ranks: Ran
         taken = sampler.take(wanted)
         if not taken:
             break
-        asked = [by_id[i] for i in taken for _ in range(G)]
         stream = "rollouts" if rounds == 0 else f"rollouts/refill-{rounds}"
+        swaps = choose_swaps(
+            [by_id[i] for i in taken],
+            config.counterfactual_share,
+            pool,
+            stream_seed(config.seed, f"counterfactual/{stream}", step),
+        )
+        posed = {i: counterfactual(by_id[i], swaps[i]) if i in swaps else by_id[i] for i in taken}
+        asked = [posed[i] for i in taken for _ in range(G)]
         sampling = SamplingParams(
             config.temperature, config.top_p, seed=stream_seed(config.seed, stream, step)
         )
-        sampled = rollout_share(engine, [q.question for q in asked], sampling, ranks)
+        with results_swapped(engine, {by_id[i].question: swaps[i] for i in swaps}):
+            sampled = rollout_share(engine, [q.question for q in asked], sampling, ranks)
         scored = ranks.broadcast(score(sampled, asked, config, judge) if ranks.main else None)
         for trajectory, reward in zip(sampled, scored, strict=True):
             trajectory.reward = reward
@@ -604,6 +622,8 @@ def train(
             f"RL's own questions: {len(kept)} of the {len(teacher_for)} the teacher reaches, "
             f"kept from the cold start; RL samples {len(rl_questions)}"
         )
+    # Counterfactual questions' stand-ins: words of RL's own questions' evidence.
+    pool = vocabulary(by_id[qid] for qid in rl_questions) if config.counterfactual_share else []
     warmed = ColdStartReport()
     if not checkpoint and ranks.main:  # a new run in an old folder: no earlier cold start
         shutil.rmtree(out_dir / COLD_START_DIR, ignore_errors=True)
@@ -686,7 +706,7 @@ def train(
         # 1-2. sample G rollouts for each question through the real search tool, and reward
         # them, every component kept on the trajectory
         ids, questions, trajectories, rewards, rounds = sample_groups(
-            engine, loop.sampler, by_id, config, judge, ranks, step
+            engine, loop.sampler, by_id, config, judge, ranks, step, pool
         )
         if not ids:
             stopped_early = "every training question is held back or retired"
@@ -702,15 +722,18 @@ def train(
         for g, qid in enumerate(ids):
             rows = range(g * G, (g + 1) * G)
             any_correct = any(correct[i] for i in rows)
-            loop.count_group(
-                qid,
-                any_correct,
-                config.hold_back_after,
-                mastered=all(correct[i] for i in rows) and not has_signal(totals[list(rows)]),
-                retire_after=config.retire_after,
-            )
-            if not any_correct:
-                failed_groups.append(qid)
+            # A counterfactual group says how well the policy reads, not whether the question
+            # is within reach, and the teacher's trajectory (DGPO's target) gives its real answer.
+            if not questions[g * G].meta.get("swapped"):
+                loop.count_group(
+                    qid,
+                    any_correct,
+                    config.hold_back_after,
+                    mastered=all(correct[i] for i in rows) and not has_signal(totals[list(rows)]),
+                    retire_after=config.retire_after,
+                )
+                if not any_correct:
+                    failed_groups.append(qid)
             if teaches(totals[list(rows)], [correct[i] for i in rows], config.advantage):
                 trained_groups += 1
                 # Expert iteration trains on the correct samples alone: the others' advantage
@@ -774,6 +797,9 @@ def train(
             "groups_dropped": len(ids) - trained_groups,
             "sample_rounds": rounds,
             "dgpo_groups": len(dgpo),
+            "counterfactual_groups": sum(
+                bool(questions[g * G].meta.get("swapped")) for g in range(len(ids))
+            ),
             "held_back": len(loop.sampler.held_back),
             "retired": sum(
                 config.retire_after > 0 and streak >= config.retire_after
