@@ -69,12 +69,7 @@ from engine.training.checkpoint import (
 )
 from engine.training.cold_start import ColdStartReport, cold_start, cold_start_set, teacher_data
 from engine.training.config import TrainConfig, eval_seconds_per_question
-from engine.training.counterfactual import (
-    choose_swaps,
-    counterfactual,
-    results_swapped,
-    vocabulary,
-)
+from engine.training.counterfactual import Counterfactuals, counterfactual, results_swapped
 from engine.training.distributed import SINGLE, Ranks
 from engine.training.logprobs import batch_logprobs
 from engine.training.losses import group_advantages, policy_loss, teacher_nll
@@ -261,15 +256,22 @@ def step_advantages(
 
 
 def sample_groups(
-    engine, sampler, by_id, config: TrainConfig, judge, ranks: Ranks, step: int, pool=()
+    engine,
+    sampler,
+    by_id,
+    config: TrainConfig,
+    judge,
+    ranks: Ranks,
+    step: int,
+    counterfactuals: Counterfactuals | None = None,
 ):
     """A step's groups: `group_size` rollouts for each of `questions_per_step` questions,
     scored (by rank 0, sent to the others). With `refill_rounds`, groups that teach nothing
     (rewards that all tie; under expert iteration, no sample judged correct) are replaced by
     fresh questions' groups, up to that many more rounds (dynamic sampling, as DAPO does):
     the step trains on a full batch where the questions allow. With `counterfactual_share`,
-    that share of the groups is asked with its answer's words swapped for stand-ins from
-    `pool` (training.counterfactual; the question's `meta["swapped"]` says so).
+    that share of the groups is asked with its answer's words swapped, as `counterfactuals`
+    chooses (training.counterfactual; the question's `meta["swapped"]` says so).
     Returns the question ids, one question per row, the trajectories, their rewards and the
     rounds sampled."""
     G = config.group_size
@@ -280,11 +282,14 @@ def sample_groups(
         if not taken:
             break
         stream = "rollouts" if rounds == 0 else f"rollouts/refill-{rounds}"
-        swaps = choose_swaps(
-            [by_id[i] for i in taken],
-            config.counterfactual_share,
-            pool,
-            stream_seed(config.seed, f"counterfactual/{stream}", step),
+        swaps = (
+            counterfactuals.choose(
+                [by_id[i] for i in taken],
+                config.counterfactual_share,
+                stream_seed(config.seed, f"counterfactual/{stream}", step),
+            )
+            if counterfactuals
+            else {}
         )
         posed = {i: counterfactual(by_id[i], swaps[i]) if i in swaps else by_id[i] for i in taken}
         asked = [posed[i] for i in taken for _ in range(G)]
@@ -622,8 +627,11 @@ def train(
             f"RL's own questions: {len(kept)} of the {len(teacher_for)} the teacher reaches, "
             f"kept from the cold start; RL samples {len(rl_questions)}"
         )
-    # Counterfactual questions' stand-ins: words of RL's own questions' evidence.
-    pool = vocabulary(by_id[qid] for qid in rl_questions) if config.counterfactual_share else []
+    counterfactuals = (
+        Counterfactuals([by_id[qid] for qid in rl_questions], index)
+        if config.counterfactual_share
+        else None
+    )
     warmed = ColdStartReport()
     if not checkpoint and ranks.main:  # a new run in an old folder: no earlier cold start
         shutil.rmtree(out_dir / COLD_START_DIR, ignore_errors=True)
@@ -706,7 +714,7 @@ def train(
         # 1-2. sample G rollouts for each question through the real search tool, and reward
         # them, every component kept on the trajectory
         ids, questions, trajectories, rewards, rounds = sample_groups(
-            engine, loop.sampler, by_id, config, judge, ranks, step, pool
+            engine, loop.sampler, by_id, config, judge, ranks, step, counterfactuals
         )
         if not ids:
             stopped_early = "every training question is held back or retired"
@@ -784,6 +792,7 @@ def train(
         train_s = time.perf_counter() - train_started
 
         # 5. log: every reward component, behaviour, mismatch, speed
+        swapped_rows = [i for i, q in enumerate(questions) if q.meta.get("swapped")]
         step_s = time.perf_counter() - step_started
         generated = sum(t.model_tokens for t in trajectories)
         record = {
@@ -797,6 +806,12 @@ def train(
             "groups_dropped": len(ids) - trained_groups,
             "sample_rounds": rounds,
             "dgpo_groups": len(dgpo),
+            # How well it read where the answer by heart was wrong (absent when none was).
+            **(
+                {"counterfactual_accuracy": _mean(correct[i] for i in swapped_rows)}
+                if swapped_rows
+                else {}
+            ),
             "counterfactual_groups": sum(
                 bool(questions[g * G].meta.get("swapped")) for g in range(len(ids))
             ),

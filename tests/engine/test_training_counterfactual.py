@@ -4,89 +4,126 @@ swapped for others of the same shape, so that only reading the results is reward
 import random
 from dataclasses import dataclass
 
+from engine.agent.trajectory import TOOL, Trajectory
+from engine.documents.chunking import Chunk
 from engine.documents.questions import Evidence, Question
-from engine.search.index import SearchHit
+from engine.search.index import SearchHit, SearchIndex
 from engine.training import rl
 from engine.training.counterfactual import (
+    Counterfactuals,
     SwappedResults,
-    choose_swaps,
     counterfactual,
-    stand_ins,
     swap_text,
-    swappable_words,
-    vocabulary,
 )
 from tests.helpers.toy import FACTS, config, run_training
 
-
-def ask(question: str, answer: str, evidence: str, qid: str = "q") -> Question:
-    return Question(qid, question, answer, None, [Evidence(evidence)])
-
-
-MANUAL = [
-    ask(
-        "Which exception does a failed assert raise?",
-        "AssertionError",
-        "A failed assert statement raises AssertionError.",
-        "assert",
-    ),
-    ask(
-        "What does dividing by zero raise?",
-        "ZeroDivisionError",
-        "Division by zero raises ZeroDivisionError; an unknown name raises NameError.",
-        "zero",
-    ),
-    ask(
-        "How many bolts hold the bracket?",
-        "4 bolts",
-        "The bracket is held by 4 bolts of 1,250 mm, torqued to 3.5 Nm.",
-        "bolts",
-    ),
-    ask("Is the bracket made of steel?", "No, aluminium", "The bracket is aluminium.", "yn"),
-]
+# A manual's pages: rare terms (exception names, a tool), figures, and common words that
+# every page holds ("the", "value", "raises").
+PAGES = {
+    "assert": "A failed assert raises AssertionError. The value is checked.",
+    "division": "Dividing by zero raises ZeroDivisionError. The value is a float.",
+    "names": "An unbound name raises NameError. The value is looked up.",
+    "bracket": "The bracket is held by 4 bolts of 1,250 mm, torqued to 0.34 Nm. The value.",
+    "mapping": "One mapping type: the dictionary. Its keys are hashed. The value.",
+    "sets": "A frozen set is hashable. Frozensets nest. The value.",
+    "glossary": "Unicode text raises UnicodeError. The value of KeyError, TypeError.",
+    "spanner": "The spanner raises nothing. The value is kept in the bracket box.",
+}
 
 
-def test_the_words_read_are_the_truths_that_its_evidence_holds_and_the_question_does_not():
-    assert swappable_words(MANUAL[0]) == ["AssertionError"]
-    assert swappable_words(MANUAL[2]) == ["4"]  # "bolts" is in the question: nothing to read
-    # A truth decided by yes or no is not swapped: no result spells its decisive word.
-    assert swappable_words(MANUAL[3]) == []
-    # Nor a word the evidence does not hold whole ("3" is inside "3.5").
-    assert swappable_words(ask("Torque?", "3 Nm", "torqued to 3.5 Nm")) == []
+def index() -> SearchIndex:
+    return SearchIndex.build(
+        [Chunk(f"{doc}-1", doc, 1, doc, text) for doc, text in PAGES.items()]
+        + [
+            Chunk(f"filler-{i}", f"filler{i}", 1, "filler", "The one value raises.")
+            for i in range(8)
+        ]
+    )
 
 
-def test_a_stand_in_has_the_words_shape_and_a_figure_keeps_its_separators():
-    pool = vocabulary(MANUAL)
-    rng = random.Random(0)
-    pairs = stand_ins(MANUAL[0], ["AssertionError"], pool, rng)
-    # another ...Error the question, truth and evidence do not hold
-    assert pairs == [("AssertionError", "ZeroDivisionError")] or pairs == [
-        ("AssertionError", "NameError")
-    ]
-    figure = stand_ins(ask("Span?", "1,250 mm", "a span of 1,250 mm"), ["1,250"], pool, rng)
-    ((old, new),) = figure
-    assert old == "1,250" and new != old and len(new) == 5 and new[1] == "," and new[0] != "0"
+def ask(qid: str, question: str, answer: str, doc: str | None = None) -> Question:
+    doc = doc or qid
+    return Question(qid, question, answer, doc, [Evidence(PAGES[doc])], [f"{doc}-1"])
 
 
-def test_a_swap_replaces_whole_words_at_once():
-    text = "raises ValueError (not ValueErrors); 4 of 14 bolts, 4.5 Nm"
-    pairs = [("ValueError", "TypeError"), ("4", "7"), ("TypeError", "KeyError")]
-    assert swap_text(text, pairs) == "raises TypeError (not ValueErrors); 7 of 14 bolts, 4.5 Nm"
+ASSERT = ask("assert", "Which exception does a failed assert give?", "AssertionError")
+BOLTS = ask("bracket", "How many bolts hold the bracket?", "4 bolts")
+MAPPING = ask("mapping", "How many mapping types are there?", "One, the dictionary")
+YES_NO = ask("division", "Is dividing by zero an error?", "Yes, ZeroDivisionError")
+COMMON = ask("names", "What is looked up?", "The value")
+TORQUE = ask("torque", "What torque is the bracket given?", "0.34 Nm", doc="bracket")
+QUESTIONS = [ASSERT, BOLTS, MAPPING, YES_NO, COMMON, TORQUE]
+
+
+def swaps() -> Counterfactuals:
+    return Counterfactuals(QUESTIONS, index())
+
+
+def test_the_words_read_are_figures_and_rare_terms_its_chunk_holds_and_the_question_does_not():
+    cf = swaps()
+    read = {q.id: cf.words_read(q, cf.text_of(q)[0]) for q in QUESTIONS}
+    assert read["assert"] == ["AssertionError"]
+    assert read["bracket"] == ["4"]  # "bolts" is in the question: nothing to read
+    assert read["torque"] == ["0.34"]  # "Nm" is a term, but two letters
+    assert read["division"] == []  # decided by its yes, which no result spells
+    assert read["names"] == []  # "value" is on every page: swapping it rewrites them all
+
+
+def test_a_stand_in_has_the_words_shape_and_is_on_none_of_the_question_s_pages():
+    cf = swaps()
+    for seed in range(10):
+        ((word, stand_in),) = cf.pairs(ASSERT, random.Random(seed))
+        assert word == "AssertionError" and stand_in.endswith("Error")
+        assert stand_in in {"ZeroDivisionError", "UnicodeError"}  # not NameError: 5 shorter
+    for seed in range(10):
+        ((_, figure),) = cf.pairs(BOLTS, random.Random(seed))
+        assert figure != "4" and len(figure) == 1 and figure != "0"
+        ((_, small),) = cf.pairs(TORQUE, random.Random(seed))
+        assert small.startswith("0.") and len(small) == 4 and small != "0.34"
+
+
+def test_no_swap_where_the_judge_would_credit_the_answer_by_heart_or_the_answer_stays_readable():
+    cf = swaps()
+    # "One" decides the truth and, a common word, is not swapped: "One, the dictionary" would
+    # still be right against "One, the hashed".
+    assert cf.words_read(MAPPING, cf.text_of(MAPPING)[0]) == ["dictionary"]
+    assert cf.pairs(MAPPING, random.Random(0)) == []
+    # Another form of the answer is left on its page ("Frozensets").
+    frozen = ask("sets", "Which kind of set is hashable?", "frozen")
+    assert cf.words_read(frozen, cf.text_of(frozen)[0]) == ["frozen"]
+    assert cf.pairs(frozen, random.Random(0)) == []
+    # A document named for the answer shows it in every hit's header.
+    named = Question("n", "Which tool is kept in the box?", "spanner", None, [], ["spanner-1"])
+    assert cf.words_read(named, cf.text_of(named)[0]) == ["spanner"]
+    assert cf.pairs(named, random.Random(0)) == []
+
+
+def test_a_swap_replaces_whole_words_in_any_case_and_whole_figures():
+    pairs = [("ValueError", "TypeError"), ("4", "7"), ("False", "None")]
+    text = "ValueError (not ValueErrors) or VALUEERROR; 4 of 14, 4.5, 3, 4 and false, False."
+    assert (
+        swap_text(text, pairs)
+        == "TypeError (not ValueErrors) or TYPEERROR; 7 of 14, 4.5, 3, 7 and none, None."
+    )
+    assert swap_text("y.__contains__(x)", [("__contains__", "__len__")]) == "y.__len__(x)"
 
 
 def test_the_counterfactual_question_says_the_stand_in_in_its_truth_and_evidence():
-    posed = counterfactual(MANUAL[2], [("4", "9")])
-    assert posed.answer == "9 bolts" and posed.question == MANUAL[2].question
+    posed = counterfactual(BOLTS, [("4", "9")])
+    assert posed.answer == "9 bolts" and posed.question == BOLTS.question
     assert posed.evidence[0].text.startswith("The bracket is held by 9 bolts of 1,250 mm")
-    assert posed.meta["swapped"] == [["4", "9"]] and MANUAL[2].answer == "4 bolts"
+    assert posed.meta["swapped"] == [["4", "9"]] and BOLTS.answer == "4 bolts"
 
 
 def test_the_share_chooses_the_questions_asked_counterfactually():
-    pool = vocabulary(MANUAL)
-    assert choose_swaps(MANUAL, 0.0, pool, seed=1) == {}
-    every = choose_swaps(MANUAL, 1.0, pool, seed=1)
-    assert set(every) == {"assert", "zero", "bolts"}  # the yes/no question has nothing to swap
-    assert choose_swaps(MANUAL, 1.0, pool, seed=1) == every  # seeded: every rank agrees
+    cf = swaps()
+    assert cf.choose(QUESTIONS, 0.0, seed=1) == {}
+    every = cf.choose(QUESTIONS, 1.0, seed=1)
+    assert set(every) == {"assert", "bracket", "torque"}
+    assert cf.choose(QUESTIONS, 1.0, seed=1) == every  # seeded: every rank draws the same
+    # The tool tells questions apart by their text: two of one text are asked as they are.
+    twin = ask("twin", ASSERT.question, "AssertionError", doc="assert")
+    assert set(cf.choose([ASSERT, twin, BOLTS], 1.0, seed=1)) == {"bracket"}
 
 
 @dataclass
@@ -94,8 +131,14 @@ class Hits:
     hits: list
     names_company = staticmethod(lambda word: word == "acme")
 
-    def search(self, query, k=5, question=""):
-        return self.hits[:k]
+    def search(self, query, k=5, question="", filters=None):
+        return [h for h in self.hits if filters is None or h.doc in filters][:k]
+
+
+@dataclass
+class Filtered(Hits):
+    def reading_filters(self, readings):
+        return Hits([h for h in self.hits if h.doc in readings])
 
 
 def test_the_tool_swaps_the_results_of_the_questions_named_only():
@@ -103,50 +146,77 @@ def test_the_tool_swaps_the_results_of_the_questions_named_only():
     tool = SwappedResults(Hits([hit]), {"Q1?": [("AssertionError", "NameError")]})
     assert [h.text for h in tool.search("assert", 3, question="Q1?")] == ["raises NameError here"]
     assert tool.search("assert", 3, question="Q2?") == [hit]
+    assert tool.search("assert", 3, question="Q1?", filters={"other"}) == []  # passed on
     assert hit.text == "raises AssertionError here"  # the index's own hit is untouched
     assert tool.names_company("acme")  # what else the tool has is the wrapped tool's
     assert not hasattr(tool, "reading_filters")
+    # A pack's reading of page filters goes through the wrapped tool, and is still swapped.
+    read = SwappedResults(Filtered([hit]), {"Q1?": [("AssertionError", "NameError")]})
+    assert [h.text for h in read.reading_filters({"manual"}).search("a", question="Q1?")] == [
+        "raises NameError here"
+    ]
 
 
 def test_rl_asks_every_group_against_swapped_results_and_rewards_the_stand_in(
     tmp_path, monkeypatch
 ):
-    scored, shown = [], {}
+    scored = []
     real_score, real_rollouts = rl.score, rl.rollout_share
 
     def rollout_share(engine, questions, sampling, ranks):
-        for text in questions:  # what the engine's tool shows while the step samples
-            shown[text] = {h.chunk_id: h.text for h in engine.tool.search(text, 8, question=text)}
+        # What the engine's own search path shows, while the step samples.
+        for text in set(questions):
+            trajectory = Trajectory(question=text)
+            engine.run_search(trajectory, text, 8)
+            tool = [
+                t
+                for t, p in zip(trajectory.token_ids, trajectory.producers, strict=True)
+                if p == TOOL
+            ]
+            shown[text] = engine.tokenizer.decode(tool).split()
         return real_rollouts(engine, questions, sampling, ranks)
 
     def score(trajectories, questions, cfg, judge):  # the round just sampled, and its truths
-        scored.extend((q, shown[q.question][q.golden_chunk_ids[0]].split()) for q in questions)
+        scored.extend((q, shown[q.question]) for q in questions)
         return real_score(trajectories, questions, cfg, judge)
 
+    shown = {}
     monkeypatch.setattr(rl, "score", score)
     monkeypatch.setattr(rl, "rollout_share", rollout_share)
     cfg = config(steps=3, questions_per_step=2, group_size=2, counterfactual_share=1.0)
     _, metrics = run_training(tmp_path, cfg)
 
     assert [m["counterfactual_groups"] for m in metrics] == [2, 2, 2]
-    assert all(m["dgpo_groups"] == 0 for m in metrics)  # the teacher's truth is the real one
+    assert all("counterfactual_accuracy" in m for m in metrics)
     assert len(scored) == 12
-    for question, golden in scored:
+    for question, results in scored:
         real_value = FACTS[question.id][2]
         ((old, new),) = question.meta["swapped"]
         assert old == real_value and question.answer == new != real_value
-        assert new in golden and real_value not in golden
+        assert new in results and real_value not in results
 
 
-def test_without_the_share_rl_asks_the_questions_as_they_are(tmp_path, monkeypatch):
-    scored = []
-    real = rl.score
+def test_counterfactual_groups_leave_the_curriculum_and_dgpo_to_the_real_questions(
+    tmp_path, monkeypatch
+):
+    def every_answer_wrong(trajectories, questions, cfg, judge):
+        return [
+            {"total": float(row % 2), "correct": 0.0, "golden_recall": 0.0, "judge_failed": 0.0}
+            for row in range(len(questions))
+        ]
 
-    def score(trajectories, questions, cfg, judge):
-        scored.extend(questions)
-        return real(trajectories, questions, cfg, judge)
-
-    monkeypatch.setattr(rl, "score", score)
-    _, metrics = run_training(tmp_path, config(steps=2))
-    assert {m["counterfactual_groups"] for m in metrics} == {0}
-    assert scored and all(q.answer == FACTS[q.id][2] and not q.meta for q in scored)
+    monkeypatch.setattr(rl, "score", every_answer_wrong)
+    plain = config(steps=2, questions_per_step=2, group_size=2, hold_back_after=1)
+    _, as_they_are = run_training(tmp_path, plain, name="plain")
+    # Failed twice over, the real questions are held back and pulled toward the teacher ...
+    assert as_they_are[-1]["held_back"] > 0
+    assert any(m["dgpo_groups"] > 0 for m in as_they_are)
+    assert {m["counterfactual_groups"] for m in as_they_are} == {0}
+    # ... their counterfactual twins, failed as often, are neither.
+    swapped = config(
+        steps=2, questions_per_step=2, group_size=2, hold_back_after=1, counterfactual_share=1.0
+    )
+    _, counterfactual_run = run_training(tmp_path, swapped, name="swapped")
+    assert [m["counterfactual_groups"] for m in counterfactual_run] == [2, 2]
+    assert counterfactual_run[-1]["held_back"] == 0
+    assert all(m["dgpo_groups"] == 0 for m in counterfactual_run)
