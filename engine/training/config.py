@@ -219,6 +219,8 @@ class TrainConfig(Settings):
     # RL's questions asked against results with their answer's words swapped for others of
     # the same shape, in the results and the truth (training.counterfactual): the answer the
     # cold start taught by heart is wrong there, and only reading the results is rewarded.
+    # No preset takes it: it added nothing told from noise over the cold start alone
+    # (docs/results.md, "Counterfactual questions").
     counterfactual_share: float = option(
         0.0, help="share of RL's groups asked with the answer's words swapped in the results"
     )
