@@ -812,9 +812,7 @@ def train(
                 if swapped_rows
                 else {}
             ),
-            "counterfactual_groups": sum(
-                bool(questions[g * G].meta.get("swapped")) for g in range(len(ids))
-            ),
+            "counterfactual_groups": len(swapped_rows) // G,
             "held_back": len(loop.sampler.held_back),
             "retired": sum(
                 config.retire_after > 0 and streak >= config.retire_after
