@@ -22,6 +22,7 @@ from engine.packs import synthesis_kinds, synthesized_questions
 from engine.rewards.text import polarity
 from engine.search.index import SearchIndex
 from engine.training.config import TrainConfig
+from engine.training.counterfactual import Counterfactuals, counterfactual, results_swapped
 from engine.training.distributed import SINGLE, Ranks
 from engine.training.sft import sft
 from engine.training.teacher import (
@@ -183,7 +184,35 @@ def cold_start_set(
             "search (the part of the document the question names, else the key terms "
             f"{'always' if config.refine_always else 'after a miss'})"
         )
-    return [*teacher_for.values(), *drills]
+    copies = counterfactual_copies(
+        engine,
+        teacher,
+        [by_id[qid] for qid in teacher_for],
+        config.cold_start_counterfactuals,
+        seed=config.seed,
+    )
+    if copies:
+        log(
+            f"counterfactual copies: {len(copies)} of the {len(teacher_for)} taught questions "
+            "taught again against results with their answer's words swapped"
+        )
+    return [*teacher_for.values(), *drills, *copies]
+
+
+def counterfactual_copies(
+    engine, teacher: ScriptedTeacher, taught: Sequence[Question], share: float, seed: int
+) -> list[Trajectory]:
+    """The teacher's trajectory again for `share` of the `taught` questions with a sound swap
+    (training.counterfactual), its results and its answer saying the stand-ins: the same
+    question now has two answers, told apart only by what the results say. Imitated three
+    epochs over, a question's answer is otherwise learnt as its question's, which no held-out
+    question shares."""
+    if not share:
+        return []
+    swaps = Counterfactuals(taught, teacher.index).choose(taught, share, seed)
+    posed = [counterfactual(q, swaps[q.id]) for q in taught if q.id in swaps]
+    with results_swapped(engine, {q.question: swaps[q.id] for q in posed}):
+        return list(teacher_trajectories(engine, teacher, posed).values())
 
 
 @dataclass

@@ -224,6 +224,12 @@ class TrainConfig(Settings):
     counterfactual_share: float = option(
         0.0, help="share of RL's groups asked with the answer's words swapped in the results"
     )
+    # The same swap in the cold start: a share of the questions it imitates is taught twice,
+    # as asked and against results that say another answer, so that the answer written is the
+    # one read, not the one the question recalls (training.counterfactual).
+    cold_start_counterfactuals: float = option(
+        0.0, help="share of the cold start's questions also taught with the answer's words swapped"
+    )
     lora: bool = option(False, help="train LoRA adapters, not all weights")
     lora_rank: int = 16
     # Train only the top N decoder layers (and the final norm): backward stops there, which
@@ -322,6 +328,11 @@ class TrainConfig(Settings):
         if not 0 <= self.counterfactual_share <= 1:
             raise ValueError(
                 f"counterfactual_share must be from 0 to 1, not {self.counterfactual_share}"
+            )
+        if not 0 <= self.cold_start_counterfactuals <= 1:
+            raise ValueError(
+                "cold_start_counterfactuals must be from 0 to 1, "
+                f"not {self.cold_start_counterfactuals}"
             )
         if not 0 <= self.rl_fresh_share < 1:
             raise ValueError(

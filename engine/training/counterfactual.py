@@ -224,11 +224,14 @@ def counterfactual(question: Question, pairs: Sequence[tuple[str, str]]) -> Ques
     """The question asked against results with `pairs` swapped: its truth and evidence say
     the stand-ins; `meta["swapped"]` names them (the loop keeps such groups out of the
     curriculum's counts and DGPO's teacher targets, which say the real answer)."""
+    meta = {**question.meta, "swapped": [list(p) for p in pairs]}
+    if isinstance(meta.get("quoted"), str):  # the row a synthesized lookup's teacher quotes
+        meta["quoted"] = swap_text(meta["quoted"], pairs)
     return dataclasses.replace(
         question,
         answer=swap_text(question.answer, pairs),
         evidence=[dataclasses.replace(e, text=swap_text(e.text, pairs)) for e in question.evidence],
-        meta={**question.meta, "swapped": [list(p) for p in pairs]},
+        meta=meta,
     )
 
 

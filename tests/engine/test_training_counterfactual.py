@@ -15,7 +15,7 @@ from engine.training.counterfactual import (
     counterfactual,
     swap_text,
 )
-from tests.helpers.toy import FACTS, config, run_training
+from tests.helpers.toy import FACTS, config, run_training, tiny_tokenizer
 
 # A manual's pages: rare terms (exception names, a tool), figures, and common words that
 # every page holds ("the", "value", "raises").
@@ -220,3 +220,46 @@ def test_counterfactual_groups_leave_the_curriculum_and_dgpo_to_the_real_questio
     assert [m["counterfactual_groups"] for m in counterfactual_run] == [2, 2]
     assert counterfactual_run[-1]["held_back"] == 0
     assert all(m["dgpo_groups"] == 0 for m in counterfactual_run)
+
+
+def test_the_cold_start_teaches_a_share_of_its_questions_again_against_swapped_results(
+    tmp_path, monkeypatch
+):
+    from engine.training import cold_start as cold_start_module
+    from engine.training.teacher import results_text
+
+    def imitated(share: float, name: str) -> list[Trajectory]:
+        taught = []
+
+        def record_sft(model, trajectories, *, on_step, **kwargs):
+            taught.extend(trajectories)
+            on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": len(trajectories)})
+            return [1.0]
+
+        monkeypatch.setattr(cold_start_module, "sft", record_sft)
+        cfg = config(
+            steps=1,
+            sft_epochs=1,
+            scope_drills=0,
+            customer_scope_drills=0,
+            cold_start_counterfactuals=share,
+        )
+        run_training(tmp_path, cfg, name=name)
+        return taught
+
+    tokenizer = tiny_tokenizer()
+    plain = imitated(0.0, "plain")
+    assert len(plain) == 4 and {t.answer for t in plain} == {v for _, _, v in FACTS.values()}
+    every = imitated(1.0, "every")
+    copies = every[len(plain) :]
+    assert [t.answer for t in every[: len(plain)]] == [t.answer for t in plain]
+    # Each question again, its results and its answer saying a stand-in the real ones do not.
+    assert sorted(t.question for t in copies) == sorted(t.question for t in plain)
+    for copy in copies:
+        (real,) = [t for t in plain if t.question == copy.question]
+        assert copy.answer != real.answer and copy.answer.isalpha()
+        shown = results_text(tokenizer, copy).split()
+        assert copy.answer in shown and real.answer not in shown
+        assert copy.searches == real.searches  # the same searches: only what they read differs
+    half = imitated(0.5, "half")
+    assert 4 < len(half) < 8
