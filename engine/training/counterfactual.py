@@ -7,7 +7,10 @@ training samples judged right climb, held-out accuracy stays flat). A counterfac
 question is a training question whose answer words are swapped, in every result the tool
 shows for it and in its truth, for other words of the same shape ("TypeError" for
 "ValueError", "7" for "3"). The answer learnt by heart is now wrong; only a sample that
-copies what the results say is rewarded, which is the skill a new question needs.
+copies what the results say is rewarded, which is the skill a new question needs. The cold
+start can be shown the same swaps (`TrainConfig.cold_start_counterfactuals`): a question taught
+twice, against its real results and against swapped ones, has two answers that only the results
+tell apart.
 
 Nothing here knows a domain. The words swapped are those of a short truth that its golden
 chunks hold and the question does not (what had to be read): figures, and terms rare in the
