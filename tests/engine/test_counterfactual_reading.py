@@ -1,0 +1,24 @@
+"""bench/counterfactual_reading.py: held-out questions asked against swapped results."""
+
+from bench.counterfactual_reading import credited, swaps
+from engine.rewards.offline_judge import OfflineJudge
+from engine.training.counterfactual import counterfactual
+from tests.engine.test_training_counterfactual import ASSERT, BOLTS, QUESTIONS, ask, index
+
+
+def test_each_question_gets_one_swap_in_whatever_order_the_questions_come():
+    pages = index()
+    every = swaps(QUESTIONS, pages, seed=0)
+    assert set(every) == {"assert", "bracket", "torque"}
+    assert swaps(list(reversed(QUESTIONS)), pages, seed=0) == every
+    # The tool tells questions apart by their text: a text two questions share is not asked.
+    twin = ask("twin", ASSERT.question, "AssertionError", doc="assert")
+    assert set(swaps([ASSERT, twin, BOLTS], pages, seed=0)) == {"bracket"}
+
+
+def test_an_answer_is_read_when_it_says_the_stand_in_and_brought_along_when_the_real_word():
+    judge = OfflineJudge()
+    swapped = counterfactual(ASSERT, [("AssertionError", "UnicodeError")])
+    assert credited(judge, ASSERT, swapped, "UnicodeError") == (1.0, 0.0)
+    assert credited(judge, ASSERT, swapped, "AssertionError") == (0.0, 1.0)
+    assert credited(judge, ASSERT, swapped, "NameError") == (0.0, 0.0)
