@@ -84,7 +84,7 @@ def side(folders, questions, index, pairs, *, cold_start: bool, args) -> dict[st
             as_asked = recorded.get(real.id) if recorded else None
             scores[real.id] = (
                 *credited(judge, real, swapped, attempts[real.id].answer or ""),
-                float(judge.judge(real.question, as_asked.answer or "", real.answer).correct)
+                float(judge.judge(real.question, real.answer, as_asked.answer or "").correct)
                 if as_asked
                 else float("nan"),
             )
@@ -95,8 +95,8 @@ def credited(judge, real, swapped, answer: str) -> tuple[float, float]:
     """(read, brought along): whether `answer` is right against the swapped truth, and
     against the real one."""
     return (
-        float(judge.judge(real.question, answer, swapped.answer).correct),
-        float(judge.judge(real.question, answer, real.answer).correct),
+        float(judge.judge(real.question, swapped.answer, answer).correct),
+        float(judge.judge(real.question, real.answer, answer).correct),
     )
 
 

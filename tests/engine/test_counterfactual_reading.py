@@ -1,6 +1,7 @@
 """bench/counterfactual_reading.py: held-out questions asked against swapped results."""
 
 from bench.counterfactual_reading import credited, swaps
+from engine.documents.questions import Question
 from engine.rewards.offline_judge import OfflineJudge
 from engine.training.counterfactual import counterfactual
 from tests.engine.test_training_counterfactual import ASSERT, BOLTS, QUESTIONS, ask, index
@@ -22,3 +23,13 @@ def test_an_answer_is_read_when_it_says_the_stand_in_and_brought_along_when_the_
     assert credited(judge, ASSERT, swapped, "UnicodeError") == (1.0, 0.0)
     assert credited(judge, ASSERT, swapped, "AssertionError") == (0.0, 1.0)
     assert credited(judge, ASSERT, swapped, "NameError") == (0.0, 0.0)
+    # The answer judged against each truth, not a truth against the answer: a bare "Yes"
+    # commits to neither (the other way round, a truth read as an answer says "yes").
+    shown = Question(
+        "m",
+        "How is a built-in module like sys shown when printed?",
+        "<module 'sys' (built-in)>",
+        None,
+        [],
+    )
+    assert credited(judge, shown, counterfactual(shown, [("sys", "gc")]), "Yes") == (0.0, 0.0)
