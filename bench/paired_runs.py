@@ -12,7 +12,12 @@ interval over the questions both sides scored. A gain counts only where the inte
 (`--b-rules-off`) runs that side's checkpoints again with every decoding rule off, as
 `sleuth compare` does for its "rules off" row: a setting measured against runs recorded
 before a rule left the default path. `--a-cold-start` runs A's kept cold starts (each run's
-agent before its first RL step) under A's rules: with B the same runs, B − A is RL's share.
+agent before its first RL step) under A's rules: with B the same runs, B − A is RL's share;
+a run that took no RL step (`--steps 0`) is its own cold start, read from its final evaluation.
+
+A side given twice or more (`--a RUNS --a RUNS`) pools its groups question by question, each
+group one setting, as the same setting's seeds are pooled: a setting's seed recorded in
+another form (seed 0's cold starts kept inside RL runs, seed 1's run with `--steps 0`).
 """
 
 from __future__ import annotations
@@ -34,20 +39,38 @@ from engine.evaluation.compare import (  # noqa: E402
     run_limits,
 )
 from engine.evaluation.pooled import (  # noqa: E402
+    PolicyScores,
     check_one_setting,
     held_out,
     read_run,
     score_attempts,
 )
-from engine.evaluation.stats import bootstrap_mean, paired_difference  # noqa: E402
+from engine.evaluation.stats import bootstrap_mean, paired_difference, pool_seeds  # noqa: E402
 from engine.rewards.judge import OfflineJudge  # noqa: E402
 from engine.search.index import SearchIndex  # noqa: E402
+
+
+def pooled_groups(groups, questions, judge, **options) -> PolicyScores:
+    """Each group pooled over its runs, then the groups pooled question by question (a question
+    counts once, with the mean over the groups that scored it)."""
+    sides = [pooled(folders, questions, judge, **options) for folders in groups]
+    if len(sides) == 1 or any(side.note for side in sides):
+        return next((side for side in sides if side.note), sides[0])
+    return PolicyScores(
+        sides[0].name,
+        recall=pool_seeds([side.recall for side in sides]),
+        correct=pool_seeds([side.correct for side in sides]),
+        chunks=pool_seeds([side.chunks for side in sides]),
+        judge_errors=sum(side.judge_errors for side in sides),
+    )
 
 
 def pooled(folders, questions, judge, *, index=None, rules_off=False, cold_start=False):
     runs = [read_run(folder) for folder in folders]
     check_one_setting(runs)
     evaluation = SimpleNamespace(device="auto", batch_size=16)
+    # With no RL step the final agent is the cold start: its final evaluation is read.
+    cold_start = cold_start and any(run.config.get("steps") for run in runs)
     if cold_start:
         return cold_start_scores(
             runs,
@@ -69,12 +92,22 @@ def pooled(folders, questions, judge, *, index=None, rules_off=False, cold_start
     return score_attempts("trained", attempts, questions, judge)
 
 
+def named(groups) -> str:
+    return " + ".join(" ".join(folders) for folders in groups)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", required=True)
     parser.add_argument("--index", required=True)
-    parser.add_argument("--a", nargs="+", required=True, help="run folders of setting A")
-    parser.add_argument("--b", nargs="+", required=True, help="run folders of setting B")
+    for side in ("a", "b"):
+        parser.add_argument(
+            f"--{side}",
+            nargs="+",
+            action="append",
+            required=True,
+            help=f"run folders of setting {side.upper()} (again: another group of it, pooled)",
+        )
     parser.add_argument("--a-rules-off", action="store_true", help="A's checkpoints, rules off")
     parser.add_argument("--b-rules-off", action="store_true", help="B's checkpoints, rules off")
     parser.add_argument(
@@ -89,7 +122,7 @@ def main(argv=None) -> int:
     questions = load_questions(args.questions)
     map_evidence(questions, index.chunks)
     judge = OfflineJudge()
-    a = pooled(
+    a = pooled_groups(
         args.a,
         questions,
         judge,
@@ -97,7 +130,7 @@ def main(argv=None) -> int:
         rules_off=args.a_rules_off,
         cold_start=args.a_cold_start,
     )
-    b = pooled(args.b, questions, judge, index=index, rules_off=args.b_rules_off)
+    b = pooled_groups(args.b, questions, judge, index=index, rules_off=args.b_rules_off)
     for side in (a, b):
         if side.note:  # e.g. runs that kept no cold start
             print(f"{side.name}: {side.note}", file=sys.stderr)
@@ -121,8 +154,8 @@ def main(argv=None) -> int:
         return 0
     off = {True: " (rules off)", False: ""}
     before = " (cold starts alone, before RL)" if args.a_cold_start else ""
-    print(f"A: {' '.join(args.a)}{off[args.a_rules_off]}{before}")
-    print(f"B: {' '.join(args.b)}{off[args.b_rules_off]}\n")
+    print(f"A: {named(args.a)}{off[args.a_rules_off]}{before}")
+    print(f"B: {named(args.b)}{off[args.b_rules_off]}\n")
     print("| metric | A [95 %] | B [95 %] | B − A [95 %] | n |\n|---|---|---|---|---|")
     for metric, row in report.items():
         d = row["b_minus_a"]
