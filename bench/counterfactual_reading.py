@@ -12,7 +12,8 @@ a rare term of a short truth, swapped for a stand-in of its shape in every resul
 shows and in the truth), greedily, under its own rules. An answer the judge credits against the
 swapped truth was read from the results; one credited against the real truth was brought along
 despite them. The swaps are drawn once per question (seeded by its id), so both sides answer the
-same counterfactuals; B − A is paired over the questions both asked, with 95 % intervals.
+same counterfactuals; B − A is paired over the questions both asked, with 95 % intervals. A
+side's runs of several seeds are pooled: a question counts once, with the mean over its seeds.
 `--a-cold-start` (`--b-cold-start`) asks a side's kept cold starts instead of its final agents.
 """
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import statistics
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -58,11 +60,12 @@ def swaps(questions, index, seed: int) -> dict[str, list[tuple[str, str]]]:
 
 
 def side(folders, questions, index, pairs, *, cold_start: bool, args) -> dict[str, tuple]:
-    """Question id → (read, brought along, right as asked): 1.0 or 0.0 each, over every run's
-    held-out questions that have a swap; the last from the run's recorded final evaluation,
-    the question asked against its real results (NaN where the run recorded none)."""
+    """Question id → (read, brought along, right as asked), over every run's held-out
+    questions that have a swap: 1.0 or 0.0 from one run, the mean over the runs (seeds) that
+    asked it. The last from the run's recorded final evaluation, the question asked against its
+    real results (NaN where the run recorded none)."""
     judge = OfflineJudge()
-    scores = {}
+    scores: dict[str, list[tuple]] = {}
     for folder in folders:
         run = read_run(folder)
         weights = run.cold_start if cold_start else run.checkpoint
@@ -82,13 +85,23 @@ def side(folders, questions, index, pairs, *, cold_start: bool, args) -> dict[st
         recorded = run.attempts.get(COLD_START if cold_start and run.config["steps"] else "trained")
         for real, swapped in zip(asked, posed, strict=True):
             as_asked = recorded.get(real.id) if recorded else None
-            scores[real.id] = (
-                *credited(judge, real, swapped, attempts[real.id].answer or ""),
-                float(judge.judge(real.question, real.answer, as_asked.answer or "").correct)
-                if as_asked
-                else float("nan"),
+            scores.setdefault(real.id, []).append(
+                (
+                    *credited(judge, real, swapped, attempts[real.id].answer or ""),
+                    float(judge.judge(real.question, real.answer, as_asked.answer or "").correct)
+                    if as_asked
+                    else float("nan"),
+                )
             )
-    return scores
+    return pool_runs(scores)
+
+
+def pool_runs(scores: dict[str, list[tuple]]) -> dict[str, tuple]:
+    """Each question's columns averaged over the runs that asked it (its seeds), as
+    `sleuth compare` pools seeds: a question counts once however many seeds asked it."""
+    return {
+        qid: tuple(map(statistics.fmean, zip(*runs, strict=True))) for qid, runs in scores.items()
+    }
 
 
 def credited(judge, real, swapped, answer: str) -> tuple[float, float]:

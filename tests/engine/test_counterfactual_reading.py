@@ -1,6 +1,8 @@
 """bench/counterfactual_reading.py: held-out questions asked against swapped results."""
 
-from bench.counterfactual_reading import credited, swaps
+import math
+
+from bench.counterfactual_reading import credited, pool_runs, swaps
 from engine.documents.questions import Question
 from engine.rewards.offline_judge import OfflineJudge
 from engine.training.counterfactual import counterfactual
@@ -33,3 +35,9 @@ def test_an_answer_is_read_when_it_says_the_stand_in_and_brought_along_when_the_
         [],
     )
     assert credited(judge, shown, counterfactual(shown, [("sys", "gc")]), "Yes") == (0.0, 0.0)
+
+
+def test_a_question_asked_by_several_seeds_counts_once_with_their_mean():
+    pooled = pool_runs({"q": [(1.0, 0.0, 1.0), (0.0, 0.0, 1.0)], "r": [(0.0, 1.0, float("nan"))]})
+    assert pooled["q"] == (0.5, 0.0, 1.0)
+    assert pooled["r"][:2] == (0.0, 1.0) and math.isnan(pooled["r"][2])
