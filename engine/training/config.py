@@ -227,8 +227,8 @@ class TrainConfig(Settings):
     # The same swap in the cold start: a share of the questions it imitates is taught twice,
     # as asked and against results that say another answer, so that the answer written is the
     # one read, not the one the question recalls (training.counterfactual). No preset takes it:
-    # held-out reading rose outside its interval, accuracy inside it, on one seed
-    # (docs/results.md, "Counterfactual copies in the cold start").
+    # held-out reading rose outside its interval on two seeds, accuracy inside it, the answers
+    # that must be inferred rather than read falling (docs/results.md, "Counterfactual copies").
     cold_start_counterfactuals: float = option(
         0.0, help="share of the cold start's questions also taught with the answer's words swapped"
     )
