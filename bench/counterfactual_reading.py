@@ -15,11 +15,14 @@ despite them. The swaps are drawn once per question (seeded by its id), so both 
 same counterfactuals; B − A is paired over the questions both asked, with 95 % intervals. A
 side's runs of several seeds are pooled: a question counts once, with the mean over its seeds.
 `--a-cold-start` (`--b-cold-start`) asks a side's kept cold starts instead of its final agents.
+A run's answers are kept beside its trajectories (`counterfactual_reading.jsonl`) and read from
+there when asked the same swaps again: a record without weights still answers.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import statistics
@@ -68,32 +71,75 @@ def side(folders, questions, index, pairs, *, cold_start: bool, args) -> dict[st
     scores: dict[str, list[tuple]] = {}
     for folder in folders:
         run = read_run(folder)
-        weights = run.cold_start if cold_start else run.checkpoint
-        if weights is None:
-            raise SystemExit(f"{folder}: no {'cold start' if cold_start else 'final'} weights")
         asked = [q for q in held_out(run, questions) if q.id in pairs]
         posed = [counterfactual(q, pairs[q.id]) for q in asked]
-        tool = SwappedResults(index, {q.question: pairs[q.id] for q in asked})
-        attempts = _attempts(
-            f"{run.name} (swapped)",
-            str(weights),
-            posed,
-            index=tool,
-            limits=run_limits(run.config),
-            args=args,
-        )
+        answers = swapped_answers(run, asked, pairs, cold_start=cold_start)
+        if answers is None:
+            weights = run.cold_start if cold_start else run.checkpoint
+            if weights is None:
+                raise SystemExit(
+                    f"{folder}: no {'cold start' if cold_start else 'final'} weights, and no "
+                    f"{ANSWERS} of these swaps"
+                )
+            tool = SwappedResults(index, {q.question: pairs[q.id] for q in asked})
+            attempts = _attempts(
+                f"{run.name} (swapped)",
+                str(weights),
+                posed,
+                index=tool,
+                limits=run_limits(run.config),
+                args=args,
+            )
+            answers = {q.id: attempts[q.id].answer or "" for q in asked}
+            keep_answers(run, answers, pairs, cold_start=cold_start)
         recorded = run.attempts.get(COLD_START if cold_start and run.config["steps"] else "trained")
         for real, swapped in zip(asked, posed, strict=True):
             as_asked = recorded.get(real.id) if recorded else None
             scores.setdefault(real.id, []).append(
                 (
-                    *credited(judge, real, swapped, attempts[real.id].answer or ""),
+                    *credited(judge, real, swapped, answers[real.id]),
                     float(judge.judge(real.question, real.answer, as_asked.answer or "").correct)
                     if as_asked
                     else float("nan"),
                 )
             )
     return pool_runs(scores)
+
+
+# Beside a run's eval_trajectories.jsonl: its answers against swapped results, so that a record
+# whose weights are gone still answers the bench (judged again by today's judge, as
+# `sleuth compare` judges recorded answers) and its seed can be pooled with later ones.
+ANSWERS = "counterfactual_reading.jsonl"
+
+
+def swapped_answers(run, asked, pairs, *, cold_start: bool) -> dict[str, str] | None:
+    """The run's kept answers to these questions under these very swaps, or None."""
+    path = run.folder / ANSWERS
+    if not path.exists():
+        return None
+    kept = {}
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        if row["cold_start"] == cold_start:
+            kept[row["question_id"]] = row
+    if all(
+        q.id in kept and [tuple(pair) for pair in kept[q.id]["swap"]] == list(pairs[q.id])
+        for q in asked
+    ):
+        return {q.id: kept[q.id]["answer"] for q in asked}
+    return None
+
+
+def keep_answers(run, answers: dict[str, str], pairs, *, cold_start: bool) -> None:
+    """Write the answers beside the run's trajectories (those of the other weights kept)."""
+    path = run.folder / ANSWERS
+    rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    rows = [row for row in rows if row["cold_start"] != cold_start]
+    rows += [
+        {"question_id": qid, "cold_start": cold_start, "swap": pairs[qid], "answer": answer}
+        for qid, answer in answers.items()
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
 
 
 def pool_runs(scores: dict[str, list[tuple]]) -> dict[str, tuple]:

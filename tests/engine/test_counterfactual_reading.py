@@ -1,8 +1,15 @@
 """bench/counterfactual_reading.py: held-out questions asked against swapped results."""
 
 import math
+from types import SimpleNamespace
 
-from bench.counterfactual_reading import credited, pool_runs, swaps
+from bench.counterfactual_reading import (
+    credited,
+    keep_answers,
+    pool_runs,
+    swapped_answers,
+    swaps,
+)
 from engine.documents.questions import Question
 from engine.rewards.offline_judge import OfflineJudge
 from engine.training.counterfactual import counterfactual
@@ -41,3 +48,17 @@ def test_a_question_asked_by_several_seeds_counts_once_with_their_mean():
     pooled = pool_runs({"q": [(1.0, 0.0, 1.0), (0.0, 0.0, 1.0)], "r": [(0.0, 1.0, float("nan"))]})
     assert pooled["q"] == (0.5, 0.0, 1.0)
     assert pooled["r"][:2] == (0.0, 1.0) and math.isnan(pooled["r"][2])
+
+
+def test_a_runs_answers_are_kept_and_read_back_only_for_the_same_swaps_and_weights(tmp_path):
+    run = SimpleNamespace(folder=tmp_path)
+    asked = [ASSERT]
+    swap = {ASSERT.id: [("AssertionError", "UnicodeError")]}
+    assert swapped_answers(run, asked, swap, cold_start=False) is None
+    keep_answers(run, {ASSERT.id: "UnicodeError"}, swap, cold_start=False)
+    keep_answers(run, {ASSERT.id: "AssertionError"}, swap, cold_start=True)
+    assert swapped_answers(run, asked, swap, cold_start=False) == {ASSERT.id: "UnicodeError"}
+    assert swapped_answers(run, asked, swap, cold_start=True) == {ASSERT.id: "AssertionError"}
+    # Another draw of the stand-ins is another question: asked again, not read.
+    other = {ASSERT.id: [("AssertionError", "KeyError")]}
+    assert swapped_answers(run, asked, other, cold_start=False) is None
