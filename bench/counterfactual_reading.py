@@ -113,14 +113,15 @@ ANSWERS = "counterfactual_reading.jsonl"
 
 
 def swapped_answers(run, asked, pairs, *, cold_start: bool) -> dict[str, str] | None:
-    """The run's kept answers to these questions under these very swaps, or None."""
+    """The run's kept answers to these questions under these very swaps, or None. Kept by a
+    run that has since trained further (resumed with more steps), they are another agent's."""
     path = run.folder / ANSWERS
     if not path.exists():
         return None
     kept = {}
     for line in path.read_text().splitlines():
         row = json.loads(line)
-        if row["cold_start"] == cold_start:
+        if row["cold_start"] == cold_start and row["steps"] == run.config.get("steps"):
             kept[row["question_id"]] = row
     if all(
         q.id in kept and [tuple(pair) for pair in kept[q.id]["swap"]] == list(pairs[q.id])
@@ -136,7 +137,13 @@ def keep_answers(run, answers: dict[str, str], pairs, *, cold_start: bool) -> No
     rows = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
     rows = [row for row in rows if row["cold_start"] != cold_start]
     rows += [
-        {"question_id": qid, "cold_start": cold_start, "swap": pairs[qid], "answer": answer}
+        {
+            "question_id": qid,
+            "cold_start": cold_start,
+            "steps": run.config.get("steps"),
+            "swap": pairs[qid],
+            "answer": answer,
+        }
         for qid, answer in answers.items()
     ]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))

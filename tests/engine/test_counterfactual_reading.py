@@ -51,7 +51,7 @@ def test_a_question_asked_by_several_seeds_counts_once_with_their_mean():
 
 
 def test_a_runs_answers_are_kept_and_read_back_only_for_the_same_swaps_and_weights(tmp_path):
-    run = SimpleNamespace(folder=tmp_path)
+    run = SimpleNamespace(folder=tmp_path, config={"steps": 0})
     asked = [ASSERT]
     swap = {ASSERT.id: [("AssertionError", "UnicodeError")]}
     assert swapped_answers(run, asked, swap, cold_start=False) is None
@@ -62,3 +62,6 @@ def test_a_runs_answers_are_kept_and_read_back_only_for_the_same_swaps_and_weigh
     # Another draw of the stand-ins is another question: asked again, not read.
     other = {ASSERT.id: [("AssertionError", "KeyError")]}
     assert swapped_answers(run, asked, other, cold_start=False) is None
+    # The same run trained on since: its final agent is another.
+    resumed = SimpleNamespace(folder=tmp_path, config={"steps": 24})
+    assert swapped_answers(resumed, asked, swap, cold_start=False) is None
