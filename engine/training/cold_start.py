@@ -10,6 +10,7 @@ from otherwise). The same teacher trajectories are DGPO's targets in the RL loop
 """
 
 import dataclasses
+import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -196,7 +197,15 @@ def cold_start_set(
             f"counterfactual copies: {len(copies)} of the {len(teacher_for)} taught questions "
             "taught again against results with their answer's words swapped"
         )
-    return [*teacher_for.values(), *drills, *copies]
+    repeats = []
+    if config.cold_start_counterfactual_repeats and copies:
+        unread = answers_not_read(teacher.index, [by_id[qid] for qid in teacher_for])
+        repeats = [teacher_for[q.id] for q in drawn(unread, len(copies), config.seed)]
+        log(
+            f"beside them, {len(repeats)} taught again as they are, of the {len(unread)} "
+            "whose answer no word of their results spells"
+        )
+    return [*teacher_for.values(), *drills, *copies, *repeats]
 
 
 def counterfactual_copies(
@@ -213,6 +222,25 @@ def counterfactual_copies(
     posed = [counterfactual(q, swaps[q.id]) for q in taught if q.id in swaps]
     with results_swapped(engine, {q.question: swaps[q.id] for q in posed}):
         return list(teacher_trajectories(engine, teacher, posed).values())
+
+
+def answers_not_read(index: SearchIndex, taught: Sequence[Question]) -> list[Question]:
+    """The `taught` questions whose truth has no word to read in their golden chunks (a
+    verdict, a count said in words, a sentence: `Counterfactuals.words_read`). Taught again
+    beside the copies (`TrainConfig.cold_start_counterfactual_repeats`), they keep the share of
+    answers that must be inferred as it was: the copies alone double the answers read, and a
+    student then wrote a word of its results where the answer was not one."""
+    swaps = Counterfactuals(taught, index)
+    return [q for q in taught if not swaps.words_read(q, swaps.text_of(q)[0])]
+
+
+def drawn(questions: Sequence[Question], n: int, seed: int) -> list[Question]:
+    """`n` of `questions`, seeded, each once before any is drawn twice."""
+    rng = random.Random(seed)
+    chosen: list[Question] = []
+    while questions and len(chosen) < n:
+        chosen += rng.sample(list(questions), min(len(questions), n - len(chosen)))
+    return chosen
 
 
 @dataclass

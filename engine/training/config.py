@@ -232,6 +232,12 @@ class TrainConfig(Settings):
     cold_start_counterfactuals: float = option(
         0.0, help="share of the cold start's questions also taught with the answer's words swapped"
     )
+    # Beside each copy, a taught question whose answer is not read in its results taught again
+    # as it is: the copies alone shift the mix toward answers read, and the answers lost were
+    # those that must be inferred (docs/results.md, "Counterfactual copies, a second seed").
+    cold_start_counterfactual_repeats: bool = option(
+        False, help="beside each counterfactual copy, a question whose answer is not read"
+    )
     lora: bool = option(False, help="train LoRA adapters, not all weights")
     lora_rank: int = 16
     # Train only the top N decoder layers (and the final norm): backward stops there, which

@@ -1,6 +1,7 @@
 """Counterfactual questions: RL asks a question against results whose answer words are
 swapped for others of the same shape, so that only reading the results is rewarded."""
 
+import collections
 import random
 from dataclasses import dataclass
 
@@ -17,9 +18,11 @@ from engine.training.counterfactual import (
 from tests.helpers.manual_pages import (
     ASSERT,
     BOLTS,
+    COMMON,
     MAPPING,
     QUESTIONS,
     TORQUE,
+    YES_NO,
     ask,
     index,
 )
@@ -234,3 +237,61 @@ def test_the_cold_start_teaches_a_share_of_its_questions_again_against_swapped_r
         assert copy.searches == real.searches  # the same searches: only what they read differs
     half = imitated(0.5, "half")
     assert 4 < len(half) < 8
+
+
+def test_the_questions_whose_answer_no_result_spells_are_the_verdicts_and_common_words():
+    from engine.training.cold_start import answers_not_read
+
+    # "Yes" decides one truth and "The value" is on every page: neither is read in results.
+    assert answers_not_read(index(), QUESTIONS) == [YES_NO, COMMON]
+
+
+def test_repeats_are_drawn_each_once_before_any_twice_and_by_the_seed():
+    from engine.training.cold_start import drawn
+
+    five = drawn(QUESTIONS[:2], 5, seed=3)
+    assert sorted(collections.Counter(q.id for q in five).values()) == [2, 3]
+    assert len({q.id for q in drawn(QUESTIONS, 6, seed=0)}) == 6
+    assert drawn(QUESTIONS, 4, seed=1) == drawn(QUESTIONS, 4, seed=1)
+    assert drawn([], 3, seed=0) == []
+
+
+def test_beside_each_copy_the_cold_start_teaches_a_question_whose_answer_is_not_read_again(
+    tmp_path, monkeypatch
+):
+    from engine.training import cold_start as cold_start_module
+
+    taught = []
+
+    def record_sft(model, trajectories, *, on_step, **kwargs):
+        taught.extend(trajectories)
+        on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": len(trajectories)})
+        return [1.0]
+
+    # Every toy answer is a word of its results: two of them stand for the answers not read.
+    unread_ids = []
+
+    def two_unread(index, questions):
+        unread = sorted(questions, key=lambda q: q.id)[:2]
+        unread_ids.extend(q.id for q in unread)
+        return unread
+
+    monkeypatch.setattr(cold_start_module, "sft", record_sft)
+    monkeypatch.setattr(cold_start_module, "answers_not_read", two_unread)
+    cfg = config(
+        steps=1,
+        sft_epochs=1,
+        scope_drills=0,
+        customer_scope_drills=0,
+        cold_start_counterfactuals=1.0,
+        cold_start_counterfactual_repeats=True,
+    )
+    run_training(tmp_path, cfg)
+    plain, copies, repeats = taught[:4], taught[4:8], taught[8:]
+    by_question = {t.question: t for t in plain}
+    assert all(t.answer != by_question[t.question].answer for t in copies)
+    # As many repeats as copies, each one of the unread questions' own trajectories.
+    assert len(repeats) == 4
+    assert all(by_question[t.question] == t for t in repeats)
+    assert sorted(collections.Counter(t.question for t in repeats).values()) == [2, 2]
+    assert len(set(unread_ids)) == 2
