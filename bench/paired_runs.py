@@ -18,6 +18,13 @@ a run that took no RL step (`--steps 0`) is its own cold start, read from its fi
 A side given twice or more (`--a RUNS --a RUNS`) pools its groups question by question, each
 group one setting, as the same setting's seeds are pooled: a setting's seed recorded in
 another form (seed 0's cold starts kept inside RL runs, seed 1's run with `--steps 0`).
+
+`--by-kind` also splits the accuracy by the kind of question, read from its truth and evidence
+alone, so fixed before any run: a truth with a sound swap (a figure or rare term of a short
+truth that its golden chunks spell: the questions `bench/counterfactual_reading.py` asks), a
+truth opening with yes or no, and the other open ones (answers in other words, or inferred: a
+count said as a word, a verdict). A setting that teaches reading moves the first; the others
+say what it costs elsewhere.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from types import SimpleNamespace
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.counterfactual_reading import swaps  # noqa: E402
 from engine.agent.greedy_rules import unruled  # noqa: E402
 from engine.documents.evidence import map_evidence  # noqa: E402
 from engine.documents.questions import load_questions  # noqa: E402
@@ -47,7 +55,39 @@ from engine.evaluation.pooled import (  # noqa: E402
 )
 from engine.evaluation.stats import bootstrap_mean, paired_difference, pool_seeds  # noqa: E402
 from engine.rewards.judge import OfflineJudge  # noqa: E402
+from engine.rewards.text import polarity  # noqa: E402
 from engine.search.index import SearchIndex  # noqa: E402
+
+KINDS = ("read, with a sound swap", "yes/no", "other open")
+
+
+def kinds(questions, index) -> dict[str, str]:
+    """Each question's kind (`KINDS`), by its truth and golden chunks alone."""
+    swapped = swaps(questions, index, seed=0)
+    return {
+        q.id: KINDS[0] if q.id in swapped else KINDS[1] if polarity(q.answer) else KINDS[2]
+        for q in questions
+    }
+
+
+def by_kind(a: dict[str, float], b: dict[str, float], kind_of: dict[str, str]) -> dict:
+    """B − A of per-question accuracy within each kind, with the questions gained and lost."""
+    report = {}
+    for kind in KINDS:
+        shared = sorted(q for q in set(a) & set(b) if kind_of[q] == kind)
+        if not shared:
+            continue
+        xs, ys = [a[q] for q in shared], [b[q] for q in shared]
+        report[kind] = {
+            "n": len(shared),
+            "questions": shared,
+            "a": bootstrap_mean(xs).to_dict(),
+            "b": bootstrap_mean(ys).to_dict(),
+            "b_minus_a": paired_difference(ys, xs).to_dict(),
+            "gained": sum(y > x for x, y in zip(xs, ys, strict=True)),
+            "lost": sum(y < x for x, y in zip(xs, ys, strict=True)),
+        }
+    return report
 
 
 def pooled_groups(groups, questions, judge, **options) -> PolicyScores:
@@ -115,6 +155,9 @@ def main(argv=None) -> int:
         action="store_true",
         help="A's cold starts alone (the runs before RL): with --b the same runs, RL's share",
     )
+    parser.add_argument(
+        "--by-kind", action="store_true", help="accuracy by kind of question as well"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -149,6 +192,8 @@ def main(argv=None) -> int:
             "b_minus_a": paired_difference(ys, xs).to_dict(),
             "n": len(shared),
         }
+    if args.by_kind:
+        report["by_kind"] = by_kind(a.correct, b.correct, kinds(questions, index))
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
@@ -157,16 +202,31 @@ def main(argv=None) -> int:
     print(f"A: {named(args.a)}{off[args.a_rules_off]}{before}")
     print(f"B: {named(args.b)}{off[args.b_rules_off]}\n")
     print("| metric | A [95 %] | B [95 %] | B − A [95 %] | n |\n|---|---|---|---|---|")
+    kinds_report = report.pop("by_kind", None)
     for metric, row in report.items():
-        d = row["b_minus_a"]
-        held = " **excludes 0**" if d["low"] > 0 or d["high"] < 0 else ""
-        cells = [
+        cells = _cells(row)
+        print(f"| {metric} | {cells[0]} | {cells[1]} | {cells[2]} | {row['n']} |")
+    if kinds_report:
+        print("\n| accuracy by kind | A [95 %] | B [95 %] | B − A [95 %] | n | gained, lost |")
+        print("|---|---|---|---|---|---|")
+        for kind, row in kinds_report.items():
+            cells = _cells(row)
+            changed = f"{row['gained']}, {row['lost']}"
+            print(f"| {kind} | {cells[0]} | {cells[1]} | {cells[2]} | {row['n']} | {changed} |")
+    return 0
+
+
+def _cells(row: dict) -> list[str]:
+    """A, B and B − A of a report row as the tables print them."""
+    d = row["b_minus_a"]
+    held = " **excludes 0**" if d["low"] > 0 or d["high"] < 0 else ""
+    return [
+        *(
             f"{row[side]['mean']:.3f} [{row[side]['low']:.3f}, {row[side]['high']:.3f}]"
             for side in ("a", "b")
-        ]
-        diff = f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]{held}"
-        print(f"| {metric} | {cells[0]} | {cells[1]} | {diff} | {row['n']} |")
-    return 0
+        ),
+        f"{d['mean']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]{held}",
+    ]
 
 
 if __name__ == "__main__":

@@ -75,3 +75,47 @@ def test_runs_of_two_settings_in_one_group_are_refused(tmp_path):
     bare = runs(tmp_path, answers(set()), seed=1, steps=0)
     with pytest.raises(RunFolderError, match="differ in steps"):
         main(["--index", index, "--questions", questions, "--a", rl[0], bare[1], "--b", *rl])
+
+
+def test_by_kind_splits_accuracy_by_what_the_truth_asks_read_yes_no_or_other(tmp_path, capsys):
+    from tests.helpers.recorded_runs import QUESTIONS, question
+
+    index, questions = corpus_files(tmp_path)
+    more = [
+        question("a3", "Acme", "Did Acme have more than 30 employees?", "Yes", "ACME_2020", 3,
+                 "Acme employees numbered 40 people."),
+        question("a4", "Acme", "How many employees did Acme have?", "Forty", "ACME_2020", 3,
+                 "Acme employees numbered 40 people."),
+    ]  # fmt: skip
+    with open(questions, "w") as file:
+        file.writelines(json.dumps(q) + "\n" for q in [*QUESTIONS, *more])
+    RIGHT.update(a3="Yes", a4="Forty")
+    folds = (("a1", "a2", "a3", "a4"), ("b1", "g1"))
+
+    def answered(right):
+        return [{q: ([], RIGHT[q] if q in right else "No") for q in fold} for fold in folds]
+
+    try:
+        a = runs(tmp_path / "a", answered({"a1", "a4"}), seed=0, steps=0)
+        b = runs(tmp_path / "b", answered({"a1", "a2", "b1", "a3"}), seed=0, steps=0)
+    finally:
+        del RIGHT["a3"], RIGHT["a4"]
+    capsys.readouterr()
+    common = ["--index", index, "--questions", questions, "--a", *a, "--b", *b]
+    assert main([*common, "--by-kind", "--json"]) == 0
+    kinds = json.loads(capsys.readouterr().out)["by_kind"]
+    # Figures the pages spell are read (a2's "$2 million" has no sound swap on these pages);
+    # "Yes" decides one truth; "Forty" no page spells.
+    assert {kind: sorted(row["questions"]) for kind, row in kinds.items()} == {
+        "read, with a sound swap": ["a1", "b1", "g1"],
+        "yes/no": ["a3"],
+        "other open": ["a2", "a4"],
+    }
+    read = kinds["read, with a sound swap"]
+    assert (read["a"]["mean"], read["b"]["mean"]) == (0.3333, 0.6667)  # rounded as reported
+    assert (read["gained"], read["lost"]) == (1, 0)
+    assert (kinds["yes/no"]["gained"], kinds["yes/no"]["lost"]) == (1, 0)
+    other = kinds["other open"]
+    assert (other["b_minus_a"]["mean"], other["gained"], other["lost"]) == (0.0, 1, 1)
+    assert main([*common, "--by-kind"]) == 0
+    assert "| yes/no | 0.000 [0.000, 0.000] | 1.000 [1.000, 1.000] |" in capsys.readouterr().out
