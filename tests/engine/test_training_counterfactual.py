@@ -196,35 +196,36 @@ def test_counterfactual_groups_leave_the_curriculum_and_dgpo_to_the_real_questio
     assert all(m["dgpo_groups"] == 0 for m in counterfactual_run)
 
 
+def imitated(tmp_path, monkeypatch, name: str = "run", **settings) -> list[Trajectory]:
+    """The trajectories a toy run's cold start imitates (its SFT recorded, not run), with
+    `settings` and no scope drills."""
+    from engine.training import cold_start as cold_start_module
+
+    taught = []
+
+    def record_sft(model, trajectories, *, on_step, **kwargs):
+        taught.extend(trajectories)
+        on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": len(trajectories)})
+        return [1.0]
+
+    monkeypatch.setattr(cold_start_module, "sft", record_sft)
+    cfg = config(steps=1, sft_epochs=1, scope_drills=0, customer_scope_drills=0, **settings)
+    run_training(tmp_path, cfg, name=name)
+    return taught
+
+
 def test_the_cold_start_teaches_a_share_of_its_questions_again_against_swapped_results(
     tmp_path, monkeypatch
 ):
-    from engine.training import cold_start as cold_start_module
     from engine.training.teacher import results_text
 
-    def imitated(share: float, name: str) -> list[Trajectory]:
-        taught = []
-
-        def record_sft(model, trajectories, *, on_step, **kwargs):
-            taught.extend(trajectories)
-            on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": len(trajectories)})
-            return [1.0]
-
-        monkeypatch.setattr(cold_start_module, "sft", record_sft)
-        cfg = config(
-            steps=1,
-            sft_epochs=1,
-            scope_drills=0,
-            customer_scope_drills=0,
-            cold_start_counterfactuals=share,
-        )
-        run_training(tmp_path, cfg, name=name)
-        return taught
+    def imitated_with(share: float, name: str) -> list[Trajectory]:
+        return imitated(tmp_path, monkeypatch, name, cold_start_counterfactuals=share)
 
     tokenizer = tiny_tokenizer()
-    plain = imitated(0.0, "plain")
+    plain = imitated_with(0.0, "plain")
     assert len(plain) == 4 and {t.answer for t in plain} == {v for _, _, v in FACTS.values()}
-    every = imitated(1.0, "every")
+    every = imitated_with(1.0, "every")
     copies = every[len(plain) :]
     assert [t.answer for t in every[: len(plain)]] == [t.answer for t in plain]
     # Each question again, its results and its answer saying a stand-in the real ones do not.
@@ -235,7 +236,7 @@ def test_the_cold_start_teaches_a_share_of_its_questions_again_against_swapped_r
         shown = results_text(tokenizer, copy).split()
         assert copy.answer in shown and real.answer not in shown
         assert copy.searches == real.searches  # the same searches: only what they read differs
-    half = imitated(0.5, "half")
+    half = imitated_with(0.5, "half")
     assert 4 < len(half) < 8
 
 
@@ -261,13 +262,6 @@ def test_beside_each_copy_the_cold_start_teaches_a_question_whose_answer_is_not_
 ):
     from engine.training import cold_start as cold_start_module
 
-    taught = []
-
-    def record_sft(model, trajectories, *, on_step, **kwargs):
-        taught.extend(trajectories)
-        on_step({"epoch": 0, "loss": 1.0, "lr": 1e-4, "trajectories": len(trajectories)})
-        return [1.0]
-
     # Every toy answer is a word of its results: two of them stand for the answers not read.
     unread_ids = []
 
@@ -276,17 +270,13 @@ def test_beside_each_copy_the_cold_start_teaches_a_question_whose_answer_is_not_
         unread_ids.extend(q.id for q in unread)
         return unread
 
-    monkeypatch.setattr(cold_start_module, "sft", record_sft)
     monkeypatch.setattr(cold_start_module, "answers_not_read", two_unread)
-    cfg = config(
-        steps=1,
-        sft_epochs=1,
-        scope_drills=0,
-        customer_scope_drills=0,
+    taught = imitated(
+        tmp_path,
+        monkeypatch,
         cold_start_counterfactuals=1.0,
         cold_start_counterfactual_repeats=True,
     )
-    run_training(tmp_path, cfg)
     plain, copies, repeats = taught[:4], taught[4:8], taught[8:]
     by_question = {t.question: t for t in plain}
     assert all(t.answer != by_question[t.question].answer for t in copies)
