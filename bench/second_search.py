@@ -25,6 +25,9 @@ copied it perfectly would find.
   is the entity as the question names it, found by the question's label (`entity_mention`),
   which neither a student nor the tool has on a new question; these say what is left of its
   lead without the label.
+- the question again within the documents of its first hits, or outside them: its next hits
+  drawn from the documents it has already been shown (the evidence is near the first hits), or
+  from the others (a spread over documents, as maximal marginal relevance would give).
 - the question with the words of its first hits (pseudo-relevance feedback): the question and
   the three words of the first search's hits, not the question's, that weigh most there
   (count times inverse document frequency over the index): a second search a student could
@@ -74,8 +77,8 @@ def main() -> None:
         seen: list[str] = []
         for query, k, *within in queries:
             query = searched_query(query, q.question)
-            if within and within[0]:  # the entities searched, as a filter
-                hits = index.search(query, k + len(seen), {"entity": within[0]}, q.question)
+            if within and any(within[0].values()):  # the search tool's filter
+                hits = index.search(query, k + len(seen), within[0], q.question)
                 seen += [h.chunk_id for h in hits if h.chunk_id not in seen][:k]
             else:
                 seen += [h.chunk_id for h in new_hits(index, query, k, set(seen), q.question)]
@@ -87,6 +90,11 @@ def main() -> None:
     def named_in_hits(q) -> list[str]:
         hits = index.search(q.question, first, question=q.question)
         return sorted(index.companies_asked(q.question) & {h.entity or h.doc for h in hits})
+
+    documents = sorted({c.doc for c in index.chunks})
+
+    def first_docs(q) -> list[str]:
+        return sorted({h.doc for h in index.search(q.question, first, question=q.question)})
 
     def top_doc(q) -> str:
         hits = index.search(q.question, 1, question=q.question)
@@ -125,11 +133,19 @@ def main() -> None:
         ],
         "the question again within the entities it names, no label": lambda q: [
             (q.question, first),
-            (q.question, second, named(q)),
+            (q.question, second, {"entity": named(q)}),
         ],
         "the same, those among its first hits' entities": lambda q: [
             (q.question, first),
-            (q.question, second, named_in_hits(q)),
+            (q.question, second, {"entity": named_in_hits(q)}),
+        ],
+        "the question again within its first hits' documents": lambda q: [
+            (q.question, first),
+            (q.question, second, {"doc": first_docs(q)}),
+        ],
+        "the question again outside them": lambda q: [
+            (q.question, first),
+            (q.question, second, {"doc": sorted(set(documents) - set(first_docs(q)))}),
         ],
         "the question with its first hits' words": lambda q: [
             (q.question, first),
