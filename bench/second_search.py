@@ -87,14 +87,17 @@ def main() -> None:
     def named(q) -> list[str]:
         return sorted(index.companies_asked(q.question))
 
+    def first_hits(q) -> list:
+        return index.search(q.question, first, question=q.question)
+
     def named_in_hits(q) -> list[str]:
-        hits = index.search(q.question, first, question=q.question)
+        hits = first_hits(q)
         return sorted(index.companies_asked(q.question) & {h.entity or h.doc for h in hits})
 
     documents = sorted({c.doc for c in index.chunks})
 
     def first_docs(q) -> list[str]:
-        return sorted({h.doc for h in index.search(q.question, first, question=q.question)})
+        return sorted({h.doc for h in first_hits(q)})
 
     def top_doc(q) -> str:
         hits = index.search(q.question, 1, question=q.question)
